@@ -1,0 +1,245 @@
+"""One strict msgpack codec, shared by the wire, the log and the engines' actions.
+
+Classes are attrs frozen/slotted values registered under a stable string tag (never
+the class name). Decoding validates every field against its annotation and never
+coerces: an int field given "42" is an error naming the path (``$.action.card``).
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+import attrs
+import msgpack
+
+from .errors import ProtocolError
+
+MAX_FRAME = 64 * 1024          # client -> server frames
+MAX_SERVER_FRAME = 4 * 1024 * 1024  # server -> client frames (snapshots of big tables)
+MAX_STR = 1000                 # default cap on a string field
+MAX_ITEMS = 512                # default cap on a list field
+MAX_DEPTH = 16                 # nesting of free-form maps (settings)
+INT_MIN, INT_MAX = -(2**53), 2**53
+
+_packer = msgpack.Packer(use_bin_type=True)
+
+
+def packb(obj: Any) -> bytes:
+    return msgpack.packb(obj, use_bin_type=True)
+
+
+def unpackb(data: bytes, *, max_size: int = MAX_FRAME) -> Any:
+    """Bytes to plain msgpack data; a protocol error if they are not one msgpack value."""
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ProtocolError("bad_frame", "expected a binary frame holding one msgpack value")
+    if len(data) > max_size:
+        raise ProtocolError("frame_too_large", f"frame of {len(data)} bytes exceeds the cap of {max_size} bytes")
+    try:
+        return msgpack.unpackb(
+            data, raw=False, strict_map_key=False, use_list=True,
+            max_bin_len=max_size, max_str_len=max_size, max_array_len=max_size,
+            max_map_len=max_size, max_ext_len=0,
+        )
+    except msgpack.ExtraData:
+        raise ProtocolError("bad_frame", "frame holds more than one msgpack value") from None
+    except (ValueError, msgpack.UnpackException, TypeError) as e:
+        raise ProtocolError("bad_frame", f"frame is not valid msgpack ({type(e).__name__})") from None
+    except RecursionError:
+        raise ProtocolError("bad_frame", "frame is nested too deeply") from None
+
+
+def _type_name(v: Any) -> str:
+    return {bool: "bool", int: "int", str: "str", bytes: "bytes", float: "float",
+            list: "list", dict: "map", type(None): "nil"}.get(type(v), type(v).__name__)
+
+
+def _fail(path: str, expected: str, v: Any) -> ProtocolError:
+    return ProtocolError("bad_field", f"expected {expected}, got {_type_name(v)}", path)
+
+
+def check_free(v: Any, path: str, depth: int = 0) -> Any:
+    """Free-form data (settings, views): maps with str keys, lists, scalars; bounded depth."""
+    if depth > MAX_DEPTH:
+        raise ProtocolError("bad_field", "nested too deeply", path)
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise ProtocolError("bad_field", f"map keys must be strings, got {_type_name(k)}", path)
+            out[k] = check_free(x, f"{path}.{k}", depth + 1)
+        return out
+    if isinstance(v, list):
+        return [check_free(x, f"{path}[{i}]", depth + 1) for i, x in enumerate(v)]
+    if isinstance(v, int) and not isinstance(v, bool) and not INT_MIN <= v <= INT_MAX:
+        raise ProtocolError("bad_field", "integer out of range", path)
+    if v is None or isinstance(v, (bool, int, float, str, bytes)):
+        return v
+    raise _fail(path, "plain data", v)
+
+
+def _make_checker(tp: Any, meta: dict, registry_of: dict) -> Any:
+    """Build a function (value, path) -> value for one annotation."""
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is Any or tp is dict or origin is dict:
+        def check_map(v, path):
+            if tp is not Any and not isinstance(v, dict):
+                raise _fail(path, "map", v)
+            return check_free(v, path)
+        return check_map
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        inner = _make_checker(non_none[0], meta, registry_of) if len(non_none) == 1 else None
+        if inner is None:
+            raise TypeError(f"unsupported union {tp}")
+        def check_opt(v, path):
+            return None if v is None else inner(v, path)
+        return check_opt
+    if tp is bool:
+        def check_bool(v, path):
+            if type(v) is not bool:
+                raise _fail(path, "bool", v)
+            return v
+        return check_bool
+    if tp is int:
+        lo = meta.get("min", INT_MIN)
+        hi = meta.get("max", INT_MAX)
+        def check_int(v, path):
+            if type(v) is not int:
+                raise _fail(path, "int", v)
+            if not lo <= v <= hi:
+                raise ProtocolError("bad_field", f"integer {v} out of range {lo}..{hi}", path)
+            return v
+        return check_int
+    if tp is float:
+        def check_float(v, path):
+            if type(v) is not float:
+                raise _fail(path, "float", v)
+            return v
+        return check_float
+    if tp is str:
+        cap = meta.get("max_len", MAX_STR)
+        def check_str(v, path):
+            if type(v) is not str:
+                raise _fail(path, "str", v)
+            if len(v) > cap:
+                raise ProtocolError("bad_field", f"string longer than {cap} characters", path)
+            return v
+        return check_str
+    if tp is bytes:
+        cap = meta.get("max_len", MAX_STR)
+        def check_bytes(v, path):
+            if type(v) is not bytes:
+                raise _fail(path, "bytes", v)
+            if len(v) > cap:
+                raise ProtocolError("bad_field", f"bytes longer than {cap}", path)
+            return v
+        return check_bytes
+    if origin is tuple:
+        if len(args) == 2 and args[1] is Ellipsis:
+            item = _make_checker(args[0], {k[5:]: x for k, x in meta.items() if k.startswith("item_")}, registry_of)
+            cap = meta.get("max_items", MAX_ITEMS)
+            def check_list(v, path):
+                if type(v) is not list:
+                    raise _fail(path, "list", v)
+                if len(v) > cap:
+                    raise ProtocolError("bad_field", f"more than {cap} items", path)
+                return tuple(item(x, f"{path}[{i}]") for i, x in enumerate(v))
+            return check_list
+        raise TypeError(f"unsupported tuple {tp}")
+    if attrs.has(tp):
+        def check_nested(v, path):
+            return decode_fields(tp, v, path)
+        return check_nested
+    raise TypeError(f"unsupported field type {tp!r}")
+
+
+def _plan(cls: type) -> tuple:
+    """Cached (name, checker, has_default) per field of an attrs class."""
+    plan = cls.__dict__.get("_codec_plan")
+    if plan is None:
+        hints = typing.get_type_hints(cls)
+        plan = tuple(
+            (f.name, _make_checker(hints[f.name], dict(f.metadata), {}),
+             f.default is not attrs.NOTHING)
+            for f in attrs.fields(cls)
+        )
+        type.__setattr__(cls, "_codec_plan", plan)
+    return plan
+
+
+def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) -> Any:
+    if type(obj) is not dict:
+        raise _fail(path, "map", obj)
+    plan = _plan(cls)
+    kwargs = {}
+    known = {name for name, _, _ in plan}
+    for k in obj:
+        if k != tag_key and k not in known:
+            raise ProtocolError("unknown_field", f"unknown field {k!r} for {getattr(cls, 'TAG', cls.__name__)!r}",
+                                f"{path}.{k}" if isinstance(k, str) else path)
+    for name, check, has_default in plan:
+        if name in obj:
+            kwargs[name] = check(obj[name], f"{path}.{name}")
+        elif not has_default:
+            raise ProtocolError("missing_field", "required field is missing", f"{path}.{name}")
+    return cls(**kwargs)
+
+
+def to_data(value: Any) -> Any:
+    """attrs values -> plain msgpack data (tuples become lists)."""
+    if attrs.has(type(value)):
+        d = {}
+        tag = getattr(type(value), "TAG", None)
+        if tag is not None:
+            d[type(value).TAG_KEY] = tag
+        for name, _, _ in _plan(type(value)):
+            d[name] = to_data(getattr(value, name))
+        return d
+    if isinstance(value, (tuple, list)):
+        return [to_data(x) for x in value]
+    if isinstance(value, dict):
+        return {k: to_data(x) for k, x in value.items()}
+    return value
+
+
+class Registry:
+    """A family of tagged classes decoded by one key (``type`` for messages, ``kind`` for actions)."""
+
+    def __init__(self, tag_key: str, what: str):
+        self.tag_key = tag_key
+        self.what = what
+        self.classes: dict[str, type] = {}
+
+    def register(self, tag: str):
+        def deco(cls):
+            if tag in self.classes:
+                raise ValueError(f"duplicate {self.what} tag {tag!r}")
+            cls.TAG = tag
+            cls.TAG_KEY = self.tag_key
+            self.classes[tag] = cls
+            return cls
+        return deco
+
+    def decode(self, obj: Any, path: str = "$") -> Any:
+        if type(obj) is not dict:
+            raise _fail(path, f"map (a {self.what})", obj)
+        tag = obj.get(self.tag_key)
+        if tag is None:
+            raise ProtocolError("missing_field", f"a {self.what} needs a {self.tag_key!r} field", f"{path}.{self.tag_key}")
+        if type(tag) is not str:
+            raise _fail(f"{path}.{self.tag_key}", "str", tag)
+        cls = self.classes.get(tag)
+        if cls is None:
+            known = ", ".join(sorted(self.classes))
+            raise ProtocolError(f"unknown_{self.what.replace(' ', '_')}",
+                                f"unknown {self.what} {tag[:40]!r}; known: {known}", f"{path}.{self.tag_key}")
+        return decode_fields(cls, obj, path, self.tag_key)
+
+    def decode_bytes(self, data: bytes, max_size: int = MAX_FRAME) -> Any:
+        return self.decode(unpackb(data, max_size=max_size))
+
+    def encode(self, value: Any) -> bytes:
+        return packb(to_data(value))

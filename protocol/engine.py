@@ -1,0 +1,120 @@
+"""The engine API every game module implements, and the registry of games.
+
+In the manner of OpenSpiel's Game/State, one module per game exposes the same
+functions (all pure; state is immutable):
+
+    NAME, TITLE, MIN_PLAYERS, MAX_PLAYERS
+    ACTIONS                        a codec Registry of the game's action classes ("kind")
+    default_settings() -> dict
+    new_table(config) -> State     validates seats and settings (IllegalAction "bad_settings")
+    pending_chance(state) -> ChanceRequest | None
+    apply(state, seat, action) -> (State, events)   seat None = the table itself
+    view(state, seat | None) -> dict                what that seat (or a spectator) may know
+    legal_actions(state, seat) -> list              a bounded, useful sample for bots/tests
+    outcome(state) -> Outcome
+    auto_action(state) -> action | None             a table action due now (e.g. "Go!")
+    timeout_action(state) -> Timeout | None         what happens if nobody acts in time
+    snapshot(state) -> dict                         the all-seeing state as plain data
+    to_move(state) -> tuple[int, ...]               seats that may act now (bots)
+
+Events are plain maps in public terms (``{"event": "card_drawn", "seat": 2}``); what
+only one seat may know appears in that seat's view, never in an event.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from types import ModuleType
+from typing import Any
+
+import attrs
+
+from .codec import packb, to_data
+from .errors import IllegalAction
+
+
+@attrs.frozen
+class TableConfig:
+    game: str
+    seats: int
+    settings: dict = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class ChanceRequest:
+    """The engine needs a random permutation of range(size) for ``purpose``."""
+    purpose: str
+    size: int
+
+
+@attrs.frozen
+class ChanceOutcome:
+    """The server's answer to a ChanceRequest, logged like any action."""
+    purpose: str
+    permutation: tuple[int, ...]
+
+
+@attrs.frozen
+class Outcome:
+    over: bool
+    scores: tuple[int, ...]
+    winners: tuple[int, ...] = ()
+
+
+@attrs.frozen
+class Timeout:
+    """If no action is accepted for ``seconds``, apply ``action`` as ``seat``."""
+    seconds: float
+    seat: int | None
+    action: Any
+
+
+def check_permutation(outcome: ChanceOutcome, request: ChanceRequest | None) -> None:
+    if request is None:
+        raise IllegalAction("no_chance_pending", "the table is not waiting for a shuffle")
+    if outcome.purpose != request.purpose:
+        raise IllegalAction("wrong_chance", f"expected a chance outcome for {request.purpose!r}")
+    p = outcome.permutation
+    if len(p) != request.size or sorted(p) != list(range(request.size)):
+        raise IllegalAction("bad_permutation", f"expected a permutation of {request.size} items")
+
+
+def merge_settings(defaults: dict, given: dict, checks: dict) -> dict:
+    """Settings = defaults updated by ``given``; each value checked by ``checks[name]``
+    (a function returning an error sentence or None)."""
+    out = dict(defaults)
+    for k, v in given.items():
+        if k not in defaults:
+            raise IllegalAction("bad_settings", f"unknown setting {k!r}; known: {', '.join(sorted(defaults))}")
+        if type(v) is not type(defaults[k]) and not (type(defaults[k]) is float and type(v) is int):
+            raise IllegalAction("bad_settings", f"setting {k!r} must be {type(defaults[k]).__name__}")
+        problem = checks.get(k, lambda _v: None)(v)
+        if problem:
+            raise IllegalAction("bad_settings", f"setting {k!r}: {problem}")
+        out[k] = v
+    return out
+
+
+def state_hash(game: ModuleType, state: Any) -> bytes:
+    """A 16-byte digest of the all-seeing state, for the log's hash records."""
+    return hashlib.blake2b(packb(to_data(game.snapshot(state))), digest_size=16).digest()
+
+
+def games() -> dict[str, ModuleType]:
+    from .games import REGISTRY
+    return REGISTRY
+
+
+def game(name: str) -> ModuleType:
+    g = games().get(name)
+    if g is None:
+        raise IllegalAction("unknown_game", f"unknown game {name!r}; choose one of: {', '.join(sorted(games()))}")
+    return g
+
+
+def decode_action(g: ModuleType, obj: Any, path: str = "$.action") -> Any:
+    return g.ACTIONS.decode(obj, path)
+
+
+def encode_action(action: Any) -> dict:
+    return to_data(action)

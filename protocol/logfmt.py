@@ -1,0 +1,181 @@
+"""The action log: framing, record types and a reader that tells torn from corrupt.
+
+A log is a sequence of records, each framed as
+
+    [u32 little-endian payload length][u32 little-endian CRC-32 of payload][payload]
+
+where the payload is one msgpack map tagged by ``t``. The first record is the header.
+State-changing records (``chance``, ``action``) carry a gapless ``seq`` from 1. A
+``hash`` record every HASH_EVERY state-changing records lets replay name the first seq
+at which a rules change diverges. ``seat`` records say who claimed a seat (with the
+hash of the seat token, never the token); ``rejected`` records are optional, for
+debugging races. See docs/LOG-FORMAT.md.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from typing import Any, Iterator
+
+import attrs
+
+from .codec import Registry, packb, to_data, unpackb
+from .errors import LogError, ProtocolError
+
+FORMAT_VERSION = 1
+HASH_EVERY = 64
+MAX_RECORD = 16 * 1024 * 1024
+_FRAME = struct.Struct("<II")
+FRAME_HEADER = _FRAME.size
+
+RECORDS = Registry("t", "record type")
+rec = RECORDS.register
+
+
+@rec("header")
+@attrs.frozen
+class Header:
+    format: int
+    game: str
+    table: str
+    seats: int
+    settings: dict
+    rules: int = 1
+    created: str = ""
+
+
+@rec("seat")
+@attrs.frozen
+class SeatClaimed:
+    seat: int
+    name: str
+    token_hash: bytes = attrs.field(metadata={"max_len": 64})
+
+
+@rec("chance")
+@attrs.frozen
+class ChanceRecorded:
+    seq: int
+    purpose: str
+    permutation: tuple[int, ...] = attrs.field(metadata={"max_items": 100_000})
+
+
+@rec("action")
+@attrs.frozen
+class ActionAccepted:
+    seq: int
+    seat: int | None
+    action: dict
+    intent: int | None = None
+    by: str = "player"           # "player", "timer" or "table"
+    recv: float | None = None    # server receive time: information only, replay ignores it
+
+
+@rec("rejected")
+@attrs.frozen
+class IntentRejected:
+    after: int                   # the seq of the state it was checked against
+    seat: int | None
+    action: dict
+    code: str
+    reason: str
+    intent: int | None = None
+
+
+@rec("hash")
+@attrs.frozen
+class StateHashed:
+    seq: int
+    hash: bytes = attrs.field(metadata={"max_len": 64})
+
+
+def frame(payload: bytes) -> bytes:
+    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def encode_record(record: Any) -> bytes:
+    return frame(packb(to_data(record)))
+
+
+@attrs.frozen
+class TornTail:
+    offset: int          # where the cut starts (the file's good length)
+    dropped: int         # bytes after it
+
+
+@attrs.frozen
+class LogContents:
+    header: Header
+    records: tuple       # every record after the header, decoded
+    good_length: int     # bytes up to the end of the last whole record
+    torn: TornTail | None
+    offsets: tuple       # byte offset of each record in ``records``
+
+
+def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
+    """Yield (offset, payload) for each whole frame; stop silently at a torn tail.
+
+    A frame whose CRC fails raises LogError naming its offset: that is corruption,
+    not a torn write (a torn write leaves a frame that runs past the end).
+    """
+    view = memoryview(data)
+    n = len(view)
+    off = 0
+    crc32 = zlib.crc32
+    unpack_from = _FRAME.unpack_from
+    while off + FRAME_HEADER <= n:
+        length, crc = unpack_from(view, off)
+        start = off + FRAME_HEADER
+        end = start + length
+        if length > MAX_RECORD:
+            raise LogError("bad_frame", f"record length {length} exceeds the cap", offset=off)
+        if end > n:
+            return
+        payload = view[start:end]
+        if crc32(payload) != crc:
+            raise LogError("bad_crc", "record fails its CRC check", offset=off)
+        yield off, bytes(payload)
+        off = end
+
+
+def read_log(data: bytes) -> LogContents:
+    """Decode a whole log. Torn tail: cut and reported. Corruption: LogError with
+    the byte offset and the seq expected there."""
+    records = []
+    offsets = []
+    header = None
+    good = 0
+    last_seq = 0
+    try:
+        for off, payload in iter_frames(data):
+            try:
+                r = RECORDS.decode(unpackb(payload, max_size=MAX_RECORD))
+            except ProtocolError as e:
+                raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
+            if header is None:
+                if not isinstance(r, Header):
+                    raise LogError("no_header", "the first record is not a header", offset=off)
+                if r.format != FORMAT_VERSION:
+                    raise LogError("bad_version", f"log format {r.format} is not supported (this build reads {FORMAT_VERSION})", offset=off)
+                header = r
+            else:
+                seq = getattr(r, "seq", None)
+                if seq is not None and isinstance(r, (ChanceRecorded, ActionAccepted)):
+                    if seq != last_seq + 1:
+                        raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {seq}", offset=off, seq=seq)
+                    last_seq = seq
+                records.append(r)
+                offsets.append(off)
+            good = off + FRAME_HEADER + len(payload)
+    except LogError as e:
+        if e.seq is None and header is not None:
+            e.seq = last_seq + 1
+            e.args = (f"{e.message} (seq {e.seq}, byte offset {e.offset})",)
+        raise
+    if header is None:
+        if len(data) == 0:
+            raise LogError("empty", "the log is empty", offset=0)
+        raise LogError("no_header", "the log has no whole header record", offset=0)
+    torn = TornTail(good, len(data) - good) if good < len(data) else None
+    return LogContents(header, tuple(records), good, torn, tuple(offsets))

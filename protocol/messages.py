@@ -1,0 +1,210 @@
+"""Wire messages: one frozen attrs class per message type, each under a stable tag.
+
+Client -> server messages are decoded strictly (see codec.py); server -> client
+messages are built by the server and decoded by the client with the same registry.
+Views, events and settings are free-form maps (their shape is per game, documented in
+docs/PROTOCOL.md and docs/RULES.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from .codec import MAX_SERVER_FRAME, Registry
+
+PROTOCOL_VERSION = 1
+
+MESSAGES = Registry("type", "message type")
+msg = MESSAGES.register
+
+_frozen = attrs.frozen  # frozen + slots
+
+
+def _f(**meta):
+    return attrs.field(metadata=meta)
+
+
+def _d(default, **meta):
+    return attrs.field(default=default, metadata=meta)
+
+
+# ---------------------------------------------------------------- client -> server
+
+@msg("hello")
+@_frozen
+class Hello:
+    version: int = _f(min=0, max=1_000_000)
+    name: str = _f(max_len=40)
+    client: str = _d("", max_len=80)
+
+
+@msg("list_tables")
+@_frozen
+class ListTables:
+    pass
+
+
+@msg("create_table")
+@_frozen
+class CreateTable:
+    game: str = _f(max_len=40)
+    seats: int = _f(min=1, max=16)
+    settings: dict = attrs.field(factory=dict)
+    name: str = _d("", max_len=60)
+
+
+@msg("join")
+@_frozen
+class Join:
+    table: str = _f(max_len=40)
+    seat: int | None = _d(None, min=0, max=15)
+
+
+@msg("rejoin")
+@_frozen
+class Rejoin:
+    table: str = _f(max_len=40)
+    seat: int = _f(min=0, max=15)
+    token: str = _f(max_len=100)
+
+
+@msg("spectate")
+@_frozen
+class Spectate:
+    table: str = _f(max_len=40)
+
+
+@msg("leave")
+@_frozen
+class Leave:
+    pass
+
+
+@msg("intent")
+@_frozen
+class Intent:
+    id: int = _f(min=0, max=2**53)
+    action: dict = attrs.field()
+
+
+# ---------------------------------------------------------------- server -> client
+
+@msg("welcome")
+@_frozen
+class Welcome:
+    version: int
+    server: str
+    max_frame: int
+    heartbeat: float
+
+
+@msg("error")
+@_frozen
+class Error:
+    code: str
+    message: str
+    path: str | None = None
+    ref: str | None = None      # the message type that caused it, when known
+
+
+@msg("table_list")
+@_frozen
+class TableList:
+    tables: tuple[dict, ...] = _d((), max_items=100_000)
+
+
+@msg("table_created")
+@_frozen
+class TableCreated:
+    table: str
+    game: str
+    seats: int
+    settings: dict = attrs.field(factory=dict)
+
+
+@msg("joined")
+@_frozen
+class Joined:
+    table: str
+    game: str
+    seat: int
+    token: str
+    seq: int
+    view: dict
+    players: tuple[dict, ...] = _d((), max_items=64)
+
+
+@msg("spectating")
+@_frozen
+class Spectating:
+    table: str
+    game: str
+    seq: int
+    view: dict
+    players: tuple[dict, ...] = _d((), max_items=64)
+
+
+@msg("left")
+@_frozen
+class Left:
+    table: str
+
+
+@msg("players")
+@_frozen
+class Players:
+    """Who sits where and who is connected (lobby facts, not game state)."""
+    table: str
+    players: tuple[dict, ...] = _d((), max_items=64)
+
+
+@msg("accepted")
+@_frozen
+class Accepted:
+    intent: int
+    seq: int
+
+
+@msg("rejected")
+@_frozen
+class Rejected:
+    intent: int
+    code: str
+    reason: str
+
+
+@msg("update")
+@_frozen
+class Update:
+    seq: int
+    events: tuple[dict, ...] = _d((), max_items=100_000)
+    view: dict = attrs.field(factory=dict)
+
+
+@msg("game_over")
+@_frozen
+class GameOver:
+    table: str
+    seq: int
+    scores: tuple[int, ...] = _d((), max_items=64)
+    winners: tuple[int, ...] = _d((), max_items=64)
+    log: str = ""
+
+
+@msg("goodbye")
+@_frozen
+class Goodbye:
+    reason: str
+
+
+def encode(message: Any) -> bytes:
+    return MESSAGES.encode(message)
+
+
+def decode(data: bytes, *, max_size: int | None = None) -> Any:
+    return MESSAGES.decode_bytes(data, max_size if max_size is not None else MAX_SERVER_FRAME)
+
+
+CLIENT_MESSAGES = frozenset({"hello", "list_tables", "create_table", "join", "rejoin", "spectate", "leave", "intent"})
