@@ -1,3 +1,115 @@
-def main(argv=None):
-    import wildtable.protocol, wildtable.server, wildtable.client
-    print("ok")
+"""The `wildtable` command: serve, play, bots, selfplay, replay."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from wildtable import __version__
+
+
+def _games() -> list[str]:
+    from wildtable.protocol.engine import games
+    return sorted(games())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="wildtable", description="Real-time card games over WebSocket: "
+                                "Run Wild, Go Wild!, Wild Shots and Go Fish Wildcard.")
+    p.add_argument("--version", action="version", version=f"wildtable {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("serve", help="run the server headless", description="Run the game server until Ctrl-C or SIGTERM.")
+    s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for a LAN)")
+    s.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
+    s.add_argument("--data-dir", default="./wildtable-data", help="where table logs live (default ./wildtable-data)")
+    s.add_argument("--durability", choices=("always", "batch", "off"), default="always",
+                   help="always: fsync before anyone hears of an action (default); batch: fsync every 0.5 s; off: at shutdown")
+    s.add_argument("--max-tables", type=int, default=1000, help="open tables at most (default 1000)")
+    s.add_argument("--max-connections", type=int, default=5000, help="connections at most (default 5000)")
+    s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
+    s.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+
+    pl = sub.add_parser("play", help="play in the terminal (full-screen, or --plain line mode)",
+                        description="Connect to a server and play. With --bots and no URL, starts a private "
+                        "server in this process and seats bots with you.")
+    pl.add_argument("url", nargs="?", default=None, help="server address, e.g. ws://127.0.0.1:8765 "
+                    "(omit with --bots to play alone against bots)")
+    pl.add_argument("--name", default=None, help="your name at the table (default: your login name)")
+    pl.add_argument("--game", default="run-wild", help="game for a new table (default run-wild)")
+    pl.add_argument("--bots", type=int, default=None, metavar="N", help="seat N bots with you at a new table")
+    pl.add_argument("--players", type=int, default=None, help="seats at a new table (default: bots + 1)")
+    pl.add_argument("--table", default=None, help="join this table straight away")
+    pl.add_argument("--seat", type=int, default=None, help="with --table: the seat to take")
+    pl.add_argument("--spectate", action="store_true", help="with --table: watch instead of playing")
+    pl.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting for a new table")
+    pl.add_argument("--plain", action="store_true", help="line mode for scripts and screen readers: "
+                    "commands on stdin, one line per event on stdout")
+    pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds")
+
+    bt = sub.add_parser("bots", help="seat bots at a table on a server")
+    bt.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
+    bt.add_argument("--table", required=True, help="the table to join")
+    bt.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
+    bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the game's)")
+    bt.add_argument("--name", default="bot", help="name prefix (default bot)")
+
+    sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")
+    sp.add_argument("game", help="the game: " + ", ".join(_games()))
+    sp.add_argument("--players", type=int, default=4, help="number of players (default 4)")
+    sp.add_argument("--seed", type=int, default=None, help="seed for players and shuffles (repeatable runs)")
+    sp.add_argument("--log", default=None, help="write the action log to this file")
+    sp.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
+
+    r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
+                       "without them, the interactive viewer")
+    r.add_argument("log", help="the .wlog file")
+    r.add_argument("--verify", action="store_true", help="check every CRC and state hash; print counts, scores and the final hash")
+    r.add_argument("--json", action="store_true", help="print the final all-seeing state as JSON")
+    r.add_argument("--upto", type=int, default=None, help="stop at this seq")
+    r.add_argument("--plain", action="store_true", help="print every record and the state it produced, as text")
+    return p
+
+
+def parse_settings(pairs: list[str]) -> dict:
+    out = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise SystemExit(f"wildtable: --set wants NAME=VALUE, got {pair!r}")
+        k, v = pair.split("=", 1)
+        try:
+            out[k] = json.loads(v)
+        except ValueError:
+            out[k] = v
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    if args.command == "serve":
+        from wildtable.server.main import main as serve_main
+        return serve_main(args)
+    if args.command == "play":
+        from wildtable.client.play import play_main
+        return play_main(args)
+    if args.command == "bots":
+        from wildtable.client.bots import bots_main
+        return bots_main(args)
+    if args.command == "selfplay":
+        from wildtable.offline import selfplay_main
+        return selfplay_main(args)
+    if args.command == "replay":
+        from wildtable.offline import replay_main
+        return replay_main(args)
+    parser.error(f"unknown command {args.command}")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from wildtable.cli import main
+
+sys.exit(main())

@@ -1,0 +1,116 @@
+"""The client's network side, plain Trio: one connection to a server, messages in and out.
+
+Used by the terminal UI, the line mode, the bots, the load generator and the tests.
+``Session`` keeps a mirror of what the server said this seat may know.
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import Any, Callable
+
+import attrs
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.protocol.codec import MAX_SERVER_FRAME
+from wildtable.protocol.errors import ProtocolError
+
+from .wire import ConnectionClosed, open_socket
+
+DEFAULT_URL = "ws://127.0.0.1:8765"
+REPLY_TIMEOUT = 10.0
+
+
+class ServerError(Exception):
+    def __init__(self, error: m.Error):
+        self.error = error
+        self.code = error.code
+        super().__init__(f"{error.code}: {error.message}")
+
+
+class Connection:
+    """A raw, decoded message stream to a server."""
+
+    def __init__(self, ws):
+        self.ws = ws
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send_message(m.encode(message))
+
+    async def send_raw(self, data: bytes | str) -> None:
+        await self.ws.send_message(data)
+
+    async def receive(self) -> Any:
+        data = await self.ws.get_message()
+        if isinstance(data, str):
+            raise ProtocolError("text_frame", "server sent a text frame")
+        return m.decode(data, max_size=MAX_SERVER_FRAME)
+
+    async def receive_until(self, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT,
+                            keep: list | None = None) -> Any:
+        """Receive until ``pred(msg)``; the others are appended to ``keep`` if given."""
+        with trio.fail_after(timeout):
+            while True:
+                msg = await self.receive()
+                if pred(msg):
+                    return msg
+                if keep is not None:
+                    keep.append(msg)
+
+    async def hello(self, name: str) -> m.Welcome:
+        await self.send(m.Hello(m.PROTOCOL_VERSION, name, "wildtable-client"))
+        msg = await self.receive_until(lambda x: isinstance(x, (m.Welcome, m.Error)))
+        if isinstance(msg, m.Error):
+            raise ServerError(msg)
+        return msg
+
+    async def close(self) -> None:
+        with trio.move_on_after(2) as s:
+            s.shield = True
+            await self.ws.aclose()
+
+
+@asynccontextmanager
+async def connect(url: str, name: str | None = None):
+    """Open a connection and (if ``name``) say hello."""
+    async with open_socket(url) as ws:
+        conn = Connection(ws)
+        if name is not None:
+            await conn.hello(name)
+        yield conn
+
+
+@attrs.define
+class Mirror:
+    """What the server told one seat (or spectator) about one table."""
+    table: str | None = None
+    game: str | None = None
+    seat: int | None = None
+    token: str | None = None
+    seq: int = 0
+    view: dict = attrs.Factory(dict)
+    players: tuple = ()
+    events: list = attrs.Factory(list)     # recent public events, newest last
+    over: m.GameOver | None = None
+
+    def absorb(self, msg: Any) -> None:
+        """Fold one server message into the mirror."""
+        if isinstance(msg, m.Joined):
+            self.table, self.game, self.seat, self.token = msg.table, msg.game, msg.seat, msg.token
+            self.seq, self.view, self.players, self.over = msg.seq, msg.view, msg.players, None
+        elif isinstance(msg, m.Spectating):
+            self.table, self.game, self.seat, self.token = msg.table, msg.game, None, None
+            self.seq, self.view, self.players, self.over = msg.seq, msg.view, msg.players, None
+        elif isinstance(msg, m.Update):
+            if msg.seq > self.seq:
+                self.seq, self.view = msg.seq, msg.view
+                self.events.extend(msg.events)
+                del self.events[:-200]
+        elif isinstance(msg, m.Players):
+            self.players = msg.players
+        elif isinstance(msg, m.GameOver):
+            self.over = msg
+        elif isinstance(msg, m.Left):
+            self.table = self.seat = self.token = None
+            self.view = {}

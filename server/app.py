@@ -1,0 +1,169 @@
+"""The server: lobby, tables, recovery, and the lifetimes of all its tasks.
+
+    listener --> Connection (reader) --requests--> Table arbiter --records--> LogWriter
+                     ^                                  |        (group commit, fsync)
+                     +--- Connection (writer) <--outbox-+  per connection, bounded
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import secrets
+from pathlib import Path
+
+import trio
+
+from wildtable import __version__
+from wildtable.protocol import messages as m
+from wildtable.protocol.engine import game as find_game
+from wildtable.protocol.errors import IllegalAction, LogError
+from wildtable.protocol.logfmt import SeatClaimed, read_log
+from wildtable.protocol.replay import replay
+
+from . import wire
+from .connection import CLOSE_TRY_LATER, Connection
+from .logwriter import LogFile, LogWriter
+from .table import Table, secure_permutation
+
+log = logging.getLogger("wildtable.server")
+
+LOG_SUFFIX = ".wlog"
+
+
+class Server:
+    def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
+                 max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
+                 chance=None):
+        self.data_dir = Path(data_dir)
+        self.writer = LogWriter(durability)
+        self.durability = durability
+        self.max_tables = max_tables
+        self.max_connections = max_connections
+        self.rate_limit = rate_limit
+        self.rate_burst = rate_burst
+        self.version = __version__
+        self.tables: dict[str, Table] = {}
+        self.connections: set[Connection] = set()
+        self.port: int | None = None
+        self._nursery: trio.Nursery | None = None
+        self._tables_nursery: trio.Nursery | None = None
+        self._listen_scope = trio.CancelScope()
+        self.refused_logs: dict[str, str] = {}
+        # Where shuffles come from: the OS's secure source. Tests may pass a seeded
+        # function (size -> permutation) to make deals reproducible; the CLI never does.
+        self.chance = chance or secure_permutation
+
+    # ---------------------------------------------------------------- lobby
+    def _new_id(self) -> str:
+        while True:
+            tid = "t" + secrets.token_hex(4)
+            if tid not in self.tables and not (self.data_dir / (tid + LOG_SUFFIX)).exists():
+                return tid
+
+    async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "") -> Table:
+        game = find_game(game_name)
+        if not game.MIN_PLAYERS <= seats <= game.MAX_PLAYERS:
+            raise IllegalAction("bad_seats", f"{game.TITLE} takes {game.MIN_PLAYERS} to {game.MAX_PLAYERS} players, not {seats}")
+        open_tables = sum(1 for t in self.tables.values() if not t.finished)
+        if open_tables >= self.max_tables:
+            raise IllegalAction("too_many_tables", f"this server holds at most {self.max_tables} open tables; join an existing one or try later")
+        tid = self._new_id()
+        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        table = await trio.to_thread.run_sync(
+            lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
+                                 created, name, on_finished=self._finished, chance=self.chance))
+        self._start_table(table)
+        log.info("table %s created: %s for %d", tid, game.NAME, seats)
+        return table
+
+    def _start_table(self, table: Table) -> None:
+        self.tables[table.id] = table
+        self._tables_nursery.start_soon(table.run)
+
+    def _finished(self, table: Table) -> None:
+        o = table.game.outcome(table.state)
+        log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners))
+
+    # ---------------------------------------------------------------- recovery
+    def recover(self) -> list[Table]:
+        """Rebuild every unfinished table in the data dir from its log."""
+        tables = []
+        for path in sorted(self.data_dir.glob("*" + LOG_SUFFIX)):
+            try:
+                data = path.read_bytes()
+                contents = read_log(data)
+                if contents.torn is not None:
+                    log.warning("%s: torn tail of %d bytes at offset %d cut (an unacknowledged write)", path,
+                                contents.torn.dropped, contents.torn.offset)
+                result = replay(contents)
+            except (LogError, IllegalAction) as e:
+                self.refused_logs[path.name] = str(e)
+                log.error("%s: refusing to load this table: %s", path, e)
+                continue
+            h = contents.header
+            if result.game.outcome(result.state).over:
+                continue
+            seat_records = [r for r in contents.records if type(r) is SeatClaimed]
+            logfile = LogFile.reopen(path, contents.good_length)
+            table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
+                          seq=result.seq, seat_records=seat_records, on_finished=self._finished,
+                          chance=self.chance)
+            tables.append(table)
+        return tables
+
+    # ---------------------------------------------------------------- connections
+    async def _on_peer(self, peer: wire.Peer) -> None:
+        if len(self.connections) >= self.max_connections:
+            await peer.send(m.encode(m.Error("server_full", f"this server holds at most {self.max_connections} connections; try later")))
+            await peer.close(CLOSE_TRY_LATER, "server full")
+            return
+        conn = Connection(self, peer)
+        self.connections.add(conn)
+        try:
+            await conn.run()
+        finally:
+            self.connections.discard(conn)
+
+    # ---------------------------------------------------------------- lifetime
+    async def run(self, host: str = "127.0.0.1", port: int = 8765, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Serve until cancelled or ``shutdown()``; ``task_status.started`` gets the port."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        recovered = await trio.to_thread.run_sync(self.recover)
+        async with trio.open_nursery() as outer:
+            self._nursery = outer
+            await outer.start(self.writer.run)
+            try:
+                async with trio.open_nursery() as tables_nursery:
+                    self._tables_nursery = tables_nursery
+                    for t in recovered:
+                        self._start_table(t)
+                    if recovered:
+                        log.info("recovered %d unfinished table(s): %s", len(recovered), ", ".join(t.id for t in recovered))
+                    with self._listen_scope:
+                        async with trio.open_nursery() as conns:
+                            self.port = await conns.start(wire.serve, self._on_peer, host, port)
+                            log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
+                                     self.data_dir, self.durability)
+                            task_status.started(self.port)
+                            await trio.sleep_forever()
+                    # shutdown: stop the arbiters, then drain the log writer
+                    for t in self.tables.values():
+                        t.inbox_send.close()
+            finally:
+                self.writer.close()
+        for t in self.tables.values():
+            t.logfile.close()
+        log.info("stopped; all logs flushed and fsynced")
+
+    async def shutdown(self, reason: str = "server shutting down") -> None:
+        """Stop accepting, tell every client, close them, let run() flush and return."""
+        log.info("shutting down: %s", reason)
+        data = m.encode(m.Goodbye(reason))
+        for c in list(self.connections):
+            c.send_bytes(data)
+            c.close_soon(1001, "server shutting down")
+        with trio.move_on_after(3):
+            while self.connections:
+                await trio.sleep(0.02)
+        self._listen_scope.cancel()

@@ -1,0 +1,225 @@
+"""One client connection: a reader task (decode, check, forward) and a writer task
+(drain a bounded outbox). A full outbox marks a slow consumer, which is closed, never
+waited for; it may reconnect and resync from a snapshot."""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.protocol.codec import MAX_FRAME
+from wildtable.protocol.errors import IllegalAction, ProtocolError
+
+from . import wire
+from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, SpectateReq
+
+if TYPE_CHECKING:
+    from .app import Server
+
+log = logging.getLogger("wildtable.server")
+
+OUTBOX = 512                 # frames queued for one client at most
+HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
+IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
+HEARTBEAT = 20.0             # seconds between pings
+PONG_TIMEOUT = 15.0          # seconds to answer a ping
+MAX_BAD_FRAMES = 20          # protocol errors tolerated before closing with 1008
+CLOSE_POLICY = 1008
+CLOSE_TOO_BIG = 1009
+CLOSE_GOING_AWAY = 1001
+CLOSE_TRY_LATER = 1013
+
+
+class RateLimit:
+    """Token bucket: ``rate`` messages per second, bursts of ``burst``."""
+
+    __slots__ = ("rate", "burst", "tokens", "stamp")
+
+    def __init__(self, rate: float, burst: float):
+        self.rate, self.burst, self.tokens, self.stamp = rate, burst, burst, trio.current_time()
+
+    def allow(self) -> bool:
+        now = trio.current_time()
+        self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
+        self.stamp = now
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return True
+        return False
+
+
+class Connection:
+    def __init__(self, server: "Server", peer: wire.Peer):
+        self.server = server
+        self.peer = peer
+        self.name: str | None = None
+        self.table = None
+        self.seat: int | None = None
+        self._out_send, self._out_recv = trio.open_memory_channel(OUTBOX)
+        self._cancel = trio.CancelScope()
+        self._close = (1000, "")
+        self.bad_frames = 0
+        self.limit = RateLimit(server.rate_limit, server.rate_burst)
+        self.slow = False
+
+    # ---------------------------------------------------------------- outbound (never blocks)
+    def send_message(self, message) -> None:
+        self.send_bytes(m.encode(message))
+
+    def send_bytes(self, data: bytes) -> None:
+        if self.slow:
+            return
+        try:
+            self._out_send.send_nowait(data)
+        except trio.WouldBlock:
+            self.slow = True
+            log.warning("closing slow consumer %s (%s): outbox full", self.peer.remote, self.name)
+            self.close_soon(CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            pass
+
+    def close_soon(self, code: int, reason: str) -> None:
+        """Stop both tasks; the writer sends what is queued, then the close frame."""
+        self._close = (code, reason)
+        self._out_send.close()
+
+    def attach(self, table, seat) -> None:
+        self.table, self.seat = table, seat
+
+    def detach(self, table) -> None:
+        if self.table is table:
+            self.table, self.seat = None, None
+
+    # ---------------------------------------------------------------- tasks
+    async def run(self) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._writer, nursery.cancel_scope)
+            nursery.start_soon(self._heartbeat)
+            try:
+                await self._reader()
+            except wire.ConnectionClosed:
+                pass
+            finally:
+                self._out_send.close()
+        if self.table is not None:
+            # The seat stays held (its token still works); the table hears we are gone.
+            self.table.submit_nowait(LeaveReq(self, notify=False)) or self._detach_hard()
+
+    def _detach_hard(self):
+        t = self.table
+        for s in t.seats:
+            if s.conn is self:
+                s.conn = None
+        t.spectators.discard(self)
+        self.detach(t)
+
+    async def _writer(self, scope: trio.CancelScope) -> None:
+        try:
+            async with self._out_recv:
+                async for data in self._out_recv:
+                    with trio.fail_after(10):
+                        await self.peer.send(data)
+        except (wire.ConnectionClosed, trio.TooSlowError, trio.BrokenResourceError):
+            pass
+        code, reason = self._close
+        await self.peer.close(code, reason)
+        scope.cancel()
+
+    async def _heartbeat(self) -> None:
+        while True:
+            await trio.sleep(HEARTBEAT)
+            try:
+                with trio.fail_after(PONG_TIMEOUT):
+                    await self.peer.ping()
+            except trio.TooSlowError:
+                self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
+                return
+            except wire.ConnectionClosed:
+                return
+
+    async def _reader(self) -> None:
+        timeout = HELLO_TIMEOUT
+        while True:
+            with trio.move_on_after(timeout) as scope:
+                data = await self.peer.receive()
+            if scope.cancelled_caught:
+                what = "hello" if self.name is None else "any message"
+                self.send_message(m.Error("idle_timeout", f"no {what} within {timeout:.0f} s; closing"))
+                self.close_soon(CLOSE_POLICY if self.name is None else CLOSE_GOING_AWAY, "idle timeout")
+                return
+            timeout = IDLE_TIMEOUT
+            if not self.limit.allow():
+                self.send_message(m.Error("rate_limited", f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"))
+                if self._strike():
+                    return
+                continue
+            msg = None
+            try:
+                if isinstance(data, str):
+                    raise ProtocolError("text_frame", "send binary frames holding msgpack, not text frames")
+                if len(data) > MAX_FRAME:
+                    raise ProtocolError("frame_too_large", f"frame of {len(data)} bytes exceeds the cap of {MAX_FRAME} bytes")
+                msg = m.MESSAGES.decode_bytes(data, MAX_FRAME)
+                if msg.TAG not in m.CLIENT_MESSAGES:
+                    raise ProtocolError("unexpected_message", f"{msg.TAG!r} is a server message; clients send: {', '.join(sorted(m.CLIENT_MESSAGES))}", "$.type")
+                await self._dispatch(msg)
+            except ProtocolError as e:
+                self.send_message(m.Error(e.code, e.message, e.path, getattr(msg, "TAG", None)))
+                if self._strike():
+                    return
+            except IllegalAction as e:
+                self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
+
+    def _strike(self) -> bool:
+        self.bad_frames += 1
+        if self.bad_frames > MAX_BAD_FRAMES:
+            self.close_soon(CLOSE_POLICY, "too many bad frames")
+            return True
+        return False
+
+    async def _dispatch(self, msg) -> None:
+        t = msg.TAG
+        if self.name is None:
+            if t != "hello":
+                raise ProtocolError("hello_first", "say hello first: {type: hello, version, name}", "$.type")
+            if msg.version != m.PROTOCOL_VERSION:
+                self.send_message(m.Error("version_mismatch", f"this server speaks protocol version {m.PROTOCOL_VERSION}, the client sent {msg.version}; upgrade the client", "$.version"))
+                self.close_soon(CLOSE_POLICY, "protocol version mismatch")
+                return
+            name = msg.name.strip()
+            if not name or not name.isprintable():
+                raise ProtocolError("bad_name", "a name needs at least one printable character", "$.name")
+            self.name = name
+            self.send_message(m.Welcome(m.PROTOCOL_VERSION, f"wildtable {self.server.version}", MAX_FRAME, HEARTBEAT))
+            return
+        srv = self.server
+        if t == "hello":
+            raise ProtocolError("already_said_hello", "hello was already received", "$.type")
+        if t == "list_tables":
+            self.send_message(m.TableList(tuple(tb.info() for tb in srv.tables.values())))
+        elif t == "create_table":
+            table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name)
+            self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))
+        elif t in ("join", "rejoin", "spectate"):
+            table = srv.tables.get(msg.table)
+            if table is None:
+                raise IllegalAction("no_such_table", f"no table {msg.table!r}; list_tables shows the open ones")
+            if t == "join":
+                await table.submit(JoinReq(self, msg.seat, self.name))
+            elif t == "rejoin":
+                await table.submit(RejoinReq(self, msg.seat, msg.token))
+            else:
+                await table.submit(SpectateReq(self))
+        elif t == "leave":
+            if self.table is None:
+                raise IllegalAction("not_at_table", "you are not at a table")
+            await self.table.submit(LeaveReq(self))
+        elif t == "intent":
+            if self.table is None or self.seat is None:
+                self.send_message(m.Rejected(msg.id, "not_seated", "you do not hold a seat; join or rejoin a table first"))
+                return
+            await self.table.submit(IntentReq(self, msg, time.time()))

@@ -1,0 +1,152 @@
+"""One task commits the log records of every table, in groups: one write and at most
+one fsync per file per group, so durability does not cap throughput.
+
+Durability settings:
+  always  a record is written and fsynced before its commit() returns (the default);
+  batch   written before commit() returns, fsynced at most every BATCH_FSYNC seconds;
+  off     commit() returns once the record is queued; written in groups, fsynced at close.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+import trio
+
+DURABILITIES = ("always", "batch", "off")
+BATCH_FSYNC = 0.5
+QUEUE = 4096          # pending commits across all tables (bounded: a full queue makes arbiters wait)
+GROUP = 1024          # commits taken into one group at most
+
+
+@attrs.define(eq=False)
+class LogFile:
+    """An append-only log file owned by one table."""
+    path: Path
+    fd: int = -1
+    size: int = 0
+
+    @classmethod
+    def create(cls, path: Path, first: bytes) -> "LogFile":
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        os.write(fd, first)
+        os.fsync(fd)
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+        return cls(path, fd, len(first))
+
+    @classmethod
+    def reopen(cls, path: Path, good_length: int) -> "LogFile":
+        """Open for appending after recovery, cutting a torn tail at ``good_length``."""
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        if os.fstat(fd).st_size != good_length:
+            os.ftruncate(fd, good_length)
+            os.fsync(fd)
+        return cls(path, fd, good_length)
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+
+@attrs.define(eq=False)
+class _Commit:
+    log: LogFile | None
+    data: bytes
+    done: trio.Event | None
+    sync: bool = False
+
+
+class LogWriter:
+    def __init__(self, durability: str = "always"):
+        if durability not in DURABILITIES:
+            raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
+        self.durability = durability
+        self._send, self._recv = trio.open_memory_channel(QUEUE)
+        self._unsynced: set[LogFile] = set()
+        self.groups = 0
+        self.fsyncs = 0
+        self.bytes_written = 0
+
+    async def commit(self, log: LogFile, data: bytes) -> None:
+        """Append ``data`` to ``log``; return when it is as durable as the setting asks."""
+        if self.durability == "off":
+            await self._send.send(_Commit(log, data, None))
+            return
+        done = trio.Event()
+        await self._send.send(_Commit(log, data, done, self.durability == "always"))
+        await done.wait()
+
+    async def flush(self) -> None:
+        """Wait until everything queued so far is written and fsynced."""
+        done = trio.Event()
+        await self._send.send(_Commit(None, b"", done, True))
+        await done.wait()
+
+    def close(self) -> None:
+        """No more commits: run() drains, fsyncs and returns."""
+        self._send.close()
+
+    def _write_group(self, group: list[_Commit], sync: bool) -> None:
+        by_file: dict[LogFile, list[bytes]] = {}
+        for c in group:
+            if c.log is not None:
+                by_file.setdefault(c.log, []).append(c.data)
+        for log, chunks in by_file.items():
+            if log.fd < 0:
+                continue
+            data = b"".join(chunks)
+            view = memoryview(data)
+            while view:
+                n = os.write(log.fd, view)
+                view = view[n:]
+            log.size += len(data)
+            self.bytes_written += len(data)
+            self._unsynced.add(log)
+        if sync:
+            self._sync()
+
+    def _sync(self) -> None:
+        for log in self._unsynced:
+            if log.fd >= 0:
+                os.fsync(log.fd)
+                self.fsyncs += 1
+        self._unsynced.clear()
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Commit groups until the channel is closed, then fsync what is left."""
+        task_status.started()
+        last_sync = trio.current_time()
+        async with self._recv:
+            while True:
+                periodic = self.durability == "batch" and self._unsynced
+                first = None
+                with trio.move_on_at(last_sync + BATCH_FSYNC if periodic else float("inf")):
+                    try:
+                        first = await self._recv.receive()
+                    except trio.EndOfChannel:
+                        break
+                group = [first] if first is not None else []
+                while len(group) < GROUP:
+                    try:
+                        group.append(self._recv.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                now = trio.current_time()
+                sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._write_group, group, sync)
+                if sync:
+                    last_sync = now
+                self.groups += 1
+                for c in group:
+                    if c.done is not None:
+                        c.done.set()
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self._sync)

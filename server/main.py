@@ -1,0 +1,38 @@
+"""`wildtable serve`: run the server headless until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+
+import trio
+
+from .app import Server
+
+
+async def serve_until_signalled(server: Server, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.run, host, port)
+            task_status.started(port)
+            async for sig in signals:
+                name = signal.Signals(sig).name
+                logging.getLogger("wildtable.server").info("%s received", name)
+                with trio.move_on_after(5):
+                    await server.shutdown(f"server stopping ({name})")
+                break
+
+
+def main(args) -> int:
+    logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
+                    max_connections=args.max_connections, rate_limit=args.rate_limit,
+                    rate_burst=max(args.rate_limit * 2, 10))
+    try:
+        trio.run(serve_until_signalled, server, args.host, args.port)
+    except OSError as e:
+        print(f"wildtable serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return 0

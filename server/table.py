@@ -1,0 +1,419 @@
+"""A table: its arbiter task is the only code that touches the table's state.
+
+Everything that concerns the table (intents, joins, rejoins, spectating, leaving,
+disconnects) arrives on one bounded channel, so the order of arrival is the order of
+the log. The arbiter validates with the pure engine, hands the records of a whole group
+to the log writer, waits until they are durable, and only then tells anyone: the
+acting client its acceptance, every seat its update. It never awaits a socket: each
+connection has its own bounded outbox, and a full one closes that connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import math
+import secrets
+from types import ModuleType
+from typing import Any
+
+import attrs
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.protocol.codec import to_data
+from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, state_hash
+from wildtable.protocol.errors import IllegalAction, ProtocolError
+from wildtable.protocol.logfmt import (
+    FORMAT_VERSION, HASH_EVERY, ActionAccepted, ChanceRecorded, Header, IntentRejected,
+    SeatClaimed, StateHashed, encode_record,
+)
+
+from .logwriter import LogFile, LogWriter
+
+log = logging.getLogger("wildtable.server")
+
+INBOX = 1024          # pending requests per table
+GROUP = 256           # requests handled per durable group at most
+_sysrandom = secrets.SystemRandom()
+
+
+def token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode()).digest()
+
+
+def secure_permutation(size: int) -> tuple[int, ...]:
+    """A uniformly random permutation from the operating system's secure source."""
+    p = list(range(size))
+    _sysrandom.shuffle(p)
+    return tuple(p)
+
+
+@attrs.define(eq=False)
+class Seat:
+    name: str = ""
+    token_hash: bytes = b""      # empty: free (never claimed, or released by leave)
+    conn: Any = None             # the Connection holding it now, if any
+
+
+# Requests the arbiter handles, in arrival order.
+@attrs.frozen
+class IntentReq:
+    conn: Any
+    intent: m.Intent
+    recv: float
+
+
+@attrs.frozen
+class JoinReq:
+    conn: Any
+    seat: int | None
+    name: str
+
+
+@attrs.frozen
+class RejoinReq:
+    conn: Any
+    seat: int
+    token: str
+
+
+@attrs.frozen
+class SpectateReq:
+    conn: Any
+
+
+@attrs.frozen
+class LeaveReq:
+    conn: Any
+    notify: bool = True          # False when the connection is already gone
+
+
+class Table:
+    def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
+                 logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
+                 seat_records: list | None = None, on_finished=None, chance=secure_permutation):
+        self.id = table_id
+        self.game = game
+        self.name = name
+        self.settings = settings
+        self.state = state
+        self.seq = seq
+        self.logfile = logfile
+        self.writer = writer
+        self.seats = [Seat() for _ in range(seats)]
+        for r in seat_records or ():
+            self.seats[r.seat] = Seat(r.name, r.token_hash)
+        self.spectators: set = set()
+        self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
+        self.finished = game.outcome(state).over
+        self.on_finished = on_finished
+        self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
+        self.accepted = 0
+        self.rejected = 0
+        self._last_activity = None
+        self._since_hash = 0
+
+    # ------------------------------------------------------------ creation / recovery
+    @classmethod
+    def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, path, writer: LogWriter,
+               created: str, name: str = "", on_finished=None, chance=secure_permutation) -> "Table":
+        state = game.new_table(TableConfig(game.NAME, seats, settings))   # may raise IllegalAction
+        header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, created=created)
+        logfile = LogFile.create(path, encode_record(header))
+        return cls(table_id, game, seats, settings, state, logfile, writer, name=name, on_finished=on_finished,
+                   chance=chance)
+
+    # ------------------------------------------------------------ lobby facts
+    @property
+    def started(self) -> bool:
+        """Play (dealing included) begins once every seat has been claimed."""
+        return self.seq > 0 or all(s.name for s in self.seats)
+
+    def info(self) -> dict:
+        out = self.game.outcome(self.state)
+        status = "over" if out.over else ("playing" if self.started else "waiting")
+        return {"table": self.id, "game": self.game.NAME, "name": self.name, "seats": len(self.seats),
+                "players": [s.name or None for s in self.seats],
+                "connected": [s.conn is not None for s in self.seats],
+                "spectators": len(self.spectators), "status": status, "seq": self.seq,
+                "settings": self.settings}
+
+    def players(self) -> tuple[dict, ...]:
+        return tuple({"seat": i, "name": s.name or None, "connected": s.conn is not None}
+                     for i, s in enumerate(self.seats))
+
+    # ------------------------------------------------------------ the arbiter
+    async def submit(self, req) -> None:
+        """Called by connection reader tasks. Waits if the table's inbox is full (bounded)."""
+        await self.inbox_send.send(req)
+
+    def submit_nowait(self, req) -> bool:
+        try:
+            self.inbox_send.send_nowait(req)
+            return True
+        except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            return False
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        self._last_activity = trio.current_time()
+        # A table recovered mid-game may owe chance or table actions (none are lost: they
+        # are derived from the state), so settle them first.
+        records, out = [], []
+        self._settle(records, out)
+        await self._commit(records, out)
+        async with self.inbox:
+            while True:
+                deadline, timeout = self._deadline()
+                req = None
+                with trio.move_on_at(deadline):
+                    try:
+                        req = await self.inbox.receive()
+                    except trio.EndOfChannel:
+                        return
+                records, out = [], []
+                if req is None:
+                    self._apply_timeout(timeout, records, out)
+                else:
+                    batch = [req]
+                    while len(batch) < GROUP:
+                        try:
+                            batch.append(self.inbox.receive_nowait())
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                    for r in batch:
+                        self._handle(r, records, out)
+                await self._commit(records, out)
+
+    def _deadline(self):
+        if not self.started or self.finished:
+            return math.inf, None
+        t = self.game.timeout_action(self.state)
+        if t is None:
+            return math.inf, None
+        return self._last_activity + t.seconds, t
+
+    async def _commit(self, records: list, out: list) -> None:
+        """Make the group durable, then deliver what it produced, in order."""
+        if records:
+            await self.writer.commit(self.logfile, b"".join(records))
+        for item in out:
+            self._deliver(item)
+
+    # Each item of ``out`` is delivered after the group is durable:
+    #   ("to", conn, message)                 one message to one connection
+    #   ("update", seq, events, state)        an update to every seat and spectator
+    #   ("players",)                          seat/connection facts to everyone
+    #   ("over",)                             game over to everyone
+    def _deliver(self, item) -> None:
+        kind = item[0]
+        if kind == "to":
+            conn = item[1]
+            conn.send_message(item[2])
+        elif kind == "update":
+            _, seq, events, state = item
+            events = tuple(events)
+            for i, s in enumerate(self.seats):
+                if s.conn is not None:
+                    s.conn.send_message(m.Update(seq, events, self.game.view(state, i)))
+            if self.spectators:
+                data = m.encode(m.Update(seq, events, self.game.view(state, None)))
+                for c in list(self.spectators):
+                    c.send_bytes(data)
+        elif kind == "players":
+            data = m.encode(m.Players(self.id, self.players()))
+            for c in self._audience():
+                c.send_bytes(data)
+        elif kind == "over":
+            o = self.game.outcome(self.state)
+            data = m.encode(m.GameOver(self.id, self.seq, tuple(o.scores), tuple(o.winners),
+                                       self.logfile.path.name))
+            for c in self._audience():
+                c.send_bytes(data)
+
+    def _audience(self):
+        return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
+
+    # ------------------------------------------------------------ request handling
+    def _handle(self, req, records: list, out: list) -> None:
+        t = type(req)
+        if t is IntentReq:
+            self._handle_intent(req, records, out)
+        elif t is JoinReq:
+            self._handle_join(req, records, out)
+        elif t is RejoinReq:
+            self._handle_rejoin(req, out)
+        elif t is SpectateReq:
+            if req.conn.table is not None and req.conn.table is not self:
+                out.append(("to", req.conn, m.Error("already_at_table", f"you are already at table {req.conn.table.id}; send leave first", ref="spectate")))
+                return
+            self.spectators.add(req.conn)
+            req.conn.attach(self, None)
+            out.append(("to", req.conn, m.Spectating(self.id, self.game.NAME, self.seq,
+                                                     self.game.view(self.state, None), self.players())))
+        elif t is LeaveReq:
+            self._handle_leave(req, records, out)
+
+    def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list) -> None:
+        self.rejected += 1
+        records.append(encode_record(IntentRejected(self.seq, seat, req.intent.action, code, reason, req.intent.id)))
+        out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
+
+    def _handle_intent(self, req: IntentReq, records: list, out: list) -> None:
+        conn = req.conn
+        seat = conn.seat if conn.table is self else None
+        if seat is None or self.seats[seat].conn is not conn:
+            out.append(("to", conn, m.Rejected(req.intent.id, "not_seated",
+                                               "you do not hold a seat at this table; join or rejoin first")))
+            return
+        if not self.started:
+            missing = sum(1 for s in self.seats if not s.name)
+            self._refuse(req, seat, "not_started", f"the game starts when every seat is taken; waiting for {missing} more player(s)", records, out)
+            return
+        try:
+            action = self.game.ACTIONS.decode(req.intent.action, "$.action")
+            state, events = self.game.apply(self.state, seat, action)
+        except ProtocolError as e:
+            self._refuse(req, seat, e.code, f"{e.path}: {e.message}" if e.path else e.message, records, out)
+            return
+        except IllegalAction as e:
+            self._refuse(req, seat, e.code, e.reason, records, out)
+            return
+        self._accept(state, events, seat, to_data(action), req.intent.id, "player", req.recv, records, out)
+        out.insert(len(out) - 1, ("to", conn, m.Accepted(req.intent.id, self.seq)))
+        self._settle(records, out)
+
+    def _accept(self, state, events, seat, action_data, intent_id, by, recv, records, out) -> None:
+        self.seq += 1
+        self.state = state
+        self.accepted += 1
+        self._last_activity = trio.current_time()
+        records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv)))
+        out.append(("update", self.seq, events, state))
+        self._maybe_hash(records)
+
+    def _maybe_hash(self, records: list) -> None:
+        self._since_hash += 1
+        if self._since_hash >= HASH_EVERY:
+            self._since_hash = 0
+            records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
+
+    def _settle(self, records: list, out: list) -> None:
+        """Apply what the table itself owes now: chance outcomes (shuffles from the OS's
+        secure source) and table actions such as Run Wild's "Go!"."""
+        if not self.started:
+            return
+        for _ in range(1000):
+            req: ChanceRequest | None = self.game.pending_chance(self.state)
+            if req is not None:
+                perm = tuple(self.chance(req.size))
+                state, events = self.game.apply(self.state, None, ChanceOutcome(req.purpose, perm))
+                self.seq += 1
+                self.state = state
+                records.append(encode_record(ChanceRecorded(self.seq, req.purpose, perm)))
+                out.append(("update", self.seq, events, state))
+                self._maybe_hash(records)
+                continue
+            action = self.game.auto_action(self.state)
+            if action is None:
+                break
+            state, events = self.game.apply(self.state, None, action)
+            self._accept(state, events, None, to_data(action), None, "table", None, records, out)
+        if not self.finished and self.game.outcome(self.state).over:
+            self.finished = True
+            records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
+            out.append(("over",))
+            if self.on_finished is not None:
+                self.on_finished(self)
+
+    def _apply_timeout(self, t, records: list, out: list) -> None:
+        try:
+            state, events = self.game.apply(self.state, t.seat, t.action)
+        except IllegalAction as e:   # the engine offered a timeout it then refused: our bug
+            log.error("table %s: timeout action refused (%s); timer disabled until the next action", self.id, e)
+            self._last_activity = math.inf
+            return
+        self._accept(state, events, t.seat, to_data(t.action), None, "timer", None, records, out)
+        self._settle(records, out)
+
+    # ------------------------------------------------------------ seats
+    def _claim(self, seat: int, name: str, conn, records: list, out: list) -> str:
+        token = secrets.token_urlsafe(24)
+        th = token_hash(token)
+        self.seats[seat] = Seat(name, th, conn)
+        records.append(encode_record(SeatClaimed(seat, name, th)))
+        conn.attach(self, seat)
+        return token
+
+    def _handle_join(self, req: JoinReq, records: list, out: list) -> None:
+        conn = req.conn
+        if conn.table is not None:
+            out.append(("to", conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="join")))
+            return
+        if self.finished:
+            out.append(("to", conn, m.Error("game_over", "this game is over; spectate it or create a new table", ref="join")))
+            return
+        free = [i for i, s in enumerate(self.seats) if not s.token_hash]
+        if req.seat is not None:
+            if req.seat >= len(self.seats):
+                out.append(("to", conn, m.Error("no_such_seat", f"this table has seats 0..{len(self.seats) - 1}", path="$.seat", ref="join")))
+                return
+            if req.seat not in free:
+                out.append(("to", conn, m.Error("seat_taken", f"seat {req.seat} is taken; free seats: {free or 'none'}", path="$.seat", ref="join")))
+                return
+            seat = req.seat
+        elif not free:
+            out.append(("to", conn, m.Error("table_full", f"table {self.id} is full; spectate it or create another table", ref="join")))
+            return
+        else:
+            seat = free[0]
+        was_started = self.started
+        token = self._claim(seat, req.name, conn, records, out)
+        out.append(("to", conn, m.Joined(self.id, self.game.NAME, seat, token, self.seq,
+                                          self.game.view(self.state, seat), self.players())))
+        out.append(("players",))
+        if not was_started and self.started:
+            self._last_activity = trio.current_time()
+            self._settle(records, out)
+
+    def _handle_rejoin(self, req: RejoinReq, out: list) -> None:
+        conn = req.conn
+        if conn.table is not None:
+            out.append(("to", conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="rejoin")))
+            return
+        if req.seat >= len(self.seats):
+            out.append(("to", conn, m.Error("no_such_seat", f"this table has seats 0..{len(self.seats) - 1}", path="$.seat", ref="rejoin")))
+            return
+        s = self.seats[req.seat]
+        if not s.token_hash or not hmac.compare_digest(s.token_hash, token_hash(req.token)):
+            out.append(("to", conn, m.Error("bad_token", f"that token does not hold seat {req.seat} at table {self.id}; join a free seat instead", path="$.token", ref="rejoin")))
+            return
+        old = s.conn
+        if old is not None and old is not conn:
+            old.detach(self)
+            old.send_message(m.Error("seat_taken_over", "your seat was resumed from another connection", ref="rejoin"))
+            old.close_soon(1000, "seat resumed elsewhere")
+        s.conn = conn
+        conn.attach(self, req.seat)
+        out.append(("to", conn, m.Joined(self.id, self.game.NAME, req.seat, req.token, self.seq,
+                                          self.game.view(self.state, req.seat), self.players())))
+        out.append(("players",))
+
+    def _handle_leave(self, req: LeaveReq, records: list, out: list) -> None:
+        conn = req.conn
+        if conn in self.spectators:
+            self.spectators.discard(conn)
+        for i, s in enumerate(self.seats):
+            if s.conn is conn:
+                s.conn = None
+                if req.notify:
+                    # An explicit leave releases the seat: its token stops working and
+                    # anyone may join it (the seat keeps its cards, DECISIONS.md "All games").
+                    self.seats[i] = Seat(s.name, b"", None)
+                    records.append(encode_record(SeatClaimed(i, s.name, b"")))
+        conn.detach(self)
+        if req.notify:
+            out.append(("to", conn, m.Left(self.id)))
+        out.append(("players",))
