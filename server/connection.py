@@ -152,11 +152,6 @@ class Connection:
                 self.close_soon(CLOSE_POLICY if self.name is None else CLOSE_GOING_AWAY, "idle timeout")
                 return
             timeout = IDLE_TIMEOUT
-            if not self.limit.allow():
-                self.send_message(m.Error("rate_limited", f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"))
-                if self._strike():
-                    return
-                continue
             msg = None
             try:
                 if isinstance(data, str):
@@ -164,6 +159,14 @@ class Connection:
                 if len(data) > MAX_FRAME:
                     raise ProtocolError("frame_too_large", f"frame of {len(data)} bytes exceeds the cap of {MAX_FRAME} bytes")
                 msg = m.MESSAGES.decode_bytes(data, MAX_FRAME)
+                if not self.limit.allow():
+                    # Every intent gets exactly one answer, even a dropped one.
+                    why = f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"
+                    self.send_message(m.Rejected(msg.id, "rate_limited", why) if msg.TAG == "intent"
+                                      else m.Error("rate_limited", why, None, msg.TAG))
+                    if self._strike():
+                        return
+                    continue
                 if msg.TAG not in m.CLIENT_MESSAGES:
                     raise ProtocolError("unexpected_message", f"{msg.TAG!r} is a server message; clients send: {', '.join(sorted(m.CLIENT_MESSAGES))}", "$.type")
                 await self._dispatch(msg)

@@ -1,0 +1,549 @@
+"""Wild Shots (Piatnik, 2017): a trick-taking game where a revealed Snake Oil card
+makes one symbol trump for each trick and chosen symbols cost penalty points per round.
+
+Rules: /work/shared/rules/wild-shots.txt, settled by DECISIONS.md "Wild Shots";
+as implemented: docs/rules/wild-shots.md. The deck, the (reconstructed) symbol table,
+the Snake Oil split and the round overview card live in wild_shots_data.py.
+
+Flow of a table, every step a logged action or chance outcome:
+    [chance "first_player"]  only if the setting first_player is -1 (DECISIONS.md)
+    per round: chance "deal" (40) -> chance "snake_oil" (14) -> 10 tricks of "play"
+The Snake Oil reveal needs no choice, so it is part of the transition that starts a
+trick (after the Snake Oil shuffle, and after each trick but the round's last).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+
+from ..codec import Registry
+from ..engine import (
+    ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
+)
+from ..errors import IllegalAction
+from . import wild_shots_data as data
+
+NAME = "wild-shots"
+TITLE = "Wild Shots"
+MIN_PLAYERS = 2   # DECISIONS.md "Wild Shots": 2 to 4 players.
+MAX_PLAYERS = 4
+
+N_CARDS = len(data.SUITS) * len(data.VALUES)   # 40
+HAND = data.HAND_SIZE
+TRICKS = data.TRICKS_PER_ROUND
+ROUNDS = len(data.ROUND_OVERVIEW)               # "Wild Shots is played over 4 rounds."
+N_OIL = data.SNAKE_OIL_CARDS
+
+# Precomputed card tables: a card is a small int; suit and value are lookups.
+SUIT: tuple[int, ...] = tuple(c // 10 for c in range(N_CARDS))
+VALUE: tuple[int, ...] = tuple(c % 10 + 1 for c in range(N_CARDS))
+LABELS: tuple[str, ...] = tuple(f"{data.SUITS[c // 10]} {c % 10 + 1}" for c in range(N_CARDS))
+LABEL_TO_ID: dict[str, int] = {label: c for c, label in enumerate(LABELS)}
+_SYMBOL_NO = {s: i for i, s in enumerate(data.SYMBOLS)}
+_SYMBOL_NO[data.NO_SYMBOL] = -1
+_SYMBOL_NAMES = data.SYMBOLS + (None,)   # index -1 -> None ("no symbol")
+
+
+def _sym_name(s: int) -> str | None:
+    return _SYMBOL_NAMES[s]
+
+
+# ----------------------------------------------------------------------------- actions
+
+ACTIONS = Registry("kind", "action")
+
+
+@ACTIONS.register("play")
+@attrs.frozen
+class Play:
+    """Play one card from your hand to the current trick (rulebook "Round Sequence")."""
+    card: int = attrs.field(metadata={"min": 0, "max": N_CARDS - 1})
+
+
+_PLAY = tuple(Play(c) for c in range(N_CARDS))  # shared instances for legal_actions
+
+
+# ----------------------------------------------------------------------------- state
+
+@attrs.frozen
+class Rules:
+    """The table's fixed facts, shared by every state of the table (never copied)."""
+    seats: int
+    symbols: tuple[int, ...]            # per card id: symbol number, -1 for none
+    oil: tuple[int, ...]                # per Snake Oil card id: its symbol number
+    hits: tuple[tuple[int, ...], ...]   # per round, per card id: penalty points of that card
+    first_player: int                   # -1: chance; else the host's chosen seat
+    rotate: bool                        # later rounds: rotate the starter instead of the active player
+    turn_timer: float
+
+
+@attrs.frozen
+class LastTrick:
+    """The most recent complete trick, which everyone may see (rulebook "Trick")."""
+    cards: tuple[int, ...]              # in order from its leader
+    leader: int
+    winner: int
+    trump: int
+
+
+@attrs.frozen
+class Tally:
+    """Scores so far; replaced only when a round is scored."""
+    penalties: tuple[tuple[int, ...], ...]   # per scored round, per seat
+    totals: tuple[int, ...]
+    last_round: tuple[tuple[int, ...], ...]  # per seat, the cards won in the last scored round
+
+
+@attrs.frozen
+class State:
+    """Field order matters: the hot path (a card played) builds states positionally."""
+    rules: Rules
+    phase: str                          # "choosing_first", "dealing", "playing", "over"
+    round: int                          # 0-based index into ROUND_OVERVIEW
+    starter: int                        # who started (starts) this round; -1 until chosen
+    hands: tuple[tuple[int, ...], ...]  # () until this round's deal
+    aside: tuple[int, ...]              # cards set aside unseen (2-3 players)
+    oil: tuple[int, ...]                # Snake Oil pile (card ids), top first; () until shuffled
+    trick_no: int                       # 0-based index of the trick being played
+    leader: int                         # active player: who led (leads) the current trick
+    turn: int                           # seat to play, -1 if nobody
+    trump: int                          # symbol number of the current trick, -1 if none revealed
+    trick: tuple[int, ...]              # cards played to the current trick, in order from the leader
+    won: tuple[tuple[int, ...], ...]    # per seat: cards of the tricks won this round, trick after trick
+    last: LastTrick | None
+    tally: Tally
+
+
+_evolve = attrs.evolve
+
+
+# ----------------------------------------------------------------------------- cards
+
+def card_label(card_id: int) -> str:
+    """Short name for the terminal client, e.g. "red 3" (symbols are per table: see view)."""
+    return LABELS[card_id]
+
+
+def card_info(card_id: int) -> dict:
+    """Suit, value and the default (reconstructed) symbol of a card; a table that replaces
+    the symbol table shows its own in view()["symbols"]."""
+    return {
+        "id": card_id,
+        "suit": data.SUITS[SUIT[card_id]],
+        "value": VALUE[card_id],
+        "label": LABELS[card_id],
+        "symbol": None if data.CARD_SYMBOLS[LABELS[card_id]] == data.NO_SYMBOL
+        else data.CARD_SYMBOLS[LABELS[card_id]],
+    }
+
+
+# ----------------------------------------------------------------------------- settings
+
+def default_settings() -> dict:
+    return {
+        "turn_timer": 60.0,       # shared convention; 0 = no timer (DECISIONS.md "All games")
+        "first_player": -1,       # DECISIONS.md: chance (-1) or the host's choice (a seat)
+        "rotate_starter": False,  # DECISIONS.md: later rounds start with the active player (setting: rotate)
+        "symbols": dict(data.CARD_SYMBOLS),   # DECISIONS.md: symbol table replaceable by a table option
+        "snake_oil": dict(data.SNAKE_OIL),    # DECISIONS.md: Snake Oil split replaceable too
+    }
+
+
+def _check_timer(v: float) -> str | None:
+    if not math.isfinite(v) or v < 0:
+        return "must be 0 (no timer) or a positive number of seconds"
+    return None
+
+
+def _check_first(v: int) -> str | None:
+    if v < -1 or v >= MAX_PLAYERS:
+        return "must be -1 (chance) or the seat number (0, 1, ...) of the starting player"
+    return None
+
+
+def _check_symbols(v: dict) -> str | None:
+    if len(v) != N_CARDS or set(v) != set(LABEL_TO_ID):
+        missing = [label for label in LABELS if label not in v]
+        extra = sorted(str(k) for k in v if k not in LABEL_TO_ID)
+        detail = (f"missing {', '.join(missing[:5])}" if missing else f"unknown {', '.join(extra[:5])}")
+        return f"must name each of the 40 cards ('black 1' .. 'blue 10') exactly once ({detail})"
+    for label, s in v.items():
+        if type(s) is not str or s not in _SYMBOL_NO:
+            return (f"card {label!r} has symbol {s!r}; use one of "
+                    f"{', '.join(data.SYMBOLS)} or {data.NO_SYMBOL!r}")
+    return None
+
+
+def _check_oil(v: dict) -> str | None:
+    for s, k in v.items():
+        if s not in data.SYMBOLS:
+            return f"unknown symbol {s!r}; use {', '.join(data.SYMBOLS)}"
+        if type(k) is not int or k < 0:
+            return f"the count for {s!r} must be a whole number, 0 or more"
+    if sum(v.values()) != N_OIL:
+        return f"the counts must add up to {N_OIL} Snake Oil cards, not {sum(v.values())}"
+    return None
+
+
+_CHECKS = {"turn_timer": _check_timer, "first_player": _check_first,
+           "symbols": _check_symbols, "snake_oil": _check_oil}
+
+
+def new_table(config: TableConfig) -> State:
+    """Validate seats and settings; the table then waits for its first chance outcome."""
+    n = config.seats
+    if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
+        raise IllegalAction("bad_settings", f"Wild Shots is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
+    s = merge_settings(default_settings(), config.settings, _CHECKS)
+    if s["first_player"] >= n:
+        raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} "
+                                            f"at a table of {n}; use -1 (chance) or 0..{n - 1}")
+    symbols = tuple(_SYMBOL_NO[s["symbols"][label]] for label in LABELS)
+    oil: list[int] = []
+    for i, name in enumerate(data.SYMBOLS):     # Snake Oil card ids grouped by symbol
+        oil += [i] * s["snake_oil"].get(name, 0)
+    # Per round, per card: the penalty of a hit (rulebook "Components", overview card).
+    hits = tuple(
+        tuple(0 if sym < 0 else rates.get(data.SYMBOLS[sym], 0) for sym in symbols)
+        for rates in data.ROUND_OVERVIEW
+    )
+    rules = Rules(n, symbols, tuple(oil), hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
+    first = s["first_player"]
+    empty = ((),) * n
+    return State(
+        rules=rules, phase="choosing_first" if first < 0 else "dealing", round=0, starter=first,
+        hands=(), aside=(), oil=(), trick_no=0, leader=-1, turn=-1, trump=-1, trick=(), won=empty,
+        last=None, tally=Tally(penalties=(), totals=(0,) * n, last_round=()),
+    )
+
+
+# ----------------------------------------------------------------------------- queries
+
+def pending_chance(state: State) -> ChanceRequest | None:
+    """First-player draw (size n: permutation[0] starts), then per round the deal (40) and
+    the Snake Oil shuffle (14) (rulebook "Setup"; DECISIONS.md "reshuffled each round")."""
+    ph = state.phase
+    if ph == "dealing":
+        if not state.hands:
+            return ChanceRequest("deal", N_CARDS)
+        return ChanceRequest("snake_oil", len(state.rules.oil))
+    if ph == "choosing_first":
+        return ChanceRequest("first_player", state.rules.seats)
+    return None
+
+
+def to_move(state: State) -> tuple[int, ...]:
+    return (state.turn,) if state.phase == "playing" else ()
+
+
+def _legal_cards(state: State, seat: int) -> list[int]:
+    """Follow suit if you can, otherwise anything (rulebook "Follow Suit")."""
+    hand = state.hands[seat]
+    if state.trick:
+        led = SUIT[state.trick[0]]
+        follow = [c for c in hand if SUIT[c] == led]
+        if follow:
+            return follow
+    return list(hand)
+
+
+def legal_actions(state: State, seat: int | None) -> list:
+    if state.phase != "playing" or seat != state.turn:
+        return []
+    return [_PLAY[c] for c in _legal_cards(state, seat)]
+
+
+def auto_action(state: State) -> None:
+    """No table action: the Snake Oil reveal is part of the transition that starts a trick."""
+    return None
+
+
+def timeout_action(state: State) -> Timeout | None:
+    """On timeout the seat to move plays its lowest legal card (value, then id)."""
+    if state.phase != "playing" or state.rules.turn_timer <= 0:
+        return None
+    card = min(_legal_cards(state, state.turn), key=lambda c: (VALUE[c], c))
+    return Timeout(state.rules.turn_timer, state.turn, _PLAY[card])
+
+
+def _winners(totals: tuple[int, ...]) -> tuple[int, ...]:
+    """Fewest penalty points wins; ties shared (DECISIONS.md "Wild Shots")."""
+    best = min(totals)
+    return tuple(i for i, t in enumerate(totals) if t == best)
+
+
+def outcome(state: State) -> Outcome:
+    """Scores are penalty points (lower is better); ``winners`` names who won."""
+    over = state.phase == "over"
+    totals = state.tally.totals
+    return Outcome(over, totals, _winners(totals) if over else ())
+
+
+def round_penalty(state: State, round_index: int, cards: tuple[int, ...] | list[int]) -> int:
+    """Penalty points that ``cards`` in a player's tricks cost in round ``round_index``
+    (0-based), by the overview card and this table's symbols (rulebook "Scoring")."""
+    hits = state.rules.hits[round_index]
+    return sum(hits[c] for c in cards)
+
+
+# ----------------------------------------------------------------------------- apply
+
+def apply(state: State, seat: int | None, action: Any) -> tuple[State, list[dict]]:
+    t = type(action)
+    if t is Play:
+        return _play(state, seat, action.card)
+    if t is ChanceOutcome:
+        if seat is not None:
+            raise IllegalAction("not_a_table", "Shuffles come from the table, not from a player.")
+        return _chance(state, action)
+    raise IllegalAction("unknown_action", f"Wild Shots has no action {type(action).__name__!r}; "
+                                          f"the only action is 'play' with a card.")
+
+
+def _reveal(state: State, events: list) -> State:
+    """Rulebook "Round Sequence": before each trick the active player reveals the top
+    Snake Oil card; its symbol is trump for this trick."""
+    trump = state.rules.oil[state.oil[state.trick_no]]
+    events.append({"event": "snake_oil_revealed", "seat": state.leader, "trick": state.trick_no + 1,
+                   "symbol": data.SYMBOLS[trump]})
+    return _evolve(state, trump=trump)
+
+
+def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
+    check_permutation(outcome, pending_chance(state))
+    p = tuple(outcome.permutation)
+    n = state.rules.seats
+    if outcome.purpose == "first_player":
+        # DECISIONS.md: the first round's starter is a logged chance outcome.
+        s = p[0]
+        return (_evolve(state, phase="dealing", starter=s),
+                [{"event": "starter_chosen", "seat": s}])
+    if outcome.purpose == "deal":
+        # Setup: 10 cards each; with 2 or 3 players the rest is set aside unseen.
+        hands = tuple(tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n))
+        aside = tuple(sorted(p[n * HAND:]))
+        return (_evolve(state, hands=hands, aside=aside),
+                [{"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
+                  "set_aside": len(aside)}])
+    # "snake_oil": the face-down pile, top first; the round starts and the starter reveals.
+    events: list = [{"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)}]
+    st = _evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter,
+                 trick=(), last=None)
+    return _reveal(st, events), events
+
+
+def _turn_name(seat: int) -> str:
+    return f"seat {seat}"
+
+
+def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]:
+    if state.phase != "playing":
+        if state.phase == "over":
+            raise IllegalAction("game_over", "The game is over; no more cards can be played.")
+        raise IllegalAction("waiting_for_shuffle",
+                            "The cards are being shuffled and dealt; wait until the trick starts.")
+    if seat is None:
+        raise IllegalAction("not_a_seat", "Only a seated player can play a card.")
+    if seat != state.turn:
+        raise IllegalAction("not_your_turn", f"It is {_turn_name(state.turn)}'s turn to play a card; "
+                                             f"wait for your turn.")
+    hand = state.hands[seat]
+    if card not in hand:
+        if type(card) is not int or not 0 <= card < N_CARDS:
+            raise IllegalAction("no_such_card", f"There is no card {card!r}; cards are numbered 0 to {N_CARDS - 1}.")
+        raise IllegalAction("card_not_in_hand", f"You do not hold the {LABELS[card]}; play a card from your hand.")
+    trick = state.trick
+    if trick:
+        led = SUIT[trick[0]]
+        # Rulebook "Follow Suit": play the led suit if you hold it.
+        if SUIT[card] != led:
+            for c in hand:
+                if SUIT[c] == led:
+                    raise IllegalAction(
+                        "must_follow_suit",
+                        f"You must follow suit: {data.SUITS[led]} was led and you hold the {LABELS[c]}; "
+                        f"play a {data.SUITS[led]} card.")
+    r = state.rules
+    n = r.seats
+    hands = state.hands
+    hands = hands[:seat] + (tuple([c for c in hand if c != card]),) + hands[seat + 1:]
+    trick = trick + (card,)
+    events: list = [{"event": "card_played", "seat": seat, "card": card}]
+    if len(trick) < n:
+        # Hot path: built positionally (see State); clockwise = the next seat number.
+        return State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
+                     state.leader, (seat + 1) % n, state.trump, trick, state.won, state.last,
+                     state.tally), events
+    return _finish_trick(state, hands, trick, events)
+
+
+def _trick_winner(symbols: tuple[int, ...], trump: int, trick: tuple[int, ...]) -> int:
+    """Index in ``trick`` of the winning card (rulebook "Trump"; DECISIONS.md "Winner"):
+    the highest card bearing the trump symbol in any suit, equal values going to the
+    earlier card; if none, the highest card of the led suit."""
+    best = -1
+    best_v = 0
+    for i, c in enumerate(trick):
+        if symbols[c] == trump and VALUE[c] > best_v:
+            best, best_v = i, VALUE[c]
+    if best >= 0:
+        return best
+    led = SUIT[trick[0]]
+    for i, c in enumerate(trick):
+        if SUIT[c] == led and VALUE[c] > best_v:
+            best, best_v = i, VALUE[c]
+    return best
+
+
+def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list[dict]]:
+    r = state.rules
+    n = r.seats
+    leader = state.leader
+    w = (leader + _trick_winner(r.symbols, state.trump, trick)) % n
+    # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
+    won = state.won[:w] + (state.won[w] + trick,) + state.won[w + 1:]
+    last = LastTrick(trick, leader, w, state.trump)
+    events.append({"event": "trick_won", "seat": w, "trick": state.trick_no + 1,
+                   "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n)})
+    if state.trick_no + 1 < TRICKS:
+        st = State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no + 1,
+                   w, w, -1, (), won, last, state.tally)
+        return _reveal(st, events), events
+    return _score_round(state, hands, won, last, events)
+
+
+def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tuple[State, list[dict]]:
+    """Rulebook "Scoring": each player's hits under this round's overview entry."""
+    r = state.rules
+    n = r.seats
+    hits = r.hits[state.round]
+    pen = tuple(sum(hits[c] for c in won[s]) for s in range(n))
+    totals = tuple(a + b for a, b in zip(state.tally.totals, pen))
+    tally = Tally(state.tally.penalties + (pen,), totals, won)
+    events.append({"event": "round_scored", "round": state.round + 1,
+                   "hits": dict(data.ROUND_OVERVIEW[state.round]),
+                   "penalties": list(pen), "totals": list(totals),
+                   # Once the round is scored nobody's tricks are secret any more (DECISIONS.md).
+                   "won": [list(x) for x in won]})
+    w = last.winner
+    empty = ((),) * n
+    if state.round + 1 >= ROUNDS:
+        # "End of the Game": after the 4th round, fewest penalty points wins (ties shared).
+        events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
+        return State(r, "over", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
+                     w, -1, -1, (), empty, last, tally), events
+    if r.rotate:
+        starter = (state.starter + 1) % n   # setting rotate_starter (DECISIONS.md "setting: rotate")
+    else:
+        starter = w   # Round step 8 / DECISIONS.md: "each later round starts with the active player"
+    # Round step 7: all cards, set-aside ones included, are gathered for a new deal.
+    return State(r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
+                 tally), events
+
+
+# ----------------------------------------------------------------------------- views
+
+def _trick_cards(trick: tuple[int, ...], leader: int, n: int) -> list[dict]:
+    return [{"seat": (leader + i) % n, "card": c} for i, c in enumerate(trick)]
+
+
+def _split_tricks(cards: tuple[int, ...], n: int) -> list[list[int]]:
+    return [list(cards[i:i + n]) for i in range(0, len(cards), n)]
+
+
+def view(state: State, seat: int | None) -> dict:
+    """What ``seat`` may know (rulebook "Trick"; DECISIONS.md "Visibility"): its own hand
+    and its own won tricks; everyone sees the current and the most recent trick, counts
+    of hands and tricks, and every trick of a round once it is scored; nobody sees
+    another hand, the set-aside cards or the Snake Oil order."""
+    r = state.rules
+    n = r.seats
+    if seat is not None and not (type(seat) is int and 0 <= seat < n):
+        raise ValueError(f"no seat {seat!r} at this table")
+    playing = state.phase == "playing"
+    dealt = bool(state.hands)
+    over = state.phase == "over"
+    own = seat is not None
+    tally = state.tally
+    players = []
+    for s in range(n):
+        players.append({
+            "seat": s,
+            "hand": len(state.hands[s]) if dealt else 0,
+            "tricks": len(state.won[s]) // n,
+            "penalties": [p[s] for p in tally.penalties],
+            "total": tally.totals[s],
+        })
+    lt = state.last
+    last = None
+    if lt is not None:
+        last = {"cards": _trick_cards(lt.cards, lt.leader, n), "leader": lt.leader,
+                "winner": lt.winner, "trump": _sym_name(lt.trump)}
+    last_round = None
+    if tally.last_round:
+        last_round = {"round": len(tally.penalties),
+                      "tricks": [_split_tricks(x, n) for x in tally.last_round],
+                      "penalties": list(tally.penalties[-1])}
+    return {
+        "game": NAME,
+        "phase": state.phase,
+        "seat": seat,
+        "turn": state.turn if playing else None,
+        "round": state.round + 1,
+        "rounds": ROUNDS,
+        "hits": dict(data.ROUND_OVERVIEW[state.round]),
+        "starter": state.starter if state.starter >= 0 else None,
+        "trick_number": state.trick_no + 1 if playing else None,
+        "leader": state.leader if playing else None,
+        "trump": _sym_name(state.trump) if playing else None,
+        "led_suit": data.SUITS[SUIT[state.trick[0]]] if state.trick else None,
+        "trick": _trick_cards(state.trick, state.leader, n),
+        "hand": list(state.hands[seat]) if own and dealt else [],
+        "playable": _legal_cards(state, seat) if own and playing and seat == state.turn else [],
+        "own_tricks": _split_tricks(state.won[seat], n) if own else [],
+        "last_trick": last,
+        "last_round": last_round,
+        "set_aside": len(state.aside),
+        "snake_oil_left": len(state.oil) - state.trick_no - 1 if playing else None,
+        # Revealed Snake Oil cards of this round, face up, so public (rulebook "Round Sequence").
+        "snake_oil_revealed": [data.SYMBOLS[r.oil[x]] for x in state.oil[:state.trick_no + 1]] if playing else [],
+        "players": players,
+        "penalties": [list(p) for p in tally.penalties],
+        "totals": list(tally.totals),
+        "scores": list(tally.totals),
+        "winners": list(_winners(tally.totals)) if over else [],
+        "symbols": [_sym_name(x) for x in r.symbols],
+        "snake_oil": {name: r.oil.count(i) for i, name in enumerate(data.SYMBOLS)},
+    }
+
+
+def snapshot(state: State) -> dict:
+    """The all-seeing state as plain data (state hash, ``replay --json``)."""
+    r = state.rules
+    return {
+        "game": NAME,
+        "seats": r.seats,
+        "rules": {"symbols": list(r.symbols), "snake_oil": list(r.oil), "first_player": r.first_player,
+                  "rotate_starter": r.rotate, "turn_timer": r.turn_timer},
+        "phase": state.phase,
+        "round": state.round + 1,
+        "starter": state.starter,
+        "hands": [list(h) for h in state.hands],
+        "set_aside": list(state.aside),
+        "snake_oil_order": list(state.oil),
+        "trick_number": state.trick_no + 1,
+        "leader": state.leader,
+        "turn": state.turn,
+        "trump": state.trump,
+        "trick": list(state.trick),
+        "won": [list(w) for w in state.won],
+        "last_trick": None if state.last is None else {
+            "cards": list(state.last.cards), "leader": state.last.leader,
+            "winner": state.last.winner, "trump": state.last.trump},
+        "penalties": [list(p) for p in state.tally.penalties],
+        "totals": list(state.tally.totals),
+        "last_round": [list(w) for w in state.tally.last_round],
+    }
