@@ -40,7 +40,7 @@ def unpackb(data: bytes, *, max_size: int = MAX_FRAME) -> Any:
         return msgpack.unpackb(
             data, raw=False, strict_map_key=False, use_list=True,
             max_bin_len=max_size, max_str_len=max_size, max_array_len=max_size,
-            max_map_len=max_size, max_ext_len=0,
+            max_map_len=max_size, max_ext_len=0, ext_hook=_no_ext,
         )
     except msgpack.ExtraData:
         raise ProtocolError("bad_frame", "frame holds more than one msgpack value") from None
@@ -48,6 +48,23 @@ def unpackb(data: bytes, *, max_size: int = MAX_FRAME) -> Any:
         raise ProtocolError("bad_frame", f"frame is not valid msgpack ({type(e).__name__})") from None
     except RecursionError:
         raise ProtocolError("bad_frame", "frame is nested too deeply") from None
+
+
+def _no_ext(code: int, data: bytes) -> Any:
+    # max_ext_len=0 still lets an empty extension through as an ExtType: not plain data.
+    raise ValueError(f"msgpack extension type {code} is not allowed")
+
+
+def _key_text(k: Any) -> str:
+    """A map key as short text for paths and messages (a bin key shows as text); capped so
+    an error naming a hostile key still fits the peer's MAX_STR on the ``error`` message."""
+    text = k.decode("utf-8", "replace") if isinstance(k, bytes) else str(k)
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _key_path(path: str, k: Any) -> str:
+    """The path of a map entry, also for a key that is not a string."""
+    return f"{path}.{_key_text(k)}"
 
 
 def _type_name(v: Any) -> str:
@@ -59,19 +76,49 @@ def _fail(path: str, expected: str, v: Any) -> ProtocolError:
     return ProtocolError("bad_field", f"expected {expected}, got {_type_name(v)}", path)
 
 
+def _plain_ok(v: Any, depth: int) -> bool:
+    """Fast validity test of free-form data (no paths built); see check_free."""
+    t = type(v)
+    if t is str or t is bool or v is None or t is float or t is bytes:
+        return True
+    if t is int:
+        return INT_MIN <= v <= INT_MAX
+    if depth >= MAX_DEPTH:
+        return False
+    if t is dict:
+        for k, x in v.items():
+            if type(k) is not str or not _plain_ok(x, depth + 1):
+                return False
+        return True
+    if t is list:
+        for x in v:
+            if not _plain_ok(x, depth + 1):
+                return False
+        return True
+    return False
+
+
 def check_free(v: Any, path: str, depth: int = 0) -> Any:
-    """Free-form data (settings, views): maps with str keys, lists, scalars; bounded depth."""
+    """Free-form data (settings, views): maps with str keys, lists, scalars; bounded depth.
+    Valid data is returned as it is; the slow walk that names the bad path runs only on error."""
+    if _plain_ok(v, depth):
+        return v
+    return _check_free_slow(v, path, depth)
+
+
+def _check_free_slow(v: Any, path: str, depth: int = 0) -> Any:
     if depth > MAX_DEPTH:
         raise ProtocolError("bad_field", "nested too deeply", path)
     if isinstance(v, dict):
-        out = {}
         for k, x in v.items():
             if not isinstance(k, str):
-                raise ProtocolError("bad_field", f"map keys must be strings, got {_type_name(k)}", path)
-            out[k] = check_free(x, f"{path}.{k}", depth + 1)
-        return out
+                raise ProtocolError("bad_field", f"map keys must be strings, got {_type_name(k)}", _key_path(path, k))
+            _check_free_slow(x, _key_path(path, k), depth + 1)
+        return v
     if isinstance(v, list):
-        return [check_free(x, f"{path}[{i}]", depth + 1) for i, x in enumerate(v)]
+        for i, x in enumerate(v):
+            _check_free_slow(x, f"{path}[{i}]", depth + 1)
+        return v
     if isinstance(v, int) and not isinstance(v, bool) and not INT_MIN <= v <= INT_MAX:
         raise ProtocolError("bad_field", "integer out of range", path)
     if v is None or isinstance(v, (bool, int, float, str, bytes)):
@@ -156,35 +203,68 @@ def _make_checker(tp: Any, meta: dict, registry_of: dict) -> Any:
     raise TypeError(f"unsupported field type {tp!r}")
 
 
+def _fast(tp: Any, meta: dict):
+    """For scalar fields, (type, lo, hi) so decode_fields can accept a good value inline."""
+    if tp is int:
+        return (int, meta.get("min", INT_MIN), meta.get("max", INT_MAX))
+    if tp is str:
+        return (str, 0, meta.get("max_len", MAX_STR))
+    if tp is bool:
+        return (bool, None, None)
+    return None
+
+
 def _plan(cls: type) -> tuple:
-    """Cached (name, checker, has_default) per field of an attrs class."""
+    """Cached (fields, known names) of an attrs class; each field is
+    (name, checker, has_default, fast)."""
     plan = cls.__dict__.get("_codec_plan")
     if plan is None:
         hints = typing.get_type_hints(cls)
-        plan = tuple(
+        fields = tuple(
             (f.name, _make_checker(hints[f.name], dict(f.metadata), {}),
-             f.default is not attrs.NOTHING)
+             f.default is not attrs.NOTHING, _fast(hints[f.name], dict(f.metadata)))
             for f in attrs.fields(cls)
         )
+        plan = (fields, frozenset(f[0] for f in fields))
         type.__setattr__(cls, "_codec_plan", plan)
     return plan
+
+
+_MISSING = object()
 
 
 def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) -> Any:
     if type(obj) is not dict:
         raise _fail(path, "map", obj)
-    plan = _plan(cls)
+    fields, known = _plan(cls)
+    extra = len(obj) - (tag_key in obj if tag_key is not None else 0)
     kwargs = {}
-    known = {name for name, _, _ in plan}
-    for k in obj:
-        if k != tag_key and k not in known:
-            raise ProtocolError("unknown_field", f"unknown field {k!r} for {getattr(cls, 'TAG', cls.__name__)!r}",
-                                f"{path}.{k}" if isinstance(k, str) else path)
-    for name, check, has_default in plan:
-        if name in obj:
-            kwargs[name] = check(obj[name], f"{path}.{name}")
-        elif not has_default:
-            raise ProtocolError("missing_field", "required field is missing", f"{path}.{name}")
+    for name, check, has_default, fast in fields:
+        v = obj.get(name, _MISSING)
+        if v is _MISSING:
+            if not has_default:
+                raise ProtocolError("missing_field", "required field is missing", f"{path}.{name}")
+            continue
+        extra -= 1
+        if fast is not None and type(v) is fast[0]:
+            t = fast[0]
+            if t is int:
+                if fast[1] <= v <= fast[2]:
+                    kwargs[name] = v
+                    continue
+            elif t is str:
+                if len(v) <= fast[2]:
+                    kwargs[name] = v
+                    continue
+            else:
+                kwargs[name] = v
+                continue
+        kwargs[name] = check(v, f"{path}.{name}")
+    if extra:
+        for k in obj:
+            if k != tag_key and k not in known:
+                raise ProtocolError("unknown_field", f"unknown field {_key_text(k)!r} for {getattr(cls, 'TAG', cls.__name__)!r}",
+                                    _key_path(path, k))
     return cls(**kwargs)
 
 
@@ -195,8 +275,8 @@ def to_data(value: Any) -> Any:
         tag = getattr(type(value), "TAG", None)
         if tag is not None:
             d[type(value).TAG_KEY] = tag
-        for name, _, _ in _plan(type(value)):
-            d[name] = to_data(getattr(value, name))
+        for f in _plan(type(value))[0]:
+            d[f[0]] = to_data(getattr(value, f[0]))
         return d
     if isinstance(value, (tuple, list)):
         return [to_data(x) for x in value]

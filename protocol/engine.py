@@ -97,7 +97,12 @@ def merge_settings(defaults: dict, given: dict, checks: dict) -> dict:
 
 def state_hash(game: ModuleType, state: Any) -> bytes:
     """A 16-byte digest of the all-seeing state, for the log's hash records."""
-    return hashlib.blake2b(packb(to_data(game.snapshot(state))), digest_size=16).digest()
+    snap = game.snapshot(state)
+    try:
+        data = packb(snap)          # snapshots are plain data: tuples pack as arrays
+    except TypeError:
+        data = packb(to_data(snap))
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def games() -> dict[str, ModuleType]:

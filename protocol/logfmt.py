@@ -20,7 +20,9 @@ from typing import Any, Iterator
 
 import attrs
 
-from .codec import Registry, packb, to_data, unpackb
+import msgpack
+
+from .codec import Registry, _no_ext, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
 FORMAT_VERSION = 1
@@ -113,6 +115,24 @@ class LogContents:
     offsets: tuple       # byte offset of each record in ``records``
 
 
+def _whole_record_after(view: memoryview, pos: int) -> int | None:
+    """The offset of the first whole, CRC-correct, decodable record at or after ``pos``, if any.
+    Only called on the rare path where a frame runs past the end of the data."""
+    n = len(view)
+    crc32 = zlib.crc32
+    unpack_from = _FRAME.unpack_from
+    for p in range(pos, n - FRAME_HEADER):
+        length, crc = unpack_from(view, p)
+        end = p + FRAME_HEADER + length
+        if 0 < length and end <= n and crc32(view[p + FRAME_HEADER:end]) == crc:
+            try:
+                RECORDS.decode(unpackb(bytes(view[p + FRAME_HEADER:end]), max_size=MAX_RECORD))
+            except ProtocolError:
+                continue
+            return p
+    return None
+
+
 def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
     """Yield (offset, payload) for each whole frame; stop silently at a torn tail.
 
@@ -131,12 +151,41 @@ def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
         if length > MAX_RECORD:
             raise LogError("bad_frame", f"record length {length} exceeds the cap", offset=off)
         if end > n:
+            # A torn write leaves one partial frame and nothing after it. If whole records
+            # follow, this length field is damaged: cutting here would drop good records.
+            later = _whole_record_after(view, off + 1)
+            if later is not None:
+                raise LogError("bad_frame", f"record length {length} runs past the end of the log, "
+                               f"but a whole record follows at byte offset {later}", offset=off)
             return
         payload = view[start:end]
         if crc32(payload) != crc:
             raise LogError("bad_crc", "record fails its CRC check", offset=off)
         yield off, bytes(payload)
         off = end
+
+
+_ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
+
+
+def _unpack(payload: bytes) -> Any:
+    try:
+        return msgpack.unpackb(payload, raw=False, strict_map_key=False, ext_hook=_no_ext)
+    except Exception:               # any malformed payload: let the strict path name it
+        return unpackb(payload, max_size=MAX_RECORD)
+
+
+def decode_record(obj: Any) -> Any:
+    """A record from plain data. Action records, nearly all of a log, take a fast path
+    with the same checks; their ``action`` map is decoded strictly by the game at replay."""
+    if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS:
+        seq, seat, action = obj.get("seq"), obj.get("seat"), obj.get("action")
+        intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
+        if (type(seq) is int and (seat is None or type(seat) is int) and type(action) is dict
+                and (intent is None or type(intent) is int) and type(by) is str
+                and (recv is None or type(recv) is float)):
+            return ActionAccepted(seq, seat, action, intent, by, recv)
+    return RECORDS.decode(obj)
 
 
 def read_log(data: bytes) -> LogContents:
@@ -150,7 +199,7 @@ def read_log(data: bytes) -> LogContents:
     try:
         for off, payload in iter_frames(data):
             try:
-                r = RECORDS.decode(unpackb(payload, max_size=MAX_RECORD))
+                r = decode_record(_unpack(payload))
             except ProtocolError as e:
                 raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
             if header is None:
@@ -159,11 +208,13 @@ def read_log(data: bytes) -> LogContents:
                 if r.format != FORMAT_VERSION:
                     raise LogError("bad_version", f"log format {r.format} is not supported (this build reads {FORMAT_VERSION})", offset=off)
                 header = r
+            elif isinstance(r, Header):
+                raise LogError("bad_record", "a second header record", offset=off)
             else:
                 seq = getattr(r, "seq", None)
                 if seq is not None and isinstance(r, (ChanceRecorded, ActionAccepted)):
                     if seq != last_seq + 1:
-                        raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {seq}", offset=off, seq=seq)
+                        raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {seq}", offset=off, seq=last_seq + 1)
                     last_seq = seq
                 records.append(r)
                 offsets.append(off)

@@ -31,11 +31,32 @@ def initial_state(header: Header) -> tuple[ModuleType, Any]:
     return g, g.new_table(TableConfig(header.game, header.seats, dict(header.settings)))
 
 
-def step(g: ModuleType, state: Any, record: Any) -> Any:
+ACTION_CACHE = 4096
+
+
+def _decode_action(g: ModuleType, data: dict, cache: dict | None) -> Any:
+    """Decode a logged action; identical simple actions (draw, ready, ...) are decoded once
+    per fold (actions are immutable values, so sharing them is safe)."""
+    if cache is None:
+        return g.ACTIONS.decode(data, "$.action")
+    try:
+        key = tuple(data.items())
+        action = cache.get(key)
+    except TypeError:               # a list inside: not hashable, decode it as it is
+        return g.ACTIONS.decode(data, "$.action")
+    if action is None:
+        action = g.ACTIONS.decode(data, "$.action")
+        if len(cache) >= ACTION_CACHE:
+            cache.clear()
+        cache[key] = action
+    return action
+
+
+def step(g: ModuleType, state: Any, record: Any, cache: dict | None = None) -> Any:
     """Apply one state-changing record; other records leave the state as it is."""
     if type(record) is ActionAccepted:
         try:
-            action = g.ACTIONS.decode(record.action, "$.action")
+            action = _decode_action(g, record.action, cache)
             return g.apply(state, record.seat, action)[0]
         except (IllegalAction, ProtocolError) as e:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=record.seq) from None
@@ -55,12 +76,13 @@ def replay(contents: LogContents, *, verify_hashes: bool = True, upto: int | Non
 def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bool = True,
          upto: int | None = None) -> ReplayResult:
     seq = actions = chances = checked = 0
+    cache: dict = {}
     for r in records:
         t = type(r)
         if t is ActionAccepted or t is ChanceRecorded:
             if upto is not None and r.seq > upto:
                 break
-            state = step(g, state, r)
+            state = step(g, state, r, cache)
             seq = r.seq
             if t is ActionAccepted:
                 actions += 1

@@ -1,0 +1,117 @@
+"""Engine and replay speed, per game.
+
+    python bench/engine.py [--games run-wild,...] [--seconds 3] [--json bench/engine.json]
+
+For each game: random legal play (actions applied per second, engine only: the time in
+``apply``), then the log of those games replayed three ways:
+  frames   CRC check + msgpack decode of every frame (the floor: no rules at all);
+  decode   frames + record/action decoding into typed values;
+  replay   the full fold: decode, apply every record, check every state hash.
+Prints a table and writes the same figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from wildtable.protocol.codec import unpackb
+from wildtable.protocol.engine import ChanceOutcome, TableConfig, games
+from wildtable.protocol.logfmt import ActionAccepted, RECORDS, encode_record, iter_frames, read_log
+from wildtable.protocol.replay import replay
+from wildtable.selfplay import play
+
+
+def bench_game(game, seconds: float, seed: int) -> dict:
+    rng = random.Random(seed)
+    apply_time = 0.0
+    applied = 0
+    logs = []
+    deadline = time.perf_counter() + seconds
+    n_games = 0
+    while time.perf_counter() < deadline or n_games == 0:
+        seats = rng.randint(game.MIN_PLAYERS, game.MAX_PLAYERS)
+        original = game.apply
+        timer = [0.0, 0]
+
+        def on_step(before, after, action, seat, req, events):
+            # time one more apply of the same step, on the same state: the engine alone
+            t0 = time.perf_counter()
+            game.apply(before, seat, action)
+            timer[0] += time.perf_counter() - t0
+            timer[1] += 1
+
+        p = play(game, seats, {}, rng=rng, on_step=on_step)
+        apply_time += timer[0]
+        applied += timer[1]
+        logs.append(encode_record(p.header) + b"".join(encode_record(r) for r in p.records))
+        n_games += 1
+    data_records = sum(len(read_log(d).records) for d in logs)
+    total_bytes = sum(len(d) for d in logs)
+
+    def timed(fn, repeat=3):
+        best = float("inf")
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    def frames():
+        for d in logs:
+            for _, payload in iter_frames(d):
+                unpackb(payload, max_size=1 << 24)
+
+    def decode():
+        for d in logs:
+            for r in read_log(d).records:
+                if type(r) is ActionAccepted:
+                    game.ACTIONS.decode(r.action)
+
+    actions = [0]
+
+    def full():
+        actions[0] = 0
+        for d in logs:
+            res = replay(read_log(d))
+            actions[0] += res.actions + res.chances
+
+    t_frames, t_decode, t_replay = timed(frames), timed(decode), timed(full)
+    steps = actions[0]
+    return {
+        "game": game.NAME, "games": n_games, "steps": steps, "records": data_records, "log_bytes": total_bytes,
+        "engine_actions_per_s": applied / apply_time if apply_time else 0.0,
+        "frames_records_per_s": data_records / t_frames,
+        "decode_records_per_s": data_records / t_decode,
+        "replay_actions_per_s": steps / t_replay,
+        "replay_mb_per_s": total_bytes / t_replay / 1e6,
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", default=",".join(sorted(games())))
+    ap.add_argument("--seconds", type=float, default=3.0, help="random play per game (default 3)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default="bench/engine.json")
+    args = ap.parse_args(argv)
+    rows = [bench_game(games()[name], args.seconds, args.seed) for name in args.games.split(",")]
+    head = f"{'game':<18}{'games':>6}{'steps':>9}{'engine act/s':>14}{'frames rec/s':>14}{'decode rec/s':>14}{'replay act/s':>14}"
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        print(f"{r['game']:<18}{r['games']:>6}{r['steps']:>9}{r['engine_actions_per_s']:>14,.0f}"
+              f"{r['frames_records_per_s']:>14,.0f}{r['decode_records_per_s']:>14,.0f}{r['replay_actions_per_s']:>14,.0f}")
+    out = {"python": sys.version.split()[0], "rows": rows}
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=1)
+        print(f"\nwritten to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
