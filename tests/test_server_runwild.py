@@ -297,3 +297,132 @@ async def test_restart_resumes_mid_round_with_no_accepted_action_lost(tmp_path):
             seqs = {r.seq for r in contents.records if hasattr(r, "seq") and type(r).__name__ == "ActionAccepted"}
             assert set(accepted) <= seqs
             assert replay(contents).state == t2.state
+
+
+def _draw3_then_out_seed():
+    """A seed where seat 0's 4-card hand is a Draw-3 plus a three-card meld."""
+    for seed in range(20_000):
+        s = dealt(3, seed, {"hand_size": 4})
+        hand = RW.view(s, 0)["hand"]
+        d3 = [c for c in hand if c >= 69]
+        rest = [c for c in hand if c < 69]
+        if len(d3) != 1 or len(rest) != 3 or any(c >= 60 for c in rest):
+            continue
+        try:
+            RW.apply(s, 0, RW.ACTIONS.decode({"kind": "meld", "cards": rest, "values": []}))
+        except Exception:
+            continue
+        return seed, d3[0], rest
+    raise AssertionError("no seed found")
+
+
+async def test_draw3_lands_amid_intents_and_out_refuses_late_intents(tmp_path):
+    seed, d3, meld = _draw3_then_out_seed()
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data", chance=seeded_chance(seed)) as (server, url):
+            async with seated(url, "run-wild", 3, {"hand_size": 4}) as (table, (a, b, c), joined):
+                await _send_all_ready([a, b, c])
+                before = [RW.view(server.tables[table].state, i) for i in range(3)]
+                logs = {1: [], 2: []}
+                answers = {1: {}, 2: {}}
+                out_seq = None
+
+                async def spam(i, conn):
+                    # intents keep leaving while the Draw-3 and the Out! land
+                    for k in range(12):
+                        await conn.send(m.Intent(k + 1, {"kind": "draw"}))
+                        await trio.sleep(0.002)
+                    while len(answers[i]) < 12:
+                        msg = await conn.receive()
+                        logs[i].append(msg)
+                        if isinstance(msg, (m.Accepted, m.Rejected)):
+                            assert msg.intent not in answers[i], "an intent answered twice"
+                            answers[i][msg.intent] = msg
+
+                async def actor():
+                    nonlocal out_seq
+                    await trio.sleep(0.005)
+                    await a.send(m.Intent(1, {"kind": "draw3", "card": d3}))
+                    assert isinstance(await reply_to(a, 1), m.Accepted)
+                    await a.send(m.Intent(2, {"kind": "meld", "cards": meld, "values": []}))
+                    r = await reply_to(a, 2)
+                    assert isinstance(r, m.Accepted)
+                    out_seq = r.seq
+
+                async with trio.open_nursery() as n:
+                    n.start_soon(spam, 1, b)
+                    n.start_soon(spam, 2, c)
+                    n.start_soon(actor)
+                for i in (1, 2):
+                    for msg in answers[i].values():
+                        if isinstance(msg, m.Rejected):
+                            assert msg.code == "round_over", msg
+                            assert "over" in msg.reason
+                        else:
+                            assert msg.seq < out_seq
+                    updates = [u for u in logs[i] if isinstance(u, m.Update)]
+                    # the Draw-3 reached this seat: its hand grew by 3 at that seq
+                    d3_updates = [u for u in updates if any(e.get("event") == "draw3_played" for e in u.events)]
+                    assert len(d3_updates) == 1
+                    u = d3_updates[0]
+                    prev = [x for x in updates if x.seq < u.seq]
+                    hand_before = prev[-1].view["players"][i]["hand"] if prev else before[i]["players"][i]["hand"]
+                    assert u.view["players"][i]["hand"] == hand_before + 3
+                    # Out! ends the round for everyone in the same update
+                    outs = [x for x in updates if any(e.get("event") == "player_out" for e in x.events)]
+                    assert len(outs) == 1 and outs[0].seq == out_seq
+                    assert any(e.get("event") == "round_ended" for e in outs[0].events)
+                    # no update shows an empty hand still playing
+                    for x in updates:
+                        if x.view["phase"] == "playing":
+                            assert all(p["hand"] > 0 for p in x.view["players"] if p["in_round"])
+
+
+def _card_ids(view: dict) -> set[int]:
+    ids = set(view.get("hand") or ())
+    for meld in view.get("melds", ()):
+        ids.update(meld["cards"])
+    for p in view.get("players", ()):
+        ids.update(p.get("draw3s", ()))
+    return ids
+
+
+async def test_no_update_carries_another_hand_or_a_pile_card(tmp_path):
+    with trio.fail_after(120):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with seated(url, "run-wild", 3) as (table, conns, joined):
+                logs = [[], [], []]
+                async with trio.open_nursery() as n:
+                    for i in range(3):
+                        n.start_soon(lambda i=i: play_to_end(conns[i], joined[i], timeout=100, log=logs[i]))
+                async with connect(url, "watcher") as w:
+                    await w.send(m.Spectate(table))
+                    spec = await w.receive_until(lambda x: isinstance(x, (m.Spectating, m.Error)))
+            contents = read_log(server.tables[table].logfile.path.read_bytes())
+    # the state after every seq, replayed from the log
+    from wildtable.protocol.replay import initial_state, step
+    g, s = initial_state(contents.header)
+    states = {0: s}
+    for r in contents.records:
+        s2 = step(g, s, r)
+        if s2 is not s:
+            states[r.seq] = s = s2
+    checked = 0
+    for seat, msgs in enumerate(logs):
+        for u in msgs:
+            if not isinstance(u, m.Update):
+                continue
+            st = states[u.seq]
+            public = _card_ids(RW.view(st, None))
+            own = set(RW.view(st, seat)["hand"])
+            assert u.view == RW.view(st, seat)
+            assert _card_ids(u.view) <= own | public
+            for e in u.events:
+                for key in ("card", "cards"):
+                    v = e.get(key)
+                    ids = set(v) if isinstance(v, list) else ({v} if isinstance(v, int) else set())
+                    before = _card_ids(RW.view(states[u.seq - 1], None)) if u.seq - 1 in states else set()
+                    assert ids <= public | before, e
+            checked += 1
+    assert checked > 50
+    assert "hand" not in spec.view or not spec.view["hand"]
