@@ -1,5 +1,5 @@
 import sys
 
-from wildtable.cli import main
+from wildtable.cli import run
 
-sys.exit(main())
+sys.exit(run())

@@ -111,5 +111,14 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def run() -> int:
+    """Console-script entry: a closed pipe (`wildtable replay x --json | head`) is not an error."""
+    try:
+        return main()
+    except BrokenPipeError:
+        sys.stderr.close()
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

@@ -30,9 +30,21 @@ def main(args) -> int:
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
                     max_connections=args.max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10))
+    failed: list[OSError] = []
     try:
         trio.run(serve_until_signalled, server, args.host, args.port)
-    except OSError as e:
-        print(f"wildtable serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}", file=sys.stderr)
+    except* OSError as group:
+        failed.extend(_leaves(group))
+    if failed:
+        e = failed[0]
+        print(f"wildtable serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}"
+              " (is another server running there? pick another --port)", file=sys.stderr)
         return 1
     return 0
+
+
+def _leaves(group: BaseExceptionGroup) -> list:
+    out = []
+    for e in group.exceptions:
+        out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])
+    return out

@@ -1,0 +1,88 @@
+"""`wildtable serve` as a real subprocess: it logs where it listens, and SIGTERM / Ctrl-C
+stop it cleanly: clients hear goodbye, logs are flushed, exit code 0."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
+from wildtable.protocol.logfmt import read_log
+
+
+async def start_server(data_dir, *extra):
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    buf = b""
+    with trio.fail_after(20):
+        while True:
+            chunk = await proc.stderr.receive_some(4096)
+            if not chunk:
+                raise AssertionError(f"server exited early: {buf.decode(errors='replace')}")
+            buf += chunk
+            found = re.search(rb"serving on (ws://\S+)", buf)
+            if found:
+                return proc, found.group(1).decode(), buf
+
+
+async def read_rest(proc, buf: bytes) -> str:
+    while True:
+        chunk = await proc.stderr.receive_some(4096)
+        if not chunk:
+            return buf.decode(errors="replace")
+        buf += chunk
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+async def test_signal_stops_server_cleanly(tmp_path, sig):
+    with trio.fail_after(60):
+        proc, url, buf = await start_server(tmp_path / "data")
+        async with connect(url, "ann") as c:
+            await c.send(m.CreateTable("run-wild", 2, {}))
+            created = await c.receive_until(lambda x: isinstance(x, m.TableCreated))
+            await c.send(m.Join(created.table, 0))
+            await c.receive_until(lambda x: isinstance(x, m.Joined))
+            proc.send_signal(sig)
+            bye = await c.receive_until(lambda x: isinstance(x, m.Goodbye))
+            assert "stopping" in bye.reason
+        with trio.fail_after(10):
+            await proc.wait()
+        log = await read_rest(proc, buf)
+        assert proc.returncode == 0, log
+        assert "flushed" in log
+        contents = read_log((tmp_path / "data" / f"{created.table}.wlog").read_bytes())
+        assert contents.torn is None
+        assert any(type(r).__name__ == "SeatClaimed" for r in contents.records)
+        # started again on the same data dir, it recovers the unfinished table
+        proc2, url2, buf2 = await start_server(tmp_path / "data")
+        try:
+            async with connect(url2, "bob") as c:
+                await c.send(m.ListTables())
+                lst = await c.receive_until(lambda x: isinstance(x, m.TableList))
+                assert [t["table"] for t in lst.tables] == [created.table]
+        finally:
+            proc2.send_signal(signal.SIGTERM)
+            await proc2.wait()
+        assert "recovered 1 unfinished table" in await read_rest(proc2, buf2)
+
+
+async def test_port_in_use_is_a_clear_error(tmp_path):
+    with trio.fail_after(30):
+        proc, url, buf = await start_server(tmp_path / "a")
+        port = url.rsplit(":", 1)[1]
+        try:
+            other = subprocess.run([sys.executable, "-m", "wildtable", "serve", "--port", port, "--data-dir",
+                                    str(tmp_path / "b")], capture_output=True, text=True, timeout=20)
+            assert other.returncode == 1
+            assert "cannot listen" in other.stderr
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            await proc.wait()
