@@ -225,7 +225,14 @@ def _plan(cls: type) -> tuple:
              f.default is not attrs.NOTHING, _fast(hints[f.name], dict(f.metadata)))
             for f in attrs.fields(cls)
         )
-        plan = (fields, frozenset(f[0] for f in fields))
+        # Fields left out of the encoding when they hold their (plain, immutable) default:
+        # decoding restores them, and records and frames get smaller.
+        omit = tuple(
+            (f.name, f.default) for f in attrs.fields(cls)
+            if f.default is not attrs.NOTHING
+            and (f.default is None or type(f.default) in (bool, int, float, str, bytes, tuple))
+        )
+        plan = (fields, frozenset(f[0] for f in fields), dict(omit))
         type.__setattr__(cls, "_codec_plan", plan)
     return plan
 
@@ -236,7 +243,7 @@ _MISSING = object()
 def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) -> Any:
     if type(obj) is not dict:
         raise _fail(path, "map", obj)
-    fields, known = _plan(cls)
+    fields, known, _ = _plan(cls)
     extra = len(obj) - (tag_key in obj if tag_key is not None else 0)
     kwargs = {}
     for name, check, has_default, fast in fields:
@@ -275,8 +282,15 @@ def to_data(value: Any) -> Any:
         tag = getattr(type(value), "TAG", None)
         if tag is not None:
             d[type(value).TAG_KEY] = tag
-        for f in _plan(type(value))[0]:
-            d[f[0]] = to_data(getattr(value, f[0]))
+        fields, _, omit = _plan(type(value))
+        for f in fields:
+            name = f[0]
+            v = getattr(value, name)
+            if name in omit:
+                dv = omit[name]
+                if v is dv or (type(v) is type(dv) and v == dv):
+                    continue
+            d[name] = to_data(v)
         return d
     if isinstance(value, (tuple, list)):
         return [to_data(x) for x in value]

@@ -134,7 +134,13 @@ def _whole_record_after(view: memoryview, pos: int) -> int | None:
 
 
 def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
-    """Yield (offset, payload) for each whole frame; stop silently at a torn tail.
+    """Yield (offset, payload bytes) for each whole frame; stop silently at a torn tail."""
+    for off, payload in _frames(data):
+        yield off, bytes(payload)
+
+
+def _frames(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
+    """Yield (offset, payload view) for each whole frame; stop silently at a torn tail.
 
     A frame whose CRC fails raises LogError naming its offset: that is corruption,
     not a torn write (a torn write leaves a frame that runs past the end).
@@ -161,18 +167,18 @@ def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
         payload = view[start:end]
         if crc32(payload) != crc:
             raise LogError("bad_crc", "record fails its CRC check", offset=off)
-        yield off, bytes(payload)
+        yield off, payload
         off = end
 
 
 _ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
 
 
-def _unpack(payload: bytes) -> Any:
+def _unpack(payload: bytes | memoryview) -> Any:
     try:
         return msgpack.unpackb(payload, raw=False, strict_map_key=False, ext_hook=_no_ext)
     except Exception:               # any malformed payload: let the strict path name it
-        return unpackb(payload, max_size=MAX_RECORD)
+        return unpackb(bytes(payload), max_size=MAX_RECORD)
 
 
 def decode_record(obj: Any) -> Any:
@@ -197,11 +203,21 @@ def read_log(data: bytes) -> LogContents:
     good = 0
     last_seq = 0
     try:
-        for off, payload in iter_frames(data):
+        for off, payload in _frames(data):
             try:
                 r = decode_record(_unpack(payload))
             except ProtocolError as e:
                 raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
+            t = type(r)
+            if (t is ActionAccepted or t is ChanceRecorded) and header is not None:
+                # the common case, first: a state-changing record in its place
+                if r.seq != last_seq + 1:
+                    raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {r.seq}", offset=off, seq=last_seq + 1)
+                last_seq = r.seq
+                records.append(r)
+                offsets.append(off)
+                good = off + FRAME_HEADER + len(payload)
+                continue
             if header is None:
                 if not isinstance(r, Header):
                     raise LogError("no_header", "the first record is not a header", offset=off)

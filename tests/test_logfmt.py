@@ -73,12 +73,16 @@ def test_documented_examples():
     h = encode_record(StateHashed(64, bytes.fromhex("00112233445566778899aabbccddeeff")))
     assert h.hex() == ("24000000" "7c6949c4" "83" "a174" "a468617368" "a3736571" "40" "a468617368"
                        "c410" "00112233445566778899aabbccddeeff")
-    a = encode_record(ActionAccepted(7, 2, {"kind": "take", "meld": 3, "card": 41}, intent=17, by="player",
+    a = encode_record(ActionAccepted(7, 2, {"kind": "take", "meld": 3, "card": 41}, intent=17, by="timer",
                                      recv=12.5))
     assert a.hex() == (
-        "53000000" "0ff6658c" "87" "a174" "a6616374696f6e" "a3736571" "07" "a473656174" "02"
+        "52000000" "857d5f9d" "87" "a174" "a6616374696f6e" "a3736571" "07" "a473656174" "02"
         "a6616374696f6e" "83" "a46b696e64" "a474616b65" "a46d656c64" "03" "a463617264" "29"
-        "a6696e74656e74" "11" "a26279" "a6706c61796572" "a472656376" "cb4029000000000000")
+        "a6696e74656e74" "11" "a26279" "a574696d6572" "a472656376" "cb4029000000000000")
+    # opt fields holding their defaults are left out by the writer
+    plain = encode_record(ActionAccepted(1, 2, {"kind": "draw"}))
+    assert read_log(encode_record(HEADER) + plain).records == (ActionAccepted(1, 2, {"kind": "draw"}),)
+    assert b"player" not in plain and b"intent" not in plain and b"recv" not in plain
 
 
 def test_write_and_read_back():
