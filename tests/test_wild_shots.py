@@ -2,7 +2,7 @@
 hypothesis playouts checking invariants after every step.
 
 Rules: /work/shared/rules/wild-shots.txt + DECISIONS.md "Wild Shots"; as implemented:
-docs/rules/wild-shots.md.
+docs/RULES.md "Wild Shots".
 """
 
 from __future__ import annotations
@@ -117,6 +117,11 @@ def test_black_7_trump_beats_red_trump_4_on_a_red_lead():
     w = won_event(ev)
     assert w["seat"] == 3 and w["trump"] == trump
     assert [x["card"] for x in w["cards"]] == [C["red 2"], C["red 4"], C["red 10"], C["black 7"]]
+    assert w["card"] == C["black 7"] and w["symbol"] == trump
+    # A played card is face up: its event names its symbol and who plays next in the trick.
+    played = [e for e in ev if e["event"] == "card_played"]
+    assert played[1] == {"event": "card_played", "seat": 1, "card": C["red 4"], "symbol": trump, "next": 2}
+    assert played[0]["symbol"] is None and [e["next"] for e in played] == [1, 2, 3, None]
     # The winner becomes the active player, reveals the next Snake Oil card and leads.
     assert ev[-1] == {"event": "snake_oil_revealed", "seat": 3, "trick": 2, "symbol": "star"}
     assert ws.to_move(s) == (3,) and s.leader == 3

@@ -2,7 +2,7 @@
 makes one symbol trump for each trick and chosen symbols cost penalty points per round.
 
 Rules: /work/shared/rules/wild-shots.txt, settled by DECISIONS.md "Wild Shots";
-as implemented: docs/rules/wild-shots.md. The deck, the (reconstructed) symbol table,
+as implemented: docs/RULES.md "Wild Shots". The deck, the (reconstructed) symbol table,
 the Snake Oil split and the round overview card live in wild_shots_data.py.
 
 Flow of a table, every step a logged action or chance outcome:
@@ -371,7 +371,10 @@ def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]
     hands = state.hands
     hands = hands[:seat] + (tuple([c for c in hand if c != card]),) + hands[seat + 1:]
     trick = trick + (card,)
-    events: list = [{"event": "card_played", "seat": seat, "card": card}]
+    # The card is face up now, so its symbol is public; "next" is who plays next in
+    # this trick (None when the trick is complete: trick_won follows).
+    events: list = [{"event": "card_played", "seat": seat, "card": card, "symbol": _sym_name(r.symbols[card]),
+                     "next": (seat + 1) % n if len(trick) < n else None}]
     if len(trick) < n:
         # Hot path: built positionally (see State); clockwise = the next seat number.
         return State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
@@ -406,8 +409,10 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
     won = state.won[:w] + (state.won[w] + trick,) + state.won[w + 1:]
     last = LastTrick(trick, leader, w, state.trump)
+    card = trick[(w - leader) % n]
     events.append({"event": "trick_won", "seat": w, "trick": state.trick_no + 1,
-                   "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n)})
+                   "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
+                   "card": card, "symbol": _sym_name(r.symbols[card])})
     if state.trick_no + 1 < TRICKS:
         st = State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no + 1,
                    w, w, -1, (), won, last, state.tally)
@@ -512,8 +517,10 @@ def view(state: State, seat: int | None) -> dict:
         "snake_oil_revealed": [data.SYMBOLS[r.oil[x]] for x in state.oil[:state.trick_no + 1]] if playing else [],
         "players": players,
         "penalties": [list(p) for p in tally.penalties],
+        "round_scores": [list(p) for p in tally.penalties],   # the same rows, by the name other games use
         "totals": list(tally.totals),
         "scores": list(tally.totals),
+        "turn_timer": r.turn_timer,
         "winners": list(_winners(tally.totals)) if over else [],
         "symbols": [_sym_name(x) for x in r.symbols],
         "snake_oil": {name: r.oil.count(i) for i, name in enumerate(data.SYMBOLS)},

@@ -5,7 +5,7 @@ table and the Snake Oil split are not public (DECISIONS.md "Wild Shots", line
 "The printed card-to-symbol table and the Snake Oil split are NOT public"), so what
 follows is a RECONSTRUCTION. It agrees with every example of the rulebook and of
 DECISIONS.md and with the published counts; a table replaces it with the settings
-"symbols" and "snake_oil" (see docs/rules/wild-shots.md).
+"symbols" and "snake_oil" (see docs/RULES.md "Wild Shots").
 
 Card ids are stable for the whole game (DECISIONS.md "All games"):
     id = SUITS.index(suit) * 10 + (value - 1)

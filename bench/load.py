@@ -1,0 +1,220 @@
+"""Load: wildtable's server under N Run Wild tables of bots, beside the bare stack.
+
+    python bench/load.py --tables 250 --pace 2 --seconds 60            # 1,000 players, one action / 2 s each
+    python bench/load.py --tables 50 --pace 0 --seconds 20             # flat out
+    python bench/load.py --tables 10 --seconds 5 --json /tmp/load.json  # a quick look
+
+1. Starts `wildtable serve` as a subprocess (its own data dir, `--durability` as given).
+2. Starts load-generator processes (bench/loadgen.py), each driving its share of the
+   tables over real WebSockets on 127.0.0.1, while this process samples the server's
+   CPU and RSS (and the generators' CPU, to show they are not the bottleneck).
+3. Stops the server with SIGTERM and reads every table's log: every seq a client saw
+   accepted must be there ("actions lost" counts those that are not).
+4. Runs the same connections and pace against bench/bare_server.py (the bare
+   trio-websocket fan-out, same frame sizes) and reports our figures beside it.
+
+Prints a table and writes the figures as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CLK = os.sysconf("SC_CLK_TCK")
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        parts = f.read().rsplit(")", 1)[1].split()
+    return (int(parts[11]) + int(parts[12])) / CLK
+
+
+def rss_bytes(pid: int) -> int:
+    with open(f"/proc/{pid}/statm") as f:
+        return int(f.read().split()[1]) * PAGE
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def start(cmd: list[str], log_path: Path) -> tuple[subprocess.Popen, str]:
+    log = open(log_path, "wb")
+    proc = subprocess.Popen(cmd, stderr=log, stdout=subprocess.DEVNULL)
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        found = re.search(rb"serving on (ws://\S+)", log_path.read_bytes())
+        if found:
+            return proc, found.group(1).decode()
+        if proc.poll() is not None:
+            raise SystemExit(f"{cmd[0]} exited: {log_path.read_text()}")
+        time.sleep(0.05)
+    raise SystemExit(f"server did not start: {log_path.read_text()}")
+
+
+def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -> dict:
+    per = [args.tables // args.generators + (1 if i < args.tables % args.generators else 0)
+           for i in range(args.generators)]
+    gens = []
+    for i, n in enumerate(per):
+        cmd = [sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables", str(n), "--pace", str(args.pace),
+               "--seconds", str(args.seconds), "--seed", str(args.seed + i), "--ramp", str(args.ramp),
+               "--group-base", str(i * 100_000), "--intent-bytes", str(intent_bytes)]
+        if bare:
+            cmd.append("--bare")
+        # results go to a file: a pipe would fill up and stall the generator
+        out = tempfile.TemporaryFile()
+        err = tempfile.TemporaryFile()
+        gens.append((subprocess.Popen(cmd, stdout=out, stderr=err), out, err))
+    procs = [g for g, _, _ in gens]
+    rss0 = rss_bytes(server_pid)
+    cpu0 = cpu_seconds(server_pid)
+    gcpu0 = [cpu_seconds(g.pid) for g in procs]
+    gcpu_last = list(gcpu0)
+    t0 = time.time()
+    peak_rss = rss0
+    while any(g.poll() is None for g in procs):
+        time.sleep(0.5)
+        peak_rss = max(peak_rss, rss_bytes(server_pid))
+        for i, g in enumerate(procs):
+            try:
+                gcpu_last[i] = cpu_seconds(g.pid)
+            except (FileNotFoundError, ProcessLookupError):
+                pass
+    wall = time.time() - t0
+    cpu = cpu_seconds(server_pid) - cpu0
+    results = []
+    for g, out, err in gens:
+        g.wait()
+        out.seek(0)
+        err.seek(0)
+        if g.returncode != 0:
+            raise SystemExit(f"load generator failed:\n{err.read().decode()[-3000:]}")
+        results.append(json.loads(out.read()))
+    gen_cpu = [max(0.0, c - c0) for c, c0 in zip(gcpu_last, gcpu0)]
+    merged = {"result_lat": [], "update_lat": [], "accepted": 0, "rejected": {}, "errors": {}, "updates": 0,
+              "update_bytes": 0, "accepted_seqs": {}, "games_finished": 0}
+    for r in results:
+        merged["result_lat"] += r["result_lat"]
+        merged["update_lat"] += r["update_lat"]
+        for k in ("accepted", "updates", "update_bytes", "games_finished"):
+            merged[k] += r[k]
+        for code, n in r["rejected"].items():
+            merged["rejected"][code] = merged["rejected"].get(code, 0) + n
+        for code, n in r["errors"].items():
+            merged["errors"][code] = merged["errors"].get(code, 0) + n
+        merged["accepted_seqs"].update(r["accepted_seqs"])
+    answered = merged["accepted"] + sum(merged["rejected"].values())
+    return {
+        "players": args.tables * 4, "tables": args.tables, "pace": args.pace, "seconds": wall,
+        "intents_per_s": answered / wall, "accepted_per_s": merged["accepted"] / wall,
+        "updates_per_s": merged["updates"] / wall,
+        "avg_update_bytes": merged["update_bytes"] / max(1, merged["updates"]),
+        "result_ms": {q: pct(merged["result_lat"], p) * 1000 for q, p in
+                      (("p50", .5), ("p95", .95), ("p99", .99), ("max", 1.0))},
+        "last_update_ms": {q: pct(merged["update_lat"], p) * 1000 for q, p in
+                           (("p50", .5), ("p95", .95), ("p99", .99), ("max", 1.0))},
+        "rejected": merged["rejected"], "errors": merged["errors"],
+        "server_cpu_share": cpu / wall, "server_rss_mb": peak_rss / 1e6,
+        "server_rss_idle_mb": rss0 / 1e6,
+        "rss_per_connection_kb": (peak_rss - rss0) / max(1, args.tables * 4) / 1e3,
+        "generator_cpu_share": [c / wall for c in gen_cpu],
+        "games_finished": merged["games_finished"],
+        "_accepted_seqs": merged["accepted_seqs"],
+    }
+
+
+def lost_actions(data_dir: Path, accepted: dict) -> tuple[int, int]:
+    from wildtable.protocol.logfmt import ActionAccepted, read_log
+    lost = checked = 0
+    for table, seqs in accepted.items():
+        path = data_dir / f"{table}.wlog"
+        logged = {r.seq for r in read_log(path.read_bytes()).records if type(r) is ActionAccepted} \
+            if path.exists() else set()
+        for s in seqs:
+            checked += 1
+            lost += s not in logged
+    return lost, checked
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots (default 250 = 1,000 players)")
+    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions, on average; 0 = flat out")
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which tables open")
+    ap.add_argument("--durability", default="always", choices=("always", "batch", "off"))
+    ap.add_argument("--generators", type=int, default=1, help="load-generator processes (default 1)")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--skip-bare", action="store_true", help="do not run the bare-stack comparison")
+    ap.add_argument("--json", default="bench/load.json")
+    args = ap.parse_args(argv)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        data = tmp / "data"
+        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
+                             "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "100000",
+                             "--max-tables", "100000"], tmp / "server.log")
+        try:
+            ours = drive(url, args, False, server.pid)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=30)
+        lost, checked = lost_actions(data, ours.pop("_accepted_seqs"))
+        ours["actions_lost"], ours["actions_checked"] = lost, checked
+        ours["server_exit_code"] = server.returncode
+        rows = {"wildtable": ours}
+        if not args.skip_bare:
+            bare, burl = start([sys.executable, str(HERE / "bare_server.py"), "--port", "0", "--update-bytes",
+                                str(int(ours["avg_update_bytes"]))], tmp / "bare.log")
+            try:
+                b = drive(burl, args, True, bare.pid)
+            finally:
+                bare.send_signal(signal.SIGINT)
+                bare.wait(timeout=30)
+            b.pop("_accepted_seqs")
+            rows["bare stack"] = b
+
+    print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s, "
+          f"durability {args.durability}")
+    head = f"{'':<11}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}{'rss MB':>8}{'lost':>6}"
+    print(head)
+    print("-" * len(head))
+    for name, r in rows.items():
+        res, upd = r["result_ms"], r["last_update_ms"]
+        print(f"{name:<11}{r['intents_per_s']:>10,.0f}{res['p50']:>10.1f}/{res['p99']:<9.1f}"
+              f"{upd['p50']:>12.1f}/{upd['p95']:.1f}/{upd['p99']:.1f}/{upd['max']:<8.1f}"
+              f"{r['server_cpu_share']:>6.0%}{r['server_rss_mb']:>8.0f}{str(r.get('actions_lost', '-')):>6}")
+    if "bare stack" in rows:
+        ratio = rows["wildtable"]["intents_per_s"] / max(1e-9, rows["bare stack"]["intents_per_s"])
+        print(f"\nwildtable / bare stack, intents per second: {ratio:.0%}")
+        rows["ratio_intents_per_s"] = ratio
+    w = rows["wildtable"]
+    print(f"rejections by code: {w['rejected'] or 'none'}; errors: {w['errors'] or 'none'}; "
+          f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
+    print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
+          f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "rows": rows}, f, indent=1)
+        print(f"written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
