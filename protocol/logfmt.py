@@ -26,7 +26,7 @@ from .codec import Registry, _no_ext, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
 FORMAT_VERSION = 1
-HASH_EVERY = 64
+HASH_EVERY = 256
 MAX_RECORD = 16 * 1024 * 1024
 _FRAME = struct.Struct("<II")
 FRAME_HEADER = _FRAME.size

@@ -77,17 +77,39 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
          upto: int | None = None) -> ReplayResult:
     seq = actions = chances = checked = 0
     cache: dict = {}
+    apply = g.apply
+    decode = g.ACTIONS.decode
     for r in records:
         t = type(r)
-        if t is ActionAccepted or t is ChanceRecorded:
+        if t is ActionAccepted:
             if upto is not None and r.seq > upto:
                 break
-            state = step(g, state, r, cache)
+            # the hot path of replay, inlined: decode (cached for simple actions), apply
+            data = r.action
+            try:
+                try:
+                    key = tuple(data.items())
+                    action = cache.get(key)
+                except TypeError:       # a list inside: decode it as it is
+                    key = None
+                    action = None
+                if action is None:
+                    action = decode(data, "$.action")
+                    if key is not None:
+                        if len(cache) >= ACTION_CACHE:
+                            cache.clear()
+                        cache[key] = action
+                state = apply(state, r.seat, action)[0]
+            except (IllegalAction, ProtocolError) as e:
+                raise LogError("diverged", f"logged action no longer applies: {e}", seq=r.seq) from None
             seq = r.seq
-            if t is ActionAccepted:
-                actions += 1
-            else:
-                chances += 1
+            actions += 1
+        elif t is ChanceRecorded:
+            if upto is not None and r.seq > upto:
+                break
+            state = step(g, state, r)
+            seq = r.seq
+            chances += 1
         elif t is StateHashed and verify_hashes:
             if r.seq != seq:
                 continue
