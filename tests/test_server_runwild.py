@@ -426,3 +426,26 @@ async def test_no_update_carries_another_hand_or_a_pile_card(tmp_path):
             checked += 1
     assert checked > 50
     assert "hand" not in spec.view or not spec.view["hand"]
+
+
+async def test_idle_timeout_ends_the_round_as_a_logged_timer_action(tmp_path):
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with seated(url, "run-wild", 2, {"idle_timeout": 1.0}) as (table, conns, joined):
+                await _send_all_ready(conns)
+                # nobody acts: the table ends the round by itself
+                ended = await conns[0].receive_until(
+                    lambda x: isinstance(x, m.Update) and any(e.get("event") == "round_ended" for e in x.events))
+                ev = [e for e in ended.events if e["event"] == "round_ended"][0]
+                assert ev["reason"] == "idle_timeout"
+                assert ended.view["phase"] != "playing"
+                # a stuck declaration is public and clears with the seat's next action
+                await _send_all_ready(conns)
+                await conns[1].send(m.Intent(1, {"kind": "stuck"}))
+                assert isinstance(await reply_to(conns[1], 1), m.Accepted)
+                u = await conns[0].receive_until(
+                    lambda x: isinstance(x, m.Update) and any(e.get("event") == "stuck_declared" for e in x.events))
+                assert u.view["players"][1]["stuck"] is True
+            records = read_log(server.tables[table].logfile.path.read_bytes()).records
+            timers = [r for r in records if type(r).__name__ == "ActionAccepted" and r.by == "timer"]
+            assert timers and timers[0].action == {"kind": "idle_timeout"} and timers[0].seat is None
