@@ -70,6 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the final all-seeing state as JSON")
     r.add_argument("--upto", type=int, default=None, help="stop at this seq")
     r.add_argument("--plain", action="store_true", help="print every record and the state it produced, as text")
+    r.add_argument("--seat", default=None, metavar="SEAT", help="viewer: see the game as this seat (a number), "
+                   "'spectator', or 'all' (the all-seeing view, default)")
     return p
 
 

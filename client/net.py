@@ -65,6 +65,11 @@ class Connection:
             raise ServerError(msg)
         return msg
 
+    async def ping(self, timeout: float = REPLY_TIMEOUT) -> None:
+        """A WebSocket ping; trio.TooSlowError if no pong comes back in time."""
+        with trio.fail_after(timeout):
+            await self.ws.ping()
+
     async def close(self) -> None:
         with trio.move_on_after(2) as s:
             s.shield = True

@@ -1,0 +1,184 @@
+"""Bots are clients: the same connection code (ClientCore), a strategy instead of a
+keyboard, and a reaction delay so that humans at the table can keep up.
+
+``wildtable bots URL --table ID --count N`` seats N bots at a table and plays until the
+game is over. The strategy is the game's client module (``candidates(view)``, best
+first); an action the server refused is not tried again until the table changes.
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from typing import Callable
+
+import trio
+
+from wildtable.protocol import messages as m
+
+from . import games
+from .core import CannotConnect, ClientCore, Notice, NotConnected
+from .net import connect
+
+ANSWER_TIMEOUT = 10.0
+IDLE_LOOK = 2.0      # look at the table again after this long even if nothing changed
+
+
+class BotError(Exception):
+    """A bot could not take its seat (the message says why)."""
+
+
+class Bot:
+    """One bot at one table, driven by its game module's ``candidates``."""
+
+    def __init__(self, url: str, table: str, name: str, *, delay: float | None = None,
+                 seat: int | None = None, report: Callable[[str], None] | None = None,
+                 rng: random.Random | None = None, verbose: bool = True):
+        self.url, self.table, self.name, self.seat = url, table, name, seat
+        self.delay = delay
+        self.report = report or (lambda text: None)
+        self.verbose = verbose          # also report the seat taken and the final scores
+        self.rng = rng or random.Random()
+        self.core = ClientCore(url, name, self._on_notice)
+        self._changed = trio.Event()
+        self._answers: dict[int, trio.Event] = {}
+        self._outcomes: dict[int, tuple] = {}     # intent id -> ("accepted", seq) | ("rejected", code)
+        self._refused: tuple[int, set] = (-1, set())
+        self.actions = 0
+        self.refusals = 0
+
+    def _on_notice(self, n: Notice) -> None:
+        if n.kind in ("table", "over"):
+            self._changed.set()
+        elif n.kind in ("accepted", "rejected"):
+            iid = n.data[0]
+            if n.kind == "rejected" and n.data[1] != "connection_lost":
+                self.refusals += 1
+            self._outcomes[iid] = (n.kind, n.data[1])
+            ev = self._answers.pop(iid, None)
+            if ev is not None:
+                ev.set()
+            self._changed.set()
+        elif n.kind == "connection" and "lost" in n.text:
+            self.report(f"{self.name}: {n.text}")
+        elif n.kind == "error":
+            self.report(f"{self.name}: {n.text}")
+
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> m.GameOver | None:
+        """Join, play until the game is over, return the GameOver (None if cancelled first)."""
+        async with trio.open_nursery() as nursery:
+            try:
+                await nursery.start(self.core.run)
+            except CannotConnect as e:
+                raise BotError(f"{self.name}: {e}") from None
+            reply = await self.core.join(self.table, self.seat)
+            if isinstance(reply, m.Error):
+                raise BotError(f"{self.name}: cannot join table {self.table}: {reply.code}: {reply.message}")
+            self.seat = reply.seat
+            plugin = games.plugin_for(reply.game)
+            if self.delay is None:
+                self.delay = plugin.BOT_DELAY
+            if self.verbose:
+                self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
+            task_status.started(reply.seat)
+            await self._play(plugin)
+            nursery.cancel_scope.cancel()
+        over = self.core.mirror.over
+        if over is not None and self.verbose:
+            self.report(f"{self.name}: game over, scores {list(over.scores)}, winners {list(over.winners)}")
+        return over
+
+    async def _play(self, plugin) -> None:
+        core = self.core
+        while core.mirror.over is None:
+            with trio.move_on_after(IDLE_LOOK):
+                await self._changed.wait()
+            self._changed = trio.Event()
+            if core.mirror.over is not None or not core.online:
+                continue
+            await trio.sleep(self.delay * self.rng.uniform(0.75, 1.25))
+            seq, view = core.mirror.seq, core.mirror.view
+            if self._refused[0] != seq:
+                self._refused = (seq, set())
+            refused = self._refused[1]
+            action = next((a for a in plugin.candidates(view) if plugin.action_key(a) not in refused), None)
+            if action is None:
+                continue
+            answered = trio.Event()
+            try:
+                iid = await core.act(action, plugin.label_action(action))
+            except NotConnected:
+                continue
+            if iid not in self._outcomes:        # the answer may already be in
+                self._answers[iid] = answered
+                with trio.move_on_after(ANSWER_TIMEOUT):
+                    await answered.wait()
+                self._answers.pop(iid, None)
+            self.actions += 1
+            kind, detail = self._outcomes.pop(iid, (None, None))
+            if kind == "rejected" and detail != "connection_lost":
+                refused.add(plugin.action_key(action))
+            self._changed.set()
+
+
+async def run_bot(url: str, table: str, name: str, delay: float | None = None,
+                  report: Callable[[str], None] | None = None, seat: int | None = None) -> m.GameOver | None:
+    """One bot inside a player's client, from join to game over; only trouble is reported
+    (the player sees the bot take its seat anyway); a failure to join is reported, not raised."""
+    try:
+        return await Bot(url, table, name, delay=delay, seat=seat, report=report, verbose=False).run()
+    except BotError as e:
+        (report or print)(str(e))
+        return None
+
+
+async def table_game(url: str, table: str) -> str | None:
+    """Which game a table plays (None: no such table)."""
+    async with connect(url, "bot-scout") as conn:
+        await conn.send(m.ListTables())
+        msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
+    return next((t["game"] for t in msg.tables if t["table"] == table), None)
+
+
+async def _bots_main(args) -> int:
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    try:
+        game = await table_game(args.url, args.table)
+    except Exception as e:
+        from .core import is_network_error, _reason
+        if not is_network_error(e):
+            raise
+        print(f"wildtable bots: cannot connect to {args.url}: {_reason(e)}", file=sys.stderr)
+        return 1
+    if game is None:
+        print(f"wildtable bots: no table {args.table!r} on {args.url}", file=sys.stderr)
+        return 1
+    if not games.has_bot(game):
+        print(f"wildtable bots: there is no bot for {game} yet", file=sys.stderr)
+        return 2
+    results: list = [None] * args.count
+    failed: list[str] = []
+
+    async def one(i: int) -> None:
+        try:
+            results[i] = await Bot(args.url, args.table, f"{args.name}{i + 1}", delay=args.delay, report=say).run()
+        except BotError as e:
+            failed.append(str(e))
+            say(str(e))
+
+    async with trio.open_nursery() as nursery:
+        for i in range(args.count):
+            nursery.start_soon(one, i)
+    return 0 if not failed and all(r is not None for r in results) else 1
+
+
+def bots_main(args) -> int:
+    if args.count < 1:
+        print("wildtable bots: --count must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        return trio.run(_bots_main, args)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,684 @@
+"""The client's engine room, plain Trio: one connection kept alive, the mirror of the
+table, and the commands players type. The full-screen UI hosts it in guest mode, the
+line mode and the bots run it under ``trio.run``; all of them see it only through
+``Notice`` values (what to show) and ``command``/``submit`` (what the player typed).
+
+A dropped connection is reopened by itself with backoff; a seated player resumes the
+seat with its secret token (``rejoin``), a spectator spectates again, and the player is
+told both that the connection dropped and that it is back.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from typing import Any, Callable
+
+import attrs
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.protocol.errors import ProtocolError
+
+from . import games
+from .games import CommandError, Ctx
+from .net import Connection, Mirror, ServerError, connect
+from .seats import SeatBook
+from .wire import ConnectionClosed, HandshakeError
+
+REPLY_TIMEOUT = 10.0        # seconds to wait for the server's answer to a lobby request
+KEEPALIVE = 240.0           # the server closes connections silent for 600 s
+HEARTBEAT = 20.0            # seconds between our pings; a server that does not answer ...
+PONG_TIMEOUT = 15.0         # ... within this is taken for gone, and we reconnect
+BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
+COMMAND_QUEUE = 64
+
+LOBBY_COMMANDS = {
+    "list": "list  - the tables on this server (numbered: join 1 joins the first)",
+    "create": "create [GAME] [PLAYERS] [NAME=VALUE...]  - a new table, which you join; e.g. create run-wild 3 rounds=2",
+    "join": "join TABLE [SEAT]  - take a seat at a table (the first free one unless you name it)",
+    "spectate": "spectate TABLE  - watch a table without playing",
+    "leave": "leave  - leave the table; your seat is released for someone else",
+    "bots": "bots N  - seat N bots at this table; they run inside this client",
+    "show": "show  - the whole table as text",
+    "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',
+    "help": "help [COMMAND]  - all commands, or one",
+    "quit": "quit  - close the client; a seat you did not leave stays yours: join that table again later",
+}
+LOBBY_ALIASES = {"ls": "list", "tables": "list", "watch": "spectate", "exit": "quit", "?": "help", "new": "create"}
+
+
+class CannotConnect(Exception):
+    """The first connection to the server failed (later drops are retried, not raised)."""
+
+
+class NotConnected(Exception):
+    """No connection right now (the core is reconnecting); the message says so."""
+
+
+@attrs.frozen
+class Notice:
+    """Something to show. ``kind`` is one of:
+    info, connection, error          a line of status (``data``: the server's Error, if any)
+    tables                           the lobby list changed (``data``: (tables, asked))
+    table                            the table changed: redraw from ``core.mirror``
+    event, flash                     one public game event as a line; a word to flash
+    sent, accepted, rejected         an intent's life (``text``: the command; ``data``: sent id,
+                                     accepted (id, seq), rejected (id, code, reason)); "accepted"
+                                     comes once the mirror holds that seq, and "table" follows it
+    over                             the game ended (``data``: the GameOver)
+    help, show                       text the player asked for (several lines)
+    quit                             the player asked to quit
+    """
+    kind: str
+    text: str = ""
+    data: Any = None
+
+
+class _Waiter:
+    def __init__(self, pred: Callable[[Any], bool]):
+        self.pred = pred
+        self.event = trio.Event()
+        self.value: Any = None
+
+
+def is_network_error(e: BaseException) -> bool:
+    """A dropped or refused connection (possibly wrapped in a group), not a bug of ours."""
+    if isinstance(e, BaseExceptionGroup):
+        return all(is_network_error(x) for x in e.exceptions)
+    return isinstance(e, (ConnectionClosed, HandshakeError, OSError, trio.TooSlowError,
+                          trio.BrokenResourceError, trio.ClosedResourceError, ServerError))
+
+
+def _reason(e: BaseException) -> str:
+    if isinstance(e, BaseExceptionGroup):
+        return _reason(e.exceptions[0])
+    if isinstance(e, HandshakeError) and not str(e) and e.__cause__ is not None:
+        return _reason(e.__cause__)
+    if isinstance(e, ConnectionClosed):
+        r = getattr(e, "reason", None)
+        code = getattr(r, "code", None)
+        text = getattr(r, "reason", None)
+        return f"closed by the server ({code}{': ' + text if text else ''})" if code else "connection closed"
+    if isinstance(e, OSError):
+        return e.strerror or str(e) or type(e).__name__
+    if isinstance(e, trio.TooSlowError):
+        return "timed out"
+    return str(e) or type(e).__name__
+
+
+class ClientCore:
+    """One player's (or bot's) connection, mirror and commands."""
+
+    def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
+                 lobby_refresh: float | None = None, default_game: str = "run-wild",
+                 bot_delay: float | None = None, heartbeat: float = HEARTBEAT, pong_timeout: float = PONG_TIMEOUT,
+                 seat_book: SeatBook | None = None):
+        self.url = url
+        self.name = name
+        self._notify = notify or (lambda n: None)
+        self.lobby_refresh = lobby_refresh
+        self.default_game = default_game
+        self.bot_delay = bot_delay
+        self.heartbeat, self.pong_timeout = heartbeat, pong_timeout
+        self.seat_book = seat_book          # seat tokens kept between runs (None: not kept)
+        self._resuming = False              # a rejoin with a token from the seat book is under way
+        self.mirror = Mirror()
+        self.tables: list[dict] = []
+        self.conn: Connection | None = None
+        self.online = False
+        self.server_name = ""
+        self.quit_requested = False
+        self.pending: dict[int, str] = {}       # intent id -> the command that sent it
+        self._accepted_later: list[tuple[int, int, str]] = []   # (seq, intent, command) awaiting their update
+        self.next_intent = 1
+        self.history: list[str] = []
+        self._waiters: list[_Waiter] = []
+        self._asked_lists = 0
+        self._join_created = 0
+        self._rejoining = False
+        self._last_sent = 0.0
+        self._cmd_send, self._cmd_recv = trio.open_memory_channel(COMMAND_QUEUE)
+        self._nursery: trio.Nursery | None = None
+        self._conn_scope: trio.CancelScope | None = None     # the current connection's reading
+        self._dropped: BaseException | None = None           # why we dropped it ourselves
+
+    # ---------------------------------------------------------------- what the UIs read
+    @property
+    def plugin(self):
+        return games.plugin_for(self.mirror.game)
+
+    @property
+    def ctx(self) -> Ctx:
+        return games.ctx_from(self.mirror.players, self.mirror.seat)
+
+    @property
+    def at_table(self) -> bool:
+        return self.mirror.table is not None
+
+    def notify(self, kind: str, text: str = "", data: Any = None) -> None:
+        self._notify(Notice(kind, text, data))
+
+    # ---------------------------------------------------------------- lifetime
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Stay connected until cancelled. ``task_status.started()`` once the first
+        connection said hello; if that first attempt fails, CannotConnect is raised."""
+        try:
+            async with trio.open_nursery() as nursery:
+                self._nursery = nursery
+                nursery.start_soon(self._command_loop)
+                nursery.start_soon(self._heartbeat)
+                if self.lobby_refresh:
+                    nursery.start_soon(self._refresh_lobby)
+                await self._connection_loop(task_status)
+                nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            if len(group.exceptions) == 1 and isinstance(group.exceptions[0], CannotConnect):
+                raise group.exceptions[0] from None
+            raise
+
+    async def _connection_loop(self, task_status) -> None:
+        first = True
+        attempt = 0
+        while True:
+            error: BaseException | None = None
+            self._dropped = None
+            try:
+                async with connect(self.url, None) as conn:
+                    welcome = await conn.hello(self.name)
+                    self.conn, self.online, attempt = conn, True, 0
+                    self.server_name = welcome.server
+                    self._last_sent = trio.current_time()
+                    was_first, first = first, False
+                    if was_first:
+                        self.notify("connection", f"connected to {self.url} ({welcome.server}) as {self.name}")
+                        task_status.started()
+                    else:
+                        self.notify("connection", f"connection back: reconnected to {self.url}")
+                    with trio.CancelScope() as self._conn_scope:
+                        await self._resume(conn, was_first)
+                        await self._read(conn)
+                    self.conn, self.online = None, False
+                    error = self._dropped
+            except Exception as e:
+                if not is_network_error(e):
+                    raise
+                error = self._dropped or e      # closing a dropped connection may fail too
+            finally:
+                self.conn, self.online = None, False
+                self._conn_scope = None
+            if first:
+                raise CannotConnect(f"cannot connect to {self.url}: {_reason(error)}" if error else
+                                    f"cannot connect to {self.url}")
+            for seq, iid, label in self._accepted_later:
+                self.notify("accepted", label, (iid, seq))
+            self._accepted_later.clear()
+            for iid, label in sorted(self.pending.items()):
+                self.notify("rejected", label, (iid, "connection_lost", "the connection dropped before the server "
+                                                 "answered; the table shows whether it happened"))
+            self.pending.clear()
+            for w in self._waiters:
+                w.event.set()
+            self._waiters.clear()
+            delay = BACKOFF[min(attempt, len(BACKOFF) - 1)]
+            attempt += 1
+            why = _reason(error) if error else "closed by the server"
+            self.notify("connection", f"connection lost ({why}); reconnecting in {delay:g} s...")
+            await trio.sleep(delay)
+
+    async def _resume(self, conn: Connection, first: bool) -> None:
+        """After a reconnect: take the seat back with its token, or spectate again."""
+        mir = self.mirror
+        if not first and mir.table is not None and mir.over is None:
+            if mir.seat is not None and mir.token:
+                self._rejoining = True
+                await self._send(m.Rejoin(mir.table, mir.seat, mir.token))
+                return
+            if mir.seat is None:
+                self._rejoining = True
+                await self._send(m.Spectate(mir.table))
+                return
+        if not first:
+            await self._send(m.ListTables())
+
+    async def _heartbeat(self) -> None:
+        """Notice a server that went silent (no pong: close, so the reader reconnects), and
+        never stay quiet long enough for the server's idle timeout."""
+        while True:
+            await trio.sleep(self.heartbeat)
+            conn = self.conn
+            if conn is None:
+                continue
+            try:
+                await conn.ping(self.pong_timeout)
+                if trio.current_time() - self._last_sent > KEEPALIVE:
+                    await self._send(m.ListTables())
+            except trio.TooSlowError:
+                # Drop this connection (the loop then reconnects); its reader would wait for ever.
+                self._dropped = TimeoutError(f"no answer to a ping within {self.pong_timeout:g} s")
+                if self._conn_scope is not None and self.conn is conn:
+                    self._conn_scope.cancel()
+            except NotConnected:
+                pass
+            except Exception as e:
+                if not is_network_error(e):
+                    raise
+
+    async def _refresh_lobby(self) -> None:
+        """Keep the lobby list fresh while the player is not at a table."""
+        while True:
+            await trio.sleep(self.lobby_refresh)
+            if self.online and not self.at_table:
+                try:
+                    await self._send(m.ListTables())
+                except NotConnected:
+                    pass
+
+    # ---------------------------------------------------------------- sending
+    async def _send(self, msg: Any) -> None:
+        conn = self.conn
+        if conn is None:
+            raise NotConnected("not connected to the server (reconnecting); try again in a moment")
+        try:
+            with trio.fail_after(REPLY_TIMEOUT):     # a peer that stops reading must not hang us
+                await conn.send(msg)
+        except Exception as e:
+            if not is_network_error(e):
+                raise
+            raise NotConnected(f"the connection dropped ({_reason(e)}); reconnecting") from None
+        self._last_sent = trio.current_time()
+
+    async def request(self, msg: Any, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT) -> Any:
+        """Send ``msg`` and return the first message matching ``pred`` (or the Error the
+        server answers it with). The reader still shows every message as usual."""
+        tag = type(msg).TAG
+        w = _Waiter(lambda x: pred(x) or (isinstance(x, m.Error) and x.ref in (tag, None)))
+        self._waiters.append(w)
+        try:
+            await self._send(msg)
+            with trio.fail_after(timeout):
+                await w.event.wait()
+        finally:
+            if w in self._waiters:
+                self._waiters.remove(w)
+        if w.value is None:
+            raise NotConnected("the connection dropped before the server answered")
+        return w.value
+
+    async def create(self, game: str, seats: int, settings: dict | None = None, name: str = "") -> Any:
+        return await self.request(m.CreateTable(game, seats, dict(settings or {}), name),
+                                  lambda x: isinstance(x, m.TableCreated))
+
+    async def join(self, table: str, seat: int | None = None) -> Any:
+        """Take a seat: the one this client held before (seat book), else a new one."""
+        saved = self.seat_book.find(self.url, table) if self.seat_book is not None else None
+        if saved is not None and seat in (None, saved[0]):
+            self._resuming = True
+            try:
+                reply = await self.request(m.Rejoin(table, saved[0], saved[1]), lambda x: isinstance(x, m.Joined))
+            finally:
+                self._resuming = False
+            if isinstance(reply, m.Joined) or reply.code == "already_at_table":
+                return reply
+            self.seat_book.forget(self.url, table)      # released, or another server's table
+        return await self.request(m.Join(table, seat), lambda x: isinstance(x, m.Joined))
+
+    async def spectate(self, table: str) -> Any:
+        return await self.request(m.Spectate(table), lambda x: isinstance(x, m.Spectating))
+
+    async def list_tables(self, asked: bool = True) -> Any:
+        if asked:
+            self._asked_lists += 1
+        return await self.request(m.ListTables(), lambda x: isinstance(x, m.TableList))
+
+    async def act(self, action: dict, label: str) -> int:
+        """Send one action as an intent; its answer arrives as an accepted/rejected notice."""
+        iid = self.next_intent
+        self.next_intent += 1
+        self.pending[iid] = label
+        try:
+            await self._send(m.Intent(iid, action))
+        except NotConnected:
+            self.pending.pop(iid, None)
+            raise
+        self.notify("sent", label, iid)
+        return iid
+
+    # ---------------------------------------------------------------- receiving
+    async def _read(self, conn: Connection) -> None:
+        while True:
+            try:
+                msg = await conn.receive()
+            except ProtocolError as e:
+                self.notify("error", f"unreadable message from the server: {e}")
+                continue
+            self._absorb(msg)
+            for w in list(self._waiters):
+                if w.pred(msg):
+                    w.value = msg
+                    w.event.set()
+                    self._waiters.remove(w)
+
+    def _absorb(self, msg: Any) -> None:
+        """Fold one server message into the mirror and tell the UI what to show."""
+        mir = self.mirror
+        t = type(msg)
+        if t is m.Update:
+            if msg.seq <= mir.seq:
+                return
+            mir.absorb(msg)
+            ctx, plugin = self.ctx, self.plugin
+            for ev in msg.events:
+                line = plugin.describe(ev, ctx)
+                if line:
+                    self.notify("event", line, ev)
+                word = plugin.flash(ev, ctx)
+                if word:
+                    self.notify("flash", word, ev)
+            while self._accepted_later and self._accepted_later[0][0] <= mir.seq:
+                seq, iid, label = self._accepted_later.pop(0)
+                self.notify("accepted", label, (iid, seq))
+            self.notify("table")
+        elif t is m.Accepted:
+            label = self.pending.pop(msg.intent, None)
+            if label is not None:
+                if msg.seq > mir.seq:
+                    # The update of that seq follows its acceptance: say "ok" once the
+                    # mirror holds it, so whoever reads on acts on the new table.
+                    self._accepted_later.append((msg.seq, msg.intent, label))
+                else:
+                    self.notify("accepted", label, (msg.intent, msg.seq))
+                    self.notify("table")
+        elif t is m.Rejected:
+            label = self.pending.pop(msg.intent, f"intent {msg.intent}")
+            self.notify("rejected", label, (msg.intent, msg.code, msg.reason))
+        elif t is m.Players:
+            if msg.table == mir.table:
+                self._players_changed(mir.players, msg.players)
+                mir.absorb(msg)
+                self.notify("table")
+        elif t in (m.Joined, m.Spectating):
+            mir.absorb(msg)
+            title = self.plugin.TITLE if self.plugin.NAME != "generic" else msg.game
+            if t is m.Joined and self.seat_book is not None:
+                self.seat_book.remember(self.url, msg.table, msg.seat, msg.token)
+            if self._rejoining:
+                where = f"seat {msg.seat}" if t is m.Joined else "watching"
+                self.notify("connection", f"back at table {msg.table} ({where}) at seq {msg.seq}")
+            elif self._resuming and t is m.Joined:
+                self.notify("info", f"took your seat {msg.seat} back at table {msg.table} ({title}) at seq {msg.seq}")
+            elif t is m.Joined:
+                self.notify("info", f"joined table {msg.table} ({title}) at seat {msg.seat} as {self.name}")
+            else:
+                self.notify("info", f"watching table {msg.table} ({title})")
+            self._rejoining = False
+            self.notify("table")
+        elif t is m.TableCreated:
+            self.notify("info", f"created table {msg.table} ({msg.game}, {msg.seats} seats)")
+            if self._join_created:
+                self._join_created -= 1
+                self._spawn(self._send_quietly, m.Join(msg.table, None))
+        elif t is m.TableList:
+            self.tables = [dict(x) for x in msg.tables]
+            asked = self._asked_lists > 0
+            if asked:
+                self._asked_lists -= 1
+            self.notify("tables", "", (self.tables, asked))
+        elif t is m.GameOver:
+            mir.absorb(msg)
+            if self.seat_book is not None:
+                self.seat_book.forget(self.url, msg.table)
+            ctx = self.ctx
+            scores = ", ".join(f"{ctx.seat_label(i)} {s}" for i, s in enumerate(msg.scores))
+            won = " and ".join(ctx.seat_label(w) for w in msg.winners) or "nobody"
+            self.notify("over", f"game over: {won} {'wins' if len(msg.winners) == 1 else 'win'} "
+                                f"(scores {scores}; log {msg.log}); type leave for the lobby", msg)
+            self.notify("table")
+        elif t is m.Left:
+            if self.seat_book is not None:
+                self.seat_book.forget(self.url, msg.table)
+            self.mirror = Mirror()
+            self.notify("info", f"you left table {msg.table}")
+            self.notify("table")
+            self._spawn(self._send_quietly, m.ListTables())
+        elif t is m.Error:
+            if msg.ref == "rejoin" and self._resuming and msg.code != "already_at_table":
+                return          # the saved token no longer holds the seat: join() asks for a new one
+            if msg.ref in ("rejoin", "spectate") and self._rejoining:
+                self._rejoining = False
+                self.mirror = Mirror()
+                self.notify("error", f"could not go back to the table: {msg.code}: {msg.message}", msg)
+                self.notify("table")
+                return
+            if msg.code == "seat_taken_over":
+                self.mirror = Mirror()
+                self.notify("error", "your seat was resumed from another connection; this one is back in the lobby", msg)
+                self.notify("table")
+                return
+            self.notify("error", f"{msg.code}: {msg.message}", msg)
+        elif t is m.Goodbye:
+            self.notify("connection", f"the server says goodbye: {msg.reason}")
+        elif t is m.Welcome:
+            pass
+
+    def _players_changed(self, old, new) -> None:
+        before = {p["seat"]: p for p in old or ()}
+        for p in new:
+            b = before.get(p["seat"], {})
+            name = p.get("name")
+            if p["seat"] == self.mirror.seat or not name:
+                continue
+            if b.get("name") != name:
+                self.notify("info", f"{name} took seat {p['seat']}")
+            elif b.get("connected") and not p.get("connected"):
+                self.notify("info", f"{name} lost the connection (their seat waits for them)")
+            elif not b.get("connected") and p.get("connected"):
+                self.notify("info", f"{name} is back")
+
+    def _spawn(self, fn, *args) -> None:
+        if self._nursery is not None:
+            self._nursery.start_soon(fn, *args)
+
+    async def _send_quietly(self, msg: Any) -> None:
+        try:
+            await self._send(msg)
+        except NotConnected as e:
+            self.notify("error", str(e))
+
+    # ---------------------------------------------------------------- commands
+    def submit(self, text: str) -> None:
+        """Queue a typed command (from the UI's side; never blocks)."""
+        try:
+            self._cmd_send.send_nowait(text)
+        except trio.WouldBlock:
+            self.notify("error", f"too many commands at once; {text!r} was dropped")
+
+    async def _command_loop(self) -> None:
+        async for text in self._cmd_recv:
+            await self.command(text)
+
+    def command_words(self) -> dict[str, str]:
+        """Every command word available now, with its help line."""
+        words = dict(LOBBY_COMMANDS)
+        words.update(self.plugin.COMMANDS if self.at_table else games.plugin_for(self.default_game).COMMANDS)
+        return words
+
+    def help_text(self, word: str | None = None) -> str:
+        plugin = self.plugin if self.at_table else games.plugin_for(self.default_game)
+        if word:
+            w = LOBBY_ALIASES.get(word, getattr(plugin, "ALIASES", {}).get(word, word))
+            line = self.command_words().get(w)
+            return line if line else f"no command {word!r}; help lists them all"
+        lines = [f"{plugin.TITLE} commands:"]
+        lines += ["  " + x for x in plugin.COMMANDS.values()]
+        lines += [""] + plugin.HELP.splitlines() + ["", "Table and lobby commands:"]
+        lines += ["  " + x for x in LOBBY_COMMANDS.values()]
+        return "\n".join(lines)
+
+    async def command(self, text: str) -> None:
+        """Run one typed command; everything it leads to arrives as notices."""
+        text = text.strip()
+        if not text:
+            return
+        self.history.append(text)
+        del self.history[:-200]
+        try:
+            words = shlex.split(text) if not text.lower().startswith("act ") else text.split(None, 1)
+        except ValueError as e:
+            self.notify("rejected", text, (None, "bad_command", str(e)))
+            return
+        word = words[0].lower()
+        word = LOBBY_ALIASES.get(word, word)
+        try:
+            await self._run_command(word, words, text)
+        except CommandError as e:
+            self.notify("rejected", text, (None, "bad_command", str(e)))
+        except NotConnected as e:
+            self.notify("rejected", text, (None, "not_connected", str(e)))
+        except trio.TooSlowError:
+            self.notify("rejected", text, (None, "no_answer", "the server did not answer in time"))
+
+    async def _run_command(self, word: str, words: list[str], text: str) -> None:
+        mir = self.mirror
+        if word == "help":
+            self.notify("help", self.help_text(words[1].lower() if len(words) > 1 else None))
+        elif word == "quit":
+            self.quit_requested = True
+            self.notify("quit")
+        elif word == "list":
+            self._asked_lists += 1
+            await self._send(m.ListTables())
+        elif word == "show":
+            if not self.at_table:
+                raise CommandError("you are not at a table; list shows the tables")
+            self.notify("show", "\n".join(self.plugin.render_text(mir.view, self.ctx)))
+        elif word == "create":
+            game, seats, settings = self._parse_create(words[1:])
+            self._join_created += 1
+            await self._send(m.CreateTable(game, seats, settings))
+        elif word in ("join", "spectate"):
+            if len(words) < 2:
+                raise CommandError(f"{word} which table? e.g. {word} t1a2b3c4d (list shows them)")
+            table = self._table_ref(words[1])
+            if word == "spectate":
+                await self._send(m.Spectate(table))
+                return
+            seat = None
+            if len(words) > 2:
+                if not words[2].isdigit():
+                    raise CommandError("a seat is a number: join TABLE 2")
+                seat = int(words[2])
+            await self.join(table, seat)
+        elif word == "leave":
+            if not self.at_table:
+                raise CommandError("you are not at a table")
+            await self._send(m.Leave())
+        elif word == "bots":
+            await self._add_bots(words)
+        elif word == "act":
+            self._need_seat()
+            from .games import generic
+            action = generic.parse_act(["act"] + words[1:])
+            await self.act(action, text)
+        else:
+            plugin = self.plugin if self.at_table else games.plugin_for(self.default_game)
+            known = set(plugin.COMMANDS) | set(getattr(plugin, "ALIASES", {}))
+            if word not in known:
+                raise CommandError(f"unknown command {words[0]!r}; help lists the commands")
+            self._need_seat()
+            action = plugin.parse(words, mir.view)
+            await self.act(action, text)
+
+    def _need_seat(self) -> None:
+        if not self.at_table:
+            raise CommandError("you are not at a table: join one first (list shows them)")
+        if self.mirror.seat is None:
+            raise CommandError("you are watching this table, not playing at it")
+
+    def _table_ref(self, ref: str) -> str:
+        """A table id, or its number in the last list (1 = the first)."""
+        if ref.isdigit() and 1 <= int(ref) <= len(self.tables):
+            return self.tables[int(ref) - 1]["table"]
+        return ref
+
+    def _parse_create(self, args: list[str]) -> tuple[str, int, dict]:
+        from wildtable.protocol.engine import games as engine_games
+        known = engine_games()
+        game, seats, settings = self.default_game, None, {}
+        for a in args:
+            if "=" in a:
+                k, v = a.split("=", 1)
+                try:
+                    settings[k] = json.loads(v)
+                except ValueError:
+                    settings[k] = v
+            elif a.isdigit():
+                seats = int(a)
+            elif a in known:
+                game = a
+            else:
+                raise CommandError(f"{a!r} is neither a game ({', '.join(sorted(known))}), a number of players, "
+                                   f"nor NAME=VALUE")
+        if seats is None:
+            eng = known.get(game)
+            seats = min(4, eng.MAX_PLAYERS) if eng is not None else 2
+        return game, seats, settings
+
+    async def _add_bots(self, words: list[str]) -> None:
+        from .bots import run_bot
+        mir = self.mirror
+        if not self.at_table:
+            raise CommandError("join or create a table first; bots N then seats N bots at it")
+        if not games.has_bot(mir.game):
+            raise CommandError(f"there is no bot for {mir.game} yet")
+        if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= 15:
+            raise CommandError("bots wants how many, e.g. bots 2")
+        count = int(words[1])
+        taken = sum(1 for p in mir.players if p.get("name"))
+        free = len(mir.players) - taken
+        if count > free:
+            raise CommandError(f"only {free} seat(s) free at this table")
+        for i in range(count):
+            self._spawn(run_bot, self.url, mir.table, f"bot{taken + i}", self.bot_delay,
+                        lambda text: self.notify("info", text))
+        self.notify("info", f"seating {count} bot(s)")
+
+
+def split_for_completion(text: str) -> list[str]:
+    """The words of a partly typed line; the last one is the word being typed ("" after a space)."""
+    words = text.split()
+    if not text or text[-1].isspace():
+        words.append("")
+    return words
+
+
+def completions(core: ClientCore, text: str) -> list[str]:
+    """Candidates for the word being typed at the end of ``text``, best first."""
+    words = split_for_completion(text)
+    partial = words[-1]
+    if len(words) == 1:
+        pool = list(core.command_words())
+    else:
+        cmd = LOBBY_ALIASES.get(words[0].lower(), words[0].lower())
+        if cmd in ("join", "spectate") and len(words) == 2:
+            pool = [t["table"] for t in core.tables]
+        elif cmd == "create":
+            from wildtable.protocol.engine import games as engine_games
+            pool = sorted(engine_games())
+        elif cmd == "help" and len(words) == 2:
+            pool = list(core.command_words())
+        else:
+            plugin = core.plugin if core.at_table else games.plugin_for(core.default_game)
+            pool = plugin.complete(words, core.mirror.view) if core.at_table else []
+    low = partial.lower()
+    return [c for c in pool if c.lower().startswith(low) and c.lower() != low] or \
+        ([c for c in pool if c.lower() == low] if partial else [])
+
+
+def complete_line(core: ClientCore, text: str) -> str | None:
+    """``text`` with its last word completed to the first candidate, or None."""
+    cands = completions(core, text)
+    if not cands:
+        return None
+    partial = split_for_completion(text)[-1]
+    return text[:len(text) - len(partial)] + cands[0]

@@ -1,0 +1,119 @@
+"""Per-game plug-ins of the terminal client: one module per game, found by the game's NAME.
+
+The client itself (lobby, connection, reconnects, line mode, full-screen UI, bots,
+replay viewer) knows no game. Everything game-specific lives in one module here, which
+exposes:
+
+    NAME: str                         the engine's NAME ("run-wild")
+    TITLE: str
+    BOT_DELAY: float                  default reaction delay of its bots (seconds)
+    COMMANDS: dict[str, str]          command word -> "usage - what it does" (help, completion)
+    ALIASES: dict[str, str]           short words -> command words (optional)
+    HELP: str                         a few lines on handles (how cards and melds are typed)
+    hand_labels(hand) -> list[str]    the hand as handles (the line mode's "hand:" line; optional)
+    parse(words, view) -> dict        a command's words (the command word first) -> the action
+                                      map sent in an intent; raises CommandError with a sentence
+    complete(words, view) -> list     candidates for the last word of ``words`` (may be "")
+    render_text(view, ctx) -> list    the table as plain-text lines (line mode, screen readers)
+    render_rich(view, ctx) -> Sections  the table for the full-screen UI (rich Text, coloured)
+    describe(event, ctx) -> str|None  one line for one public event
+    flash(event, ctx) -> str|None     a word to flash on screen ("Draw 3!", "Out!")
+    render_snapshot(snapshot, ctx) -> list   the all-seeing state as text (replay viewer)
+    candidates(view) -> list          bots: actions worth trying now, best first (may be [])
+    choose(view) -> dict|None         bots: the best action now
+    action_key(action) -> str         bots: a stable key (a refused action is not retried at once)
+    label_action(action) -> str       an action as the command a player would type (bots, viewer)
+
+``complete`` may return every candidate: the caller keeps those starting with what is
+typed. ``candidates``/``action_key``/``label_action`` together make a game playable by
+bots (``has_bot``); without them the game still plays by hand.
+
+A game without a module here is played through ``generic``: its view shows as readable
+text and ``act {"kind": ...}`` sends a raw action. Adding a game's screen and bot is one
+new module plus one line in ``_MODULES``.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from types import ModuleType
+
+import attrs
+from rich.text import Text
+
+_MODULES = ("run_wild", "wild_shots", "go_wild", "go_fish_wildcard")
+
+
+class CommandError(Exception):
+    """A command the client could not turn into an action; the message says why."""
+
+
+@attrs.frozen
+class Ctx:
+    """What a renderer needs besides the view: who sits where, and who "you" are."""
+    names: tuple[str, ...] = ()
+    me: int | None = None
+    offline: frozenset = frozenset()     # seats whose player is not connected now
+
+    def name(self, seat: int | None) -> str:
+        if seat is None:
+            return "the table"
+        if seat == self.me:
+            return "you"
+        if 0 <= seat < len(self.names) and self.names[seat]:
+            return self.names[seat]
+        return f"seat {seat}"
+
+    def seat_label(self, seat: int) -> str:
+        """A seat's name without the "you" substitution, e.g. for score tables."""
+        if 0 <= seat < len(self.names) and self.names[seat]:
+            return self.names[seat]
+        return f"seat {seat}"
+
+
+@attrs.frozen
+class Sections:
+    """A table screen in three parts: ``top`` and ``bottom`` always visible, ``middle``
+    scrolls when it does not fit (at 80x24 many melds do not)."""
+    top: Text
+    middle: Text
+    bottom: Text
+
+
+def ctx_from(players, me: int | None) -> Ctx:
+    """A Ctx from the server's ``players`` list ({seat, name, connected})."""
+    names: list[str] = []
+    offline = set()
+    for p in players or ():
+        seat = p.get("seat", len(names))
+        while len(names) <= seat:
+            names.append("")
+        names[seat] = p.get("name") or ""
+        if p.get("name") and not p.get("connected", True):
+            offline.add(seat)
+    return Ctx(tuple(names), me, frozenset(offline))
+
+
+def _load() -> dict[str, ModuleType]:
+    out = {}
+    for name in _MODULES:
+        mod = import_module(f"{__name__}.{name}")
+        out[mod.NAME] = mod
+    return out
+
+
+PLUGINS: dict[str, ModuleType] = _load()
+
+
+def plugin_for(game: str | None) -> ModuleType:
+    """The game's module, or the generic fallback for a game without one."""
+    from . import generic
+    if game is None:
+        return generic
+    return PLUGINS.get(game, generic)
+
+
+def has_bot(game: str) -> bool:
+    """Whether bots can play this game (its module has a strategy)."""
+    mod = PLUGINS.get(game)
+    return all(hasattr(mod, f) for f in ("candidates", "action_key", "label_action"))

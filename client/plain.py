@@ -1,0 +1,131 @@
+"""`wildtable play --plain`: the line mode, for scripts and screen readers.
+
+Commands are read from stdin, one per line, with the same words as the full-screen UI.
+Every line written to stdout starts with a tag word, so scripts can read it:
+
+    info TEXT              lobby and seat facts       conn TEXT       connection dropped / back
+    table N ID GAME ...    one lobby table (list)     event TEXT      one thing that happened
+    flash TEXT             "Draw 3!", "Out!"          hand CARDS | pile N    your hand changed
+    phase PHASE round R of N                          ok COMMAND      accepted (a hand line follows)
+    rejected COMMAND :: CODE: REASON                  error TEXT      a server or command error
+    over TEXT              the game ended             help / show     lines asked for
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+import trio
+
+from .core import CannotConnect, ClientCore, Notice
+from .session import Launch, server_for, start_session
+
+
+class PlainOutput:
+    """Turns notices into tagged lines."""
+
+    def __init__(self, core_ref, out: TextIO):
+        self._core = core_ref
+        self.out = out
+        self._hand = None
+        self._phase = None
+        self._hand_due = False
+
+    def line(self, tag: str, text: str = "") -> None:
+        self.out.write(f"{tag} {text}".rstrip() + "\n")
+        self.out.flush()
+
+    def __call__(self, n: Notice) -> None:
+        k = n.kind
+        if k in ("info", "event", "flash", "over"):
+            self.line(k, n.text)
+        elif k == "connection":
+            self.line("conn", n.text)
+        elif k == "error":
+            self.line("error", n.text)
+        elif k == "accepted":
+            self.line("ok", n.text)
+            self._hand_due = True       # the table after it follows: print the hand even if unchanged
+        elif k == "rejected":
+            _, code, reason = n.data
+            self.line("rejected", f"{n.text} :: {code}: {reason}")
+        elif k in ("help", "show"):
+            for text in n.text.splitlines():
+                self.line(k, text)
+        elif k == "tables":
+            tables, asked = n.data
+            if asked:
+                self.line("tables", f"{len(tables)} table(s)" + ("" if tables else ": create one with create"))
+                for i, t in enumerate(tables, 1):
+                    players = ", ".join(p or "-" for p in t.get("players", []))
+                    taken = sum(1 for p in t.get("players", []) if p)
+                    self.line("table", f"{i} {t['table']} {t['game']} {t['status']} seats {taken}/{t['seats']} "
+                                       f"players {players}")
+        elif k == "table":
+            self._table_changed()
+        elif k == "quit":
+            pass
+
+    def _table_changed(self) -> None:
+        core = self._core()
+        view = core.mirror.view
+        if not core.at_table:
+            self._hand = self._phase = None
+            return
+        phase = (view.get("phase"), view.get("round"))
+        if phase != self._phase and view.get("phase") is not None:
+            self._phase = phase
+            rounds = f" round {view['round']} of {view['rounds']}" if "round" in view and "rounds" in view else ""
+            self.line("phase", f"{view['phase']}{rounds}")
+        due, self._hand_due = self._hand_due, False
+        if "hand" in view and view.get("phase") != "dealing":
+            hand = (tuple(sorted(view["hand"])), view.get("pile"))
+            if hand != self._hand or due:
+                self._hand = hand
+                labels = getattr(core.plugin, "hand_labels", None)
+                cards = " ".join(labels(view["hand"])) if labels else " ".join(map(str, view["hand"]))
+                self.line("hand", cards + (f" | pile {view['pile']}" if "pile" in view else ""))
+
+
+async def _read_lines(send: trio.MemorySendChannel, stdin: TextIO) -> None:
+    """stdin in a worker thread (portable, works for pipes and terminals alike)."""
+    async with send:
+        while True:
+            line = await trio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
+            if not line:
+                return
+            await send.send(line)
+
+
+async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
+    core_box: list[ClientCore] = []
+    out = PlainOutput(lambda: core_box[0], stdout)
+    async with server_for(launch) as url:
+        core = ClientCore(url, launch.name, out, default_game=launch.game, bot_delay=launch.bot_delay,
+                          seat_book=launch.seat_book())
+        core_box.append(core)
+        async with trio.open_nursery() as nursery:
+            try:
+                await nursery.start(core.run)
+            except CannotConnect as e:
+                out.line("error", str(e))
+                return 1
+            await start_session(core, launch, nursery)
+            send, recv = trio.open_memory_channel(16)
+            nursery.start_soon(_read_lines, send, stdin)
+            async with recv:
+                async for line in recv:
+                    await core.command(line)
+                    if core.quit_requested:
+                        break
+            out.line("info", "bye")
+            nursery.cancel_scope.cancel()
+    return 0
+
+
+def plain_main(launch: Launch) -> int:
+    try:
+        return trio.run(run_plain, launch, sys.stdin, sys.stdout)
+    except KeyboardInterrupt:
+        return 130

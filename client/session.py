@@ -1,0 +1,140 @@
+"""How a `wildtable play` session starts, shared by the full-screen UI and the line mode:
+where the server is (given, or a private one started in this process), and what to do
+first (create a table and seat bots, join or watch a table, or show the lobby)."""
+
+from __future__ import annotations
+
+import getpass
+import logging
+import tempfile
+from contextlib import asynccontextmanager
+
+import attrs
+import trio
+
+from wildtable.protocol import messages as m
+
+from . import games
+from .bots import run_bot
+from .core import ClientCore, NotConnected
+from .net import DEFAULT_URL
+from .seats import SeatBook
+
+LOCAL_HOST = "127.0.0.1"
+
+
+@attrs.define
+class Launch:
+    """What `wildtable play` was asked to do (see cli.py's play parser)."""
+    url: str | None = None
+    name: str = "player"
+    game: str = "run-wild"
+    bots: int | None = None
+    players: int | None = None
+    table: str | None = None
+    seat: int | None = None
+    spectate: bool = False
+    settings: dict = attrs.Factory(dict)
+    bot_delay: float | None = None
+
+    @property
+    def local(self) -> bool:
+        """Play alone: no URL but bots, so the server runs inside this process."""
+        return self.url is None and self.bots is not None
+
+    @classmethod
+    def from_args(cls, args) -> "Launch":
+        from wildtable.cli import parse_settings
+        return cls(url=args.url, name=args.name or default_name(), game=args.game, bots=args.bots,
+                   players=args.players, table=args.table, seat=args.seat, spectate=args.spectate,
+                   settings=parse_settings(args.set), bot_delay=args.bot_delay)
+
+    def seat_book(self) -> SeatBook | None:
+        """Where seat tokens are kept between runs (not for a private server: it dies with us)."""
+        return None if self.local else SeatBook()
+
+    def problem(self) -> str | None:
+        """Why these options cannot work together, or None."""
+        if self.bots is not None:
+            if self.bots < 0:
+                return "--bots must be 0 or more"
+            if self.table is not None:
+                return "--bots creates a new table; to seat bots at an existing table use: wildtable bots URL --table ID"
+            if self.bots and not games.has_bot(self.game):
+                return f"there is no bot for {self.game} yet"
+            if self.players is not None and self.players < self.bots + 1:
+                return f"--players {self.players} leaves no seat for you beside {self.bots} bots"
+        if (self.seat is not None or self.spectate) and self.table is None:
+            return "--seat and --spectate go with --table"
+        return None
+
+
+def default_name() -> str:
+    try:
+        return (getpass.getuser() or "player")[:40]
+    except Exception:
+        return "player"
+
+
+@asynccontextmanager
+async def local_server():
+    """A private server on 127.0.0.1 (a free port) with a temporary data dir; its logs
+    stay quiet so they do not scribble over the screen. Yields the URL."""
+    from wildtable.server.app import Server
+    logging.getLogger("wildtable.server").setLevel(logging.WARNING)
+    with tempfile.TemporaryDirectory(prefix="wildtable-") as data_dir:
+        server = Server(data_dir)
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.run, LOCAL_HOST, 0)
+            try:
+                yield f"ws://{LOCAL_HOST}:{port}"
+            finally:
+                with trio.move_on_after(5) as scope:
+                    scope.shield = True
+                    await server.shutdown("the player left")
+                # run() returns once the logs are flushed; do not wait for ever.
+                nursery.cancel_scope.deadline = trio.current_time() + 5
+
+
+@asynccontextmanager
+async def server_for(launch: Launch):
+    """The URL to connect to: a private server's for play alone, else the given one."""
+    if launch.local:
+        async with local_server() as url:
+            yield url
+    else:
+        yield launch.url or DEFAULT_URL
+
+
+async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:
+    """The first steps after connecting: bots at a new table, a given table, or the lobby."""
+    try:
+        await _first_steps(core, launch, nursery)
+    except (NotConnected, trio.TooSlowError):
+        core.notify("error", "the server did not answer the first request; the lobby commands still work "
+                             "once the connection is back")
+
+
+async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:
+    if launch.bots is not None:
+        seats = launch.players or launch.bots + 1
+        reply = await core.create(launch.game, seats, launch.settings)
+        if isinstance(reply, m.Error):
+            core.notify("error", f"cannot create the table: {reply.code}: {reply.message}")
+            return
+        joined = await core.join(reply.table, 0)
+        if isinstance(joined, m.Error):
+            return
+        for i in range(launch.bots):
+            nursery.start_soon(run_bot, core.url, reply.table, f"bot{i + 1}", launch.bot_delay,
+                               lambda text: core.notify("info", text))
+        free = seats - 1 - launch.bots
+        if free:
+            core.notify("info", f"{free} seat(s) wait for friends: wildtable play {core.url} --table {reply.table}")
+    elif launch.table is not None:
+        if launch.spectate:
+            await core.spectate(launch.table)
+        else:
+            await core.join(launch.table, launch.seat)
+    else:
+        await core.list_tables(asked=True)

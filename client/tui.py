@@ -1,0 +1,461 @@
+"""The full-screen terminal UI: Textual on asyncio, hosting the Trio client core in
+guest mode (``trio.lowlevel.start_guest_run`` with the loop's ``call_soon_threadsafe``).
+
+Both loops share one thread: Trio's tasks run as callbacks of the asyncio loop, so
+the core posts Textual messages straight from Trio code, and the screen redraws the
+moment the server says something, while the player types. The other way, a typed
+command goes to the core with the Trio token's ``run_sync_soon``.
+
+Layout (readable at 80x24, and without colour: every state is also a word):
+
+    top bar: game, table, you, connection                       F1 help  ^Q quit
+    lobby (tables) or the table screen of the game   | events pane
+    result of your last command (a refusal with its reason)
+    > command line (Tab completes, Up/Down history)
+    hints: what the command wants next
+"""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+
+import trio
+from rich.text import Text
+from textual import on
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.suggester import Suggester
+from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Static
+
+from .core import (
+    CannotConnect, ClientCore, Notice, completions, complete_line, split_for_completion,
+)
+from .session import Launch, server_for, start_session
+
+FLASH_SECONDS = 2.5
+# info lines that answer a lobby command, shown on the result line too
+_LOBBY_OUTCOMES = ("joined table", "watching table", "you left", "created table", "took your seat", "seating")
+LOBBY_REFRESH = 3.0
+
+KEYS_HELP = """\
+Keys: Tab completes the word you type (Right arrow accepts the grey suggestion),
+Up/Down recall earlier commands, F1 shows this help, Ctrl+Q quits, PageUp/PageDown
+scroll the melds. Click a card or a meld handle to type it."""
+
+
+class CoreNotice(Message):
+    """A Notice from the Trio side."""
+
+    def __init__(self, notice: Notice):
+        super().__init__()
+        self.notice = notice
+
+
+class TrioDone(Message):
+    def __init__(self, error: BaseException | None):
+        super().__init__()
+        self.error = error
+
+
+class CommandSuggester(Suggester):
+    """Grey inline completion of the word being typed, from the live view."""
+
+    def __init__(self, app: "PlayApp"):
+        super().__init__(use_cache=False, case_sensitive=True)
+        self._app = app
+
+    async def get_suggestion(self, value: str) -> str | None:
+        core = self._app.core
+        return complete_line(core, value) if core is not None and value else None
+
+
+class CommandInput(Input):
+    BINDINGS = [
+        Binding("tab", "complete", "Complete", show=False),
+        Binding("up", "history(-1)", "Earlier command", show=False),
+        Binding("down", "history(1)", "Later command", show=False),
+    ]
+
+    def __init__(self, app: "PlayApp", **kw):
+        super().__init__(suggester=CommandSuggester(app), **kw)
+        self._play = app
+        self._hist_pos: int | None = None
+
+    def action_complete(self) -> None:
+        core = self._play.core
+        line = complete_line(core, self.value) if core is not None else None
+        if line is None:
+            self.app.bell()
+            return
+        self.value = line + " "
+        self.cursor_position = len(self.value)
+
+    def action_history(self, step: int) -> None:
+        core = self._play.core
+        hist = core.history if core is not None else []
+        if not hist:
+            return
+        pos = len(hist) if self._hist_pos is None else self._hist_pos
+        pos = max(0, min(len(hist), pos + step))
+        self._hist_pos = pos
+        self.value = hist[pos] if pos < len(hist) else ""
+        self.cursor_position = len(self.value)
+
+    def reset_history(self) -> None:
+        self._hist_pos = None
+
+
+class HelpScreen(ModalScreen):
+    BINDINGS = [Binding("escape,f1,q", "dismiss", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    #help-box { width: 90%; height: 90%; border: heavy $accent; background: $surface; padding: 0 1; }
+    #help-title { height: 1; text-style: bold; }
+    """
+
+    def __init__(self, text: str):
+        super().__init__()
+        self.text = text
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="help-box"):
+            yield Static("Help - Esc closes", id="help-title")
+            with VerticalScroll():
+                yield Static(Text(self.text), id="help-text")
+
+
+class PlayApp(App):
+    """`wildtable play`: lobby, table screen, commands; the network runs in Trio."""
+
+    TITLE = "wildtable"
+    CSS = """
+    Screen { layers: base overlay; }
+    #top { height: 1; background: $primary; color: $text; }
+    #body { height: 1fr; }
+    #main { width: 1fr; }
+    #events { width: 30; border-left: solid $primary; scrollbar-size-vertical: 1; }
+    #lobby-hint { height: auto; color: $text-muted; }
+    #tables { height: 1fr; }
+    #board-top { height: auto; }
+    #board-mid { height: 1fr; }
+    #board-bottom { height: auto; }
+    #result { height: auto; max-height: 3; }
+    #cmdline { height: 1; }
+    #prompt { width: 2; }
+    #cmd { border: none; height: 1; padding: 0; width: 1fr; }
+    #hints { height: 1; color: $text-muted; }
+    #flash { layer: overlay; dock: right; offset: 0 1; width: 30; height: 3;
+             content-align: center middle; text-style: bold; background: $warning; color: $background;
+             display: none; }
+    """
+    BINDINGS = [
+        Binding("f1", "help", "Help"),
+        Binding("ctrl+q,ctrl+c", "quit", "Quit", priority=True),
+        Binding("pageup", "scroll_melds(-1)", "Scroll melds up", show=False),
+        Binding("pagedown", "scroll_melds(1)", "Scroll melds down", show=False),
+    ]
+
+    def __init__(self, launch: Launch):
+        super().__init__()
+        self.launch = launch
+        self.core: ClientCore | None = None
+        self.flashes: list[str] = []            # every flash shown (for tests and the curious)
+        self.fatal: str | None = None           # why the UI had to stop, if it did
+        self._token: trio.lowlevel.TrioToken | None = None
+        self._root: trio.CancelScope | None = None
+        self._done: asyncio.Future | None = None
+        self._flash_timer = None
+        self._status = "connecting..."
+        self._lobby_rows: list | None = None
+
+    # ---------------------------------------------------------------- layout
+    def compose(self) -> ComposeResult:
+        yield Static(id="top")
+        with Horizontal(id="body"):
+            with ContentSwitcher(initial="lobby", id="main"):
+                with Vertical(id="lobby"):
+                    yield Static("Tables on this server (join N, spectate N, create GAME PLAYERS):", id="lobby-hint")
+                    yield DataTable(id="tables", cursor_type="row", zebra_stripes=True)
+                with Vertical(id="table"):
+                    yield Static(id="board-top")
+                    with VerticalScroll(id="board-mid"):
+                        yield Static(id="melds")
+                    yield Static(id="board-bottom")
+            yield RichLog(id="events", wrap=True, min_width=10, max_lines=500, markup=False)
+        yield Static(id="result")
+        with Horizontal(id="cmdline"):
+            yield Static(">", id="prompt")
+            yield CommandInput(self, id="cmd", placeholder="type a command (help, list, create, join...)")
+        yield Static(id="hints")
+        yield Static(id="flash")
+
+    async def on_mount(self) -> None:
+        dt = self.query_one("#tables", DataTable)
+        for col in ("#", "table", "game", "seats", "status", "players"):
+            dt.add_column(col, key=col)
+        self._update_top()
+        self._update_hints("")
+        self.query_one("#cmd", CommandInput).focus()
+        loop = asyncio.get_running_loop()
+        self._done = loop.create_future()
+
+        def done(outcome) -> None:
+            if not self._done.done():
+                self._done.set_result(outcome)
+            error = getattr(outcome, "error", None)
+            self.post_message(TrioDone(error))
+
+        trio.lowlevel.start_guest_run(self._trio_main, run_sync_soon_threadsafe=loop.call_soon_threadsafe,
+                                      done_callback=done)
+
+    # ---------------------------------------------------------------- the Trio side
+    async def _trio_main(self) -> None:
+        self._token = trio.lowlevel.current_trio_token()
+        self._root = trio.CancelScope()
+        with self._root:
+            async with server_for(self.launch) as url:
+                core = ClientCore(url, self.launch.name, self._from_trio, lobby_refresh=LOBBY_REFRESH,
+                                  default_game=self.launch.game, bot_delay=self.launch.bot_delay,
+                                  seat_book=self.launch.seat_book())
+                self.core = core
+                async with trio.open_nursery() as nursery:
+                    try:
+                        await nursery.start(core.run)
+                    except CannotConnect as e:
+                        self._from_trio(Notice("fatal", str(e)))
+                        return
+                    await start_session(core, self.launch, nursery)
+
+    def _from_trio(self, notice: Notice) -> None:
+        self.post_message(CoreNotice(notice))
+
+    def send_command(self, text: str) -> None:
+        """From the UI to the core (run by Trio at its next tick)."""
+        if self._token is not None and self.core is not None:
+            self._token.run_sync_soon(self.core.submit, text)
+
+    async def stop_trio(self, timeout: float = 10.0) -> None:
+        """Cancel the Trio side (the private server, if any, shuts down cleanly) and wait for it."""
+        if self._done is None or self._done.done():
+            return
+        if self._token is not None and self._root is not None:
+            try:
+                self._token.run_sync_soon(self._root.cancel)
+            except trio.RunFinishedError:
+                return
+        try:
+            await asyncio.wait_for(asyncio.shield(self._done), timeout)
+        except asyncio.TimeoutError:
+            pass
+
+    async def on_unmount(self) -> None:
+        await self.stop_trio()
+
+    async def action_quit(self) -> None:
+        await self.stop_trio()
+        self.exit()
+
+    def on_trio_done(self, message: TrioDone) -> None:
+        if message.error is not None and not isinstance(message.error, trio.Cancelled):
+            trace = "".join(traceback.format_exception(message.error))
+            self.fatal = f"wildtable: the network side stopped (a bug; please report it):\n{trace}"
+            self.exit(return_code=1, message=self.fatal)
+
+    # ---------------------------------------------------------------- notices
+    def on_core_notice(self, message: CoreNotice) -> None:
+        n = message.notice
+        k = n.kind
+        if k == "table":
+            self.redraw()
+        elif k == "event":
+            self._log(n.text)
+        elif k == "flash":
+            self.flash(n.text)
+        elif k == "info":
+            self._log(n.text, "dim")
+            if n.text.startswith(_LOBBY_OUTCOMES):
+                self._result(n.text)
+        elif k == "connection":
+            core = self.core
+            self._status = "online" if core is not None and core.online else "offline: reconnecting"
+            self._update_top()
+            self._log(n.text, "bold yellow")
+            self._result(n.text, "bold yellow")
+        elif k == "error":
+            self._log(n.text, "bold red")
+            self._result("error: " + n.text, "bold red")
+        elif k == "tables":
+            self._fill_lobby(n.data[0])
+            if n.data[1]:
+                self._result(f"{len(n.data[0])} table(s) on this server")
+        elif k == "sent":
+            self._result(f"... {n.text} (sent)", "dim")
+        elif k == "accepted":
+            self._result(f"ok: {n.text}", "green")
+        elif k == "rejected":
+            _, code, reason = n.data
+            self._result(f"refused: {n.text} - {code}: {reason}", "bold red")
+            self._log(f"refused: {n.text} - {reason}", "red")
+        elif k == "over":
+            self._log(n.text, "bold")
+            self._result(n.text, "bold")
+            self.flash("Game over!")
+            self.redraw()
+        elif k == "help":
+            self.push_screen(HelpScreen(n.text + "\n\n" + KEYS_HELP))
+        elif k == "show":
+            for line in n.text.splitlines():
+                self._log(line)
+        elif k == "quit":
+            self.run_worker(self.action_quit(), exclusive=True)
+        elif k == "fatal":
+            self.fatal = f"wildtable play: {n.text}"
+            self.exit(return_code=1, message=self.fatal)
+
+    def _log(self, text: str, style: str = "") -> None:
+        self.query_one("#events", RichLog).write(Text(text, style=style))
+
+    def _result(self, text: str, style: str = "") -> None:
+        self.query_one("#result", Static).update(Text(text, style=style))
+
+    def flash(self, text: str) -> None:
+        """A banner for a moment over the top of the events pane (never over your cards):
+        "Draw 3!", "Out!"."""
+        self.flashes.append(text)
+        box = self.query_one("#flash", Static)
+        box.update(Text(f"** {text} **", style="bold"))
+        box.display = True
+        if self._flash_timer is not None:
+            self._flash_timer.stop()
+        self._flash_timer = self.set_timer(FLASH_SECONDS, self._hide_flash)
+
+    def _hide_flash(self) -> None:
+        self.query_one("#flash", Static).display = False
+
+    # ---------------------------------------------------------------- drawing
+    def _update_top(self) -> None:
+        core = self.core
+        parts = ["wildtable"]
+        if core is not None:
+            mir = core.mirror
+            if mir.table:
+                title = core.plugin.TITLE if core.plugin.NAME != "generic" else (mir.game or "")
+                parts.append(f"{title} at {mir.table}")
+                parts.append(f"seat {mir.seat}" if mir.seat is not None else "watching")
+            else:
+                parts.append("lobby")
+            parts.append(core.name)
+        mark = "*" if self._status == "online" else "!"
+        left = " " + " | ".join(parts) + f" | {mark} {self._status}"
+        right = "F1 help  ^Q quit "
+        width = max(self.size.width, 40)
+        line = left if len(left) + len(right) + 1 > width else left + " " * (width - len(left) - len(right)) + right
+        self.query_one("#top", Static).update(Text(line))
+
+    def redraw(self) -> None:
+        core = self.core
+        if core is None:
+            return
+        if core.online:
+            self._status = "online"
+        self._update_top()
+        switcher = self.query_one("#main", ContentSwitcher)
+        if not core.at_table:
+            switcher.current = "lobby"
+            return
+        switcher.current = "table"
+        sections = core.plugin.render_rich(core.mirror.view, core.ctx)
+        self.query_one("#board-top", Static).update(sections.top)
+        self.query_one("#melds", Static).update(sections.middle)
+        self.query_one("#board-bottom", Static).update(sections.bottom)
+        self._update_hints(self.query_one("#cmd", CommandInput).value)
+
+    def _fill_lobby(self, tables: list[dict]) -> None:
+        rows = [(t["table"], t["game"], t["seats"], t["status"], tuple(t.get("players", ()))) for t in tables]
+        if rows == self._lobby_rows:
+            return          # refreshed every few seconds: leave the cursor alone when nothing changed
+        self._lobby_rows = rows
+        dt = self.query_one("#tables", DataTable)
+        keep = dt.coordinate_to_cell_key(dt.cursor_coordinate).row_key.value if dt.row_count else None
+        dt.clear()
+        for i, t in enumerate(tables, 1):
+            players = t.get("players", [])
+            taken = sum(1 for p in players if p)
+            dt.add_row(str(i), t["table"], t["game"], f"{taken}/{t['seats']}", t["status"],
+                       ", ".join(p or "-" for p in players), key=t["table"])
+        if keep is not None and keep in {t["table"] for t in tables}:
+            dt.move_cursor(row=dt.get_row_index(keep))
+        hint = self.query_one("#lobby-hint", Static)
+        hint.update("Tables on this server (join N, spectate N, create GAME PLAYERS):" if tables else
+                    "No tables yet: create one, e.g. create run-wild 3 (then bots 2 to add bots)")
+
+    def _update_hints(self, value: str) -> None:
+        core = self.core
+        hints = self.query_one("#hints", Static)
+        if core is None:
+            hints.update("")
+            return
+        words = split_for_completion(value)
+        usage = ""
+        if len(words) > 1:
+            usage = core.command_words().get(words[0].lower(), "").split("  - ")[0]
+        cands = completions(core, value) if value else []
+        text = usage
+        if cands:
+            text += ("  |  " if usage else "") + "Tab: " + " ".join(cands[:12])
+        if not text:
+            text = "help lists commands" if core.at_table else "list, create GAME PLAYERS, join N, spectate N, help"
+        hints.update(Text(text))
+
+    # ---------------------------------------------------------------- input
+    @on(Input.Submitted, "#cmd")
+    def _submitted(self, event: Input.Submitted) -> None:
+        text = event.value.strip()
+        box = self.query_one("#cmd", CommandInput)
+        box.value = ""
+        box.reset_history()
+        if text:
+            self._result(f"... {text}", "dim")
+            self.send_command(text)
+
+    @on(Input.Changed, "#cmd")
+    def _changed(self, event: Input.Changed) -> None:
+        self._update_hints(event.value)
+
+    @on(DataTable.RowSelected, "#tables")
+    def _row_selected(self, event: DataTable.RowSelected) -> None:
+        box = self.query_one("#cmd", CommandInput)
+        box.value = f"join {event.row_key.value}"
+        box.cursor_position = len(box.value)
+        box.focus()
+
+    def action_insert_handle(self, handle: str) -> None:
+        """A clicked card or meld handle is typed into the command line."""
+        box = self.query_one("#cmd", CommandInput)
+        value = box.value
+        if value and not value.endswith(" "):
+            value += " "
+        box.value = value + handle + " "
+        box.cursor_position = len(box.value)
+        box.focus()
+
+    def action_help(self) -> None:
+        if self.core is not None:
+            self.push_screen(HelpScreen(self.core.help_text() + "\n\n" + KEYS_HELP))
+
+    def action_scroll_melds(self, step: int) -> None:
+        box = self.query_one("#board-mid", VerticalScroll)
+        box.scroll_relative(y=step * max(1, box.size.height - 1))
+
+    def on_resize(self) -> None:
+        self._update_top()
+
+
+def run_tui(launch: Launch) -> int:
+    app = PlayApp(launch)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,69 @@
+"""`wildtable play --game run-wild --bots 3` in a real terminal (tmux, 80x24, NO_COLOR):
+the table shows within seconds, typed commands work, Ctrl+Q quits with status 0."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+TMUX = "/usr/bin/tmux"
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class Tmux:
+    """One private tmux server (its own socket), one 80x24 pane."""
+
+    def __init__(self, name: str):
+        self.base = [TMUX, "-L", name, "-f", "/dev/null"]
+
+    def __call__(self, *args: str) -> str:
+        return subprocess.run(self.base + list(args), capture_output=True, text=True, timeout=10, check=True).stdout
+
+    def screen(self) -> str:
+        return self("capture-pane", "-p", "-t", "main")
+
+    def wait_for(self, what: str, timeout: float = 10.0) -> float:
+        """Seconds until ``what`` is on screen; fails with the screen if it never is."""
+        start = time.monotonic()
+        while what not in (screen := self.screen()):
+            if time.monotonic() - start > timeout:
+                raise AssertionError(f"{what!r} not on screen after {timeout} s:\n{screen}")
+            time.sleep(0.05)
+        return time.monotonic() - start
+
+    def type(self, text: str) -> None:
+        self("send-keys", "-t", "main", "-l", text)
+        self("send-keys", "-t", "main", "Enter")
+
+
+def test_play_alone_in_tmux_shows_the_table_and_takes_commands():
+    assert os.path.exists(TMUX), "tmux is required for this test: apt-get install tmux (CI installs it)"
+    tmux = Tmux(f"wildtable-test-{os.getpid()}")
+    cmd = " ".join(shlex.quote(x) for x in [
+        "env", "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
+        sys.executable, "-m", "wildtable", "play", "--game", "run-wild", "--bots", "3", "--name", "ann",
+        "--bot-delay", "0.5"])
+    # the shell says how the client exited, and keeps the pane for us to read it
+    shell = f"{cmd}; echo \"client exited with status $?\"; sleep 30"
+    tmux("new-session", "-d", "-s", "main", "-x", "80", "-y", "24", "-c", str(ROOT), shell)
+    try:
+        took = tmux.wait_for("Your hand (8)")
+        assert took < 8, f"the table took {took:.1f} s to show"
+        screen = tmux.screen()
+        for seen in ("Run Wild at t", "> ann", "bot1", "bot2", "bot3", "type ready to start"):
+            assert seen in screen, (seen, screen)
+        assert max(len(line) for line in screen.splitlines()) <= 80
+        tmux.type("ready")
+        tmux.wait_for("- playing - dealer")
+        tmux.type("draw")
+        tmux.wait_for("ok: draw")
+        tmux.type("take B1 from m99")
+        tmux.wait_for("refused: take B1 from m99 - no_such_meld")
+        tmux("send-keys", "-t", "main", "C-q")
+        tmux.wait_for("client exited with status 0", timeout=8)
+    finally:
+        subprocess.run(tmux.base + ["kill-server"], capture_output=True, timeout=10)
