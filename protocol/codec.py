@@ -232,7 +232,8 @@ def _plan(cls: type) -> tuple:
             if f.default is not attrs.NOTHING
             and (f.default is None or type(f.default) in (bool, int, float, str, bytes, tuple))
         )
-        plan = (fields, frozenset(f[0] for f in fields), dict(omit))
+        convs = tuple((f.name, _conv_kind(hints[f.name])) for f in attrs.fields(cls))
+        plan = (fields, frozenset(f[0] for f in fields), dict(omit), convs)
         type.__setattr__(cls, "_codec_plan", plan)
     return plan
 
@@ -243,7 +244,7 @@ _MISSING = object()
 def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) -> Any:
     if type(obj) is not dict:
         raise _fail(path, "map", obj)
-    fields, known, _ = _plan(cls)
+    fields, known, _, _ = _plan(cls)
     extra = len(obj) - (tag_key in obj if tag_key is not None else 0)
     kwargs = {}
     for name, check, has_default, fast in fields:
@@ -275,26 +276,57 @@ def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) ->
     return cls(**kwargs)
 
 
+_AS_IS, _SHALLOW, _NESTED, _NESTED_SEQ, _DEEP = range(5)
+
+
+def _conv_kind(tp: Any) -> int:
+    """How to_data turns a field of this annotation into plain data, known once per class:
+    free-form maps (views, events, settings) are plain by contract and are not walked."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        non_none = [a for a in args if a is not type(None)]
+        return _conv_kind(non_none[0]) if len(non_none) == 1 else _DEEP
+    if tp in (int, str, bool, float, bytes, dict) or origin is dict:
+        return _AS_IS
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        item = args[0]
+        if attrs.has(item):
+            return _NESTED_SEQ
+        if item in (int, str, bool, float, bytes, dict) or typing.get_origin(item) is dict:
+            return _SHALLOW
+        return _DEEP
+    if attrs.has(tp):
+        return _NESTED
+    return _DEEP
+
+
 def to_data(value: Any) -> Any:
     """attrs values -> plain msgpack data (tuples become lists)."""
-    if attrs.has(type(value)):
+    cls = type(value)
+    if attrs.has(cls):
         d = {}
-        tag = getattr(type(value), "TAG", None)
+        tag = getattr(cls, "TAG", None)
         if tag is not None:
-            d[type(value).TAG_KEY] = tag
-        fields, _, omit = _plan(type(value))
-        for f in fields:
-            name = f[0]
+            d[cls.TAG_KEY] = tag
+        _, _, omit, convs = _plan(cls)
+        for name, kind in convs:
             v = getattr(value, name)
             if name in omit:
                 dv = omit[name]
                 if v is dv or (type(v) is type(dv) and v == dv):
                     continue
-            d[name] = to_data(v)
+            if kind == _AS_IS or v is None:
+                d[name] = v
+            elif kind == _SHALLOW:
+                d[name] = list(v)
+            elif kind == _NESTED_SEQ:
+                d[name] = [to_data(x) for x in v]
+            else:
+                d[name] = to_data(v)
         return d
-    if isinstance(value, (tuple, list)):
+    if cls is tuple or cls is list:
         return [to_data(x) for x in value]
-    if isinstance(value, dict):
+    if cls is dict:
         return {k: to_data(x) for k, x in value.items()}
     return value
 

@@ -2,7 +2,7 @@
 against a brute force, and random whole games checked after every step.
 
 Rules: /work/shared/rules/go-fish-wildcard.txt and DECISIONS.md "Go Fish Wildcard";
-as implemented: docs/rules/go-fish-wildcard.md.
+as implemented: docs/RULES.md, section "Go Fish Wildcard".
 """
 
 from __future__ import annotations

@@ -101,7 +101,8 @@ def test_rulebook_example_trick_four_blue_and_four_wild_win():
     # Trick 3, the example.
     s, _ = p(s, 0, paul[3:6])
     s, events = p(s, 1, anne[2:6])
-    assert events == [{"event": "cards_played", "seat": 1, "cards": anne[2:6], "kind": "slough", "size": 0}]
+    assert events == [{"event": "cards_played", "seat": 1, "cards": anne[2:6], "kind": "slough", "size": 0,
+                       "next": 2}]
     s, _ = p(s, 2, larry[2:8])
     v = gw.view(s, None)
     assert v["trick"] == [{"seat": 0, "cards": paul[3:6], "kind": "set"},
@@ -110,7 +111,8 @@ def test_rulebook_example_trick_four_blue_and_four_wild_win():
     assert v["best"] == {"seat": 2, "size": 6} and v["turn"] == 3
     assert (v["trick_number"], v["trick_points"], v["wild_one"]) == (3, 3, 3)
     s, events = p(s, 3, marg[3:11])
-    assert events[0] == {"event": "cards_played", "seat": 3, "cards": marg[3:11], "kind": "mixed", "size": 8}
+    assert events[0] == {"event": "cards_played", "seat": 3, "cards": marg[3:11], "kind": "mixed", "size": 8,
+                         "next": None}
     assert ev(events, "trick_won") == {"event": "trick_won", "seat": 3, "round": 1, "trick": 3, "points": 3,
                                        "size": 8, "score": 4}
     assert s.scores == (2, 0, 0, 4)

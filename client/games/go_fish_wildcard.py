@@ -63,6 +63,7 @@ _RANK_WORDS = {
 for _i, _r in enumerate(RANKS):
     _RANK_WORDS[_r] = _i
     _RANK_WORDS[_r + "S"] = _i          # 7s, Js, As (also a card label: in ask it names the rank)
+del _i, _r
 _PLURAL = {"A": "aces", "J": "jacks", "Q": "queens", "K": "kings"}
 _SUIT_STYLES = {"C": "bold", "D": "bold red", "H": "bold red", "S": "bold"}
 _WILD_STYLE = "bold reverse"
@@ -72,10 +73,6 @@ _WILD_STYLE = "bold reverse"
 
 def rank_of(c: int) -> int:
     return c // 4
-
-
-def rank_name(r: int) -> str:
-    return RANKS[r]
 
 
 def plural(rank: str) -> str:
@@ -94,7 +91,7 @@ def label(c: int, wild: set[int] | None = None) -> str:
 
 
 def hand_labels(hand, wild: set[int] | None = None) -> list[str]:
-    """The hand as labels, by rank then suit (the line mode's "hand:" line)."""
+    """The hand as labels, by rank then suit (the line mode's hand line)."""
     return [label(c, wild) for c in sorted(hand)]
 
 

@@ -2,7 +2,7 @@
 
 Source: /work/shared/rules/go-fish-wildcard.txt, read through DECISIONS.md ("Go Fish
 Wildcard"), which wins where the two differ. The rules as implemented, every setting
-and every reading that had to be chosen are in docs/rules/go-fish-wildcard.md.
+and every reading that had to be chosen are in docs/RULES.md, section "Go Fish Wildcard".
 
 Cards are the standard 52-card deck (DECISIONS: "Standard 52-card deck"), id 0..51,
 rank ``RANKS[id // 4]``, suit ``SUITS[id % 4]``. Wildness belongs to a rank, not to a

@@ -1,7 +1,7 @@
 """Go Wild! (Wizards of the Coast): trick-taking with colour sets and one Wild One.
 
 Rules: /work/shared/rules/go-wild.txt, settled by DECISIONS.md "Go Wild!"; the rules as
-implemented, with every chosen reading, are in docs/rules/go-wild.md.
+implemented, with every chosen reading, are in docs/RULES.md "Go Wild!".
 
 Cards are small ints: ids 0..89 are the five colours, 18 each (colour = COLOURS[id // 18]),
 ids 90..107 the 18 wilds. The Wild One marker is not a card: it is ``State.wild_one``.
@@ -282,7 +282,10 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
     # strictly larger set takes over.
     if size > best_size:
         best, best_size = seat, size
-    events = [{"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind, "size": size}]
+    # "next": who plays next in this trick (None: this play ends it), so a line-mode client
+    # can say "your turn" from the events alone.
+    played = {"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind, "size": size, "next": None}
+    events = [played]
     # DECISIONS.md: "Each player holding cards plays exactly once per trick, clockwise from
     # the lead"; a player with no cards sits out. Seats between this one and the leader have
     # not played yet, so their hands are as they were when the trick began.
@@ -291,6 +294,7 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
     nxt = seat + 1 if seat + 1 < n else 0
     while nxt != leader:
         if hands[nxt]:
+            played["next"] = nxt
             # The hot path (most plays): positional construction, much faster than attrs.evolve.
             return State(state.rules, PLAYING, hands, state.deck, state.discard, trick, best, best_size,
                          leader, nxt, wild_one, state.round, state.trick_no, state.scores, state.winners,
@@ -354,7 +358,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
                            "leader": lead})
             return State(rules, PLAYING, hands, state.deck, discard, (), None, 0, lead, lead, wild_one,
                          rnd, no + 1, scores, state.winners, state.deal_next, last), events
-        # Chosen reading (docs/rules/go-wild.md "Nobody holds a card"): the round's remaining
+        # Chosen reading (docs/RULES.md "Go Wild!", "nobody holds a card"): the round's remaining
         # tricks are not played, nobody scores them, and the round ends here.
         events.append({"event": "tricks_skipped", "round": rnd, "from_trick": no + 1})
     events.append({"event": "round_ended", "round": rnd, "scores": list(scores)})
