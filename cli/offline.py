@@ -17,11 +17,10 @@ from .selfplay import play
 
 def _score_table(game, state) -> str:
     view = game.view(state, None)
-    seats = len(view.get("players", [])) or 0
     lines = []
     rounds = view.get("round_scores")
     totals = list(game.outcome(state).scores)
-    head = "round  " + "  ".join(f"seat {i:<2d}" for i in range(len(totals)))
+    head = ("round  " if rounds else "       ") + "  ".join(f"seat {i:<2d}" for i in range(len(totals)))
     lines.append(head)
     if rounds:
         for i, row in enumerate(rounds, 1):

@@ -79,7 +79,7 @@ class PlainOutput:
             rounds = f" round {view['round']} of {view['rounds']}" if "round" in view and "rounds" in view else ""
             self.line("phase", f"{view['phase']}{rounds}")
         due, self._hand_due = self._hand_due, False
-        if "hand" in view and view.get("phase") != "dealing":
+        if "hand" in view and view.get("phase") not in ("dealing", "deal"):    # nothing dealt yet
             hand = (tuple(sorted(view["hand"])), view.get("pile"))
             if hand != self._hand or due:
                 self._hand = hand

@@ -53,9 +53,10 @@ async def play_to_end(conn: Connection, joined: m.Joined, choose=simple_choice, 
     mirror.absorb(joined)
     next_id = 1
     inflight = None
+    need_seq = 0        # after an acceptance, decide again only from the view that includes it
     with trio.fail_after(timeout):
         while mirror.over is None:
-            if inflight is None:
+            if inflight is None and mirror.seq >= need_seq:
                 action = choose(mirror.view)
                 if action is not None:
                     inflight = next_id
@@ -67,4 +68,6 @@ async def play_to_end(conn: Connection, joined: m.Joined, choose=simple_choice, 
             mirror.absorb(msg)
             if isinstance(msg, (m.Accepted, m.Rejected)) and msg.intent == inflight:
                 inflight = None
+                if isinstance(msg, m.Accepted):
+                    need_seq = msg.seq
     return mirror
