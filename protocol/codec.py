@@ -241,9 +241,71 @@ def _plan(cls: type) -> tuple:
 _MISSING = object()
 
 
+def _fast_decoder(cls: type, tag_key: str | None):
+    """A generated decoder for classes whose fields are all scalars (most actions): it
+    accepts a well-formed map in one pass, or returns None so that decode_fields runs
+    the full checks and names what is wrong. Cached per (class, tag key)."""
+    cache = cls.__dict__.get("_codec_fast")
+    if cache is None:
+        cache = {}
+        type.__setattr__(cls, "_codec_fast", cache)
+    if tag_key in cache:
+        return cache[tag_key]
+    fields = _plan(cls)[0]
+    hints = typing.get_type_hints(cls)
+    env = {"cls": cls, "_M": _MISSING}
+    lines = ["def fast(obj):", "    n = 0"]
+    args = []
+    for i, (name, _, has_default, fast) in enumerate(fields):
+        tp = hints[name]
+        optional = False
+        if typing.get_origin(tp) in (typing.Union, types.UnionType):
+            non_none = [a for a in typing.get_args(tp) if a is not type(None)]
+            if len(non_none) != 1 or not type(None) in typing.get_args(tp):
+                cache[tag_key] = None
+                return None
+            optional = True
+            meta = dict(attrs.fields_dict(cls)[name].metadata)
+            fast = _fast(non_none[0], meta)
+        if fast is None:
+            cache[tag_key] = None
+            return None
+        t, lo, hi = fast
+        env[f"t{i}"], env[f"lo{i}"], env[f"hi{i}"] = t, lo, hi
+        default = attrs.fields_dict(cls)[name].default
+        env[f"d{i}"] = default
+        lines.append(f"    v{i} = obj.get({name!r}, _M)")
+        lines.append(f"    if v{i} is _M:")
+        lines.append(f"        {'v%d = d%d' % (i, i) if has_default else 'return None'}")
+        lines.append("    else:")
+        lines.append("        n += 1")
+        cond = f"type(v{i}) is not t{i}"
+        if t is int:
+            cond += f" or not lo{i} <= v{i} <= hi{i}"
+        elif t is str:
+            cond += f" or len(v{i}) > hi{i}"
+        if optional:
+            cond = f"v{i} is not None and ({cond})"
+        lines.append(f"        if {cond}:")
+        lines.append("            return None")
+        args.append(f"v{i}")
+    extra = f" + ({tag_key!r} in obj)" if tag_key is not None else ""
+    lines.append(f"    if len(obj) != n{extra}:")
+    lines.append("        return None")
+    lines.append(f"    return cls({', '.join(args)})")
+    exec("\n".join(lines), env)
+    cache[tag_key] = env["fast"]
+    return env["fast"]
+
+
 def decode_fields(cls: type, obj: Any, path: str, tag_key: str | None = None) -> Any:
     if type(obj) is not dict:
         raise _fail(path, "map", obj)
+    fast = _fast_decoder(cls, tag_key)
+    if fast is not None:
+        value = fast(obj)
+        if value is not None:
+            return value
     fields, known, _, _ = _plan(cls)
     extra = len(obj) - (tag_key in obj if tag_key is not None else 0)
     kwargs = {}
