@@ -3,7 +3,9 @@ WebSockets, started by bench/load.py (run it alone for debugging).
 
 Each player acts every ``--pace`` seconds on average (uniform jitter, 0..2x), or flat
 out (``--pace 0``: the next intent leaves the moment the last one is answered). The
-bots play from their own views with the client's Run Wild strategy. For every intent we
+bots play from their own views with the client's cheap Run Wild strategy
+(``quick_candidates``; ``--strategy bot`` for the full bot, which thinks too hard for
+a thousand players in one process). For every intent we
 record intent-to-result (accepted/rejected reaches the sender) and, for accepted ones,
 intent-to-last-seat-update (the update of that seq has reached every seat of the table).
 
@@ -42,6 +44,7 @@ class Stats:
         self.update_bytes = 0
         self.games_finished = 0
         self.errors: dict[str, int] = {}
+        self.tables_joined: list[float] = []     # when each table had all its players
 
 
 class TableRun:
@@ -71,7 +74,7 @@ class TableRun:
 
 
 async def player(url: str, run: TableRun, seat: int, pace: float, until: float, rng: random.Random,
-                 ready: trio.Event, joined_all: trio.Event, counter: list) -> None:
+                 ready: trio.Event, counter: list, choose) -> None:
     stats = run.stats
     async with trio_websocket.open_websocket_url(url, max_message_size=8 << 20) as ws:
         async def send(msg):
@@ -105,8 +108,9 @@ async def player(url: str, run: TableRun, seat: int, pace: float, until: float, 
                 raise RuntimeError(f"join: {msg.code} {msg.message}")
         counter[0] += 1
         if counter[0] == SEATS:
-            joined_all.set()
-        await joined_all.wait()
+            stats.tables_joined.append(time.perf_counter())
+        # no waiting for the others here: a player must keep reading (a socket nobody reads
+        # stops answering pings); the strategy does nothing until the deal anyway
         next_id = 1
         inflight: dict[int, tuple[float, dict]] = {}
         refused: set[str] = set()
@@ -117,7 +121,7 @@ async def player(url: str, run: TableRun, seat: int, pace: float, until: float, 
         async def act():
             nonlocal next_id, next_at
             action = None
-            for a in strategy.candidates(view):
+            for a in choose(view):
                 key = strategy.action_key(a)
                 if key not in refused:
                     action = a
@@ -211,6 +215,7 @@ async def bare_player(url: str, group: int, seat: int, pace: float, until: float
 
 
 async def main_async(args) -> dict:
+    choose = strategy.candidates if args.strategy == "bot" else strategy.quick_candidates
     stats = Stats()
     rng = random.Random(args.seed)
     start = time.perf_counter()
@@ -225,10 +230,10 @@ async def main_async(args) -> dict:
         else:
             for t in range(args.tables):
                 run = TableRun(stats)
-                ready, joined_all, counter = trio.Event(), trio.Event(), [0]
+                ready, counter = trio.Event(), [0]
                 for s in range(SEATS):
                     n.start_soon(player, args.url, run, s, args.pace, until, random.Random(rng.random()),
-                                 ready, joined_all, counter)
+                                 ready, counter, choose)
                 await trio.sleep(args.ramp / max(1, args.tables))
     elapsed = time.perf_counter() - start
     return {
@@ -237,6 +242,8 @@ async def main_async(args) -> dict:
         "result_lat": stats.result_lat, "update_lat": stats.update_lat, "updates": stats.updates,
         "update_bytes": stats.update_bytes, "games_finished": stats.games_finished,
         "accepted_seqs": stats.accepted_seqs,
+        "all_joined_after": (max(stats.tables_joined) - start) if stats.tables_joined else None,
+        "tables_joined": len(stats.tables_joined),
     }
 
 
@@ -250,6 +257,8 @@ def main(argv=None) -> int:
     ap.add_argument("--ramp", type=float, default=2.0, help="seconds over which tables are opened")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bare", action="store_true")
+    ap.add_argument("--strategy", choices=("quick", "bot"), default="quick",
+                    help="quick: the client's cheap strategy (default); bot: the full bot, ~1 ms a decision")
     ap.add_argument("--group-base", type=int, default=0)
     ap.add_argument("--intent-bytes", type=int, default=40)
     args = ap.parse_args(argv)
