@@ -31,6 +31,23 @@ log = logging.getLogger("wildtable.server")
 LOG_SUFFIX = ".wlog"
 
 
+def _check_lobby_facts(path: Path, contents) -> list:
+    """What replay does not check: the table id is the file's, and every seat record names
+    a seat of the table. (A log copied under another name would be a second table with the
+    same id; a seat out of range stopped the server or took over another seat.)"""
+    h = contents.header
+    if h.table != path.stem:
+        raise LogError("bad_record", f"the header names table {h.table!r}, but the file is {path.name!r}", offset=0)
+    seats = []
+    for off, r in zip(contents.offsets, contents.records):
+        if type(r) is SeatClaimed:
+            if not 0 <= r.seat < h.seats:
+                raise LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats 0..{h.seats - 1}",
+                               offset=off)
+            seats.append(r)
+    return seats
+
+
 class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
@@ -97,6 +114,7 @@ class Server:
                     log.warning("%s: torn tail of %d bytes at offset %d cut (an unacknowledged write)", path,
                                 contents.torn.dropped, contents.torn.offset)
                 result = replay(contents)
+                seat_records = _check_lobby_facts(path, contents)
             except (LogError, IllegalAction) as e:
                 self.refused_logs[path.name] = str(e)
                 log.error("%s: refusing to load this table: %s", path, e)
@@ -104,7 +122,6 @@ class Server:
             h = contents.header
             if result.game.outcome(result.state).over:
                 continue
-            seat_records = [r for r in contents.records if type(r) is SeatClaimed]
             logfile = LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
                           seq=result.seq, seat_records=seat_records, on_finished=self._finished,
@@ -115,7 +132,10 @@ class Server:
     # ---------------------------------------------------------------- connections
     async def _on_peer(self, peer: wire.Peer) -> None:
         if len(self.connections) >= self.max_connections:
-            await peer.send(m.encode(m.Error("server_full", f"this server holds at most {self.max_connections} connections; try later")))
+            try:
+                await peer.send(m.encode(m.Error("server_full", f"this server holds at most {self.max_connections} connections; try later")))
+            except wire.ConnectionClosed:
+                return      # it left already
             await peer.close(CLOSE_TRY_LATER, "server full")
             return
         conn = Connection(self, peer)

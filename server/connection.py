@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.protocol.codec import MAX_FRAME
+from wildtable.protocol.codec import MAX_FRAME, MAX_STR
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 
 from . import wire
-from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, SpectateReq
+from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 
 if TYPE_CHECKING:
     from .app import Server
@@ -32,6 +32,21 @@ CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_GOING_AWAY = 1001
 CLOSE_TRY_LATER = 1013
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_STR else text[:MAX_STR - 3] + "..."
+
+
+def _fit(message):
+    """Keep an error's sentence within the protocol's string cap: a sentence that quotes
+    what the peer sent (a 60 KB settings key, say) must not make the reply unreadable."""
+    t = type(message)
+    if t is m.Error and len(message.message) > MAX_STR:
+        return m.Error(message.code, _clip(message.message), message.path, message.ref)
+    if t is m.Rejected and len(message.reason) > MAX_STR:
+        return m.Rejected(message.intent, message.code, _clip(message.reason))
+    return message
 
 
 class RateLimit:
@@ -65,10 +80,12 @@ class Connection:
         self.bad_frames = 0
         self.limit = RateLimit(server.rate_limit, server.rate_burst)
         self.slow = False
+        self.closed = False          # set once both tasks are done: tables must not seat it any more
+        self.route = None            # the table this connection last sent a request to
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
-        self.send_bytes(m.encode(message))
+        self.send_bytes(m.encode(_fit(message)))
 
     def send_bytes(self, data: bytes) -> None:
         if self.slow:
@@ -105,6 +122,7 @@ class Connection:
                 pass
             finally:
                 self._out_send.close()
+        self.closed = True
         if self.table is not None:
             # The seat stays held (its token still works); the table hears we are gone.
             self.table.submit_nowait(LeaveReq(self, notify=False)) or self._detach_hard()
@@ -162,8 +180,10 @@ class Connection:
                 if not self.limit.allow():
                     # Every intent gets exactly one answer, even a dropped one.
                     why = f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"
-                    self.send_message(m.Rejected(msg.id, "rate_limited", why) if msg.TAG == "intent"
-                                      else m.Error("rate_limited", why, None, msg.TAG))
+                    if msg.TAG == "intent":
+                        await self._answer_intent(m.Rejected(msg.id, "rate_limited", why))
+                    else:
+                        self.send_message(m.Error("rate_limited", why, None, msg.TAG))
                     if self._strike():
                         return
                     continue
@@ -176,6 +196,21 @@ class Connection:
                     return
             except IllegalAction as e:
                 self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
+
+    async def _answer_intent(self, message) -> None:
+        """Answer an intent here, yet after the answers to this connection's earlier
+        intents: through the table they went to, if any (every intent: one answer, in order)."""
+        if self.route is not None:
+            try:
+                await self.route.submit(ReplyReq(self, message))
+                return
+            except (trio.ClosedResourceError, trio.BrokenResourceError):
+                pass                # the table is shutting down
+        self.send_message(message)
+
+    async def _submit(self, table, req) -> None:
+        self.route = table
+        await table.submit(req)
 
     def _strike(self) -> bool:
         self.bad_frames += 1
@@ -212,17 +247,17 @@ class Connection:
             if table is None:
                 raise IllegalAction("no_such_table", f"no table {msg.table!r}; list_tables shows the open ones")
             if t == "join":
-                await table.submit(JoinReq(self, msg.seat, self.name))
+                await self._submit(table, JoinReq(self, msg.seat, self.name))
             elif t == "rejoin":
-                await table.submit(RejoinReq(self, msg.seat, msg.token))
+                await self._submit(table, RejoinReq(self, msg.seat, msg.token))
             else:
-                await table.submit(SpectateReq(self))
+                await self._submit(table, SpectateReq(self))
         elif t == "leave":
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")
-            await self.table.submit(LeaveReq(self))
+            await self._submit(self.table, LeaveReq(self))
         elif t == "intent":
             if self.table is None or self.seat is None:
-                self.send_message(m.Rejected(msg.id, "not_seated", "you do not hold a seat; join or rejoin a table first"))
+                await self._answer_intent(m.Rejected(msg.id, "not_seated", "you do not hold a seat; join or rejoin a table first"))
                 return
-            await self.table.submit(IntentReq(self, msg, time.time()))
+            await self._submit(self.table, IntentReq(self, msg, time.time()))

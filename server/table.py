@@ -22,7 +22,7 @@ import attrs
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.protocol.codec import to_data
+from wildtable.protocol.codec import MAX_STR, to_data
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
@@ -82,6 +82,15 @@ class RejoinReq:
 @attrs.frozen
 class SpectateReq:
     conn: Any
+
+
+@attrs.frozen
+class ReplyReq:
+    """An answer the connection made itself (an intent dropped by the rate limit, or sent
+    with no seat), sent through the table the connection last wrote to so that it reaches
+    the client after the answers to that connection's earlier intents."""
+    conn: Any
+    message: Any
 
 
 @attrs.frozen
@@ -241,23 +250,33 @@ class Table:
         t = type(req)
         if t is IntentReq:
             self._handle_intent(req, records, out)
+        elif t is ReplyReq:
+            out.append(("to", req.conn, req.message))
+        elif t is LeaveReq:
+            self._handle_leave(req, records, out)
+        elif req.conn.closed:
+            # The connection closed while this join/rejoin/spectate waited here: seating
+            # it now would leave a ghost shown as connected for ever.
+            return
         elif t is JoinReq:
             self._handle_join(req, records, out)
         elif t is RejoinReq:
             self._handle_rejoin(req, out)
         elif t is SpectateReq:
-            if req.conn.table is not None and req.conn.table is not self:
-                out.append(("to", req.conn, m.Error("already_at_table", f"you are already at table {req.conn.table.id}; send leave first", ref="spectate")))
+            conn = req.conn
+            if conn.table is not None and (conn.table is not self or conn not in self.spectators):
+                # also a player at this very table: as a spectator too it would get every update twice
+                out.append(("to", conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="spectate")))
                 return
             self.spectators.add(req.conn)
             req.conn.attach(self, None)
             out.append(("to", req.conn, m.Spectating(self.id, self.game.NAME, self.seq,
                                                      self.game.view(self.state, None), self.players())))
-        elif t is LeaveReq:
-            self._handle_leave(req, records, out)
 
     def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list) -> None:
         self.rejected += 1
+        if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
+            reason = reason[:MAX_STR - 3] + "..."
         records.append(encode_record(IntentRejected(self.seq, seat, req.intent.action, code, reason, req.intent.id)))
         out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Awaitable, Callable
 
 import trio
@@ -21,7 +22,10 @@ class Peer:
 
     def __init__(self, ws: trio_websocket.WebSocketConnection):
         self._ws = ws
-        r = ws.remote
+        try:
+            r = ws.remote
+        except OSError:             # the peer is already gone (reset right after the handshake)
+            r = "gone"
         self.remote = f"{r.address}:{r.port}" if hasattr(r, "address") else str(r)
 
     async def receive(self) -> bytes | str:
@@ -43,20 +47,35 @@ class Peer:
         return self._ws.closed is not None
 
 
+# What one peer vanishing can raise, from our handler or from trio-websocket's own
+# per-connection reader task.
+_PEER_GONE = (trio_websocket.ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
+
+
 async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int, *,
                 task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Accept WebSockets forever; ``task_status.started`` gets the bound port."""
 
     async def on_request(request: trio_websocket.WebSocketRequest) -> None:
-        ws = await request.accept()
+        try:
+            ws = await request.accept()
+        except ConnectionClosed:
+            return          # the client left during the handshake: nothing to serve
         await handler(Peer(ws))
 
-    async def _serve(task_status=trio.TASK_STATUS_IGNORED):
-        await trio_websocket.serve_websocket(
-            on_request, host, port, ssl_context=None, max_message_size=WS_MAX_MESSAGE,
-            connect_timeout=10, disconnect_timeout=5, task_status=task_status,
-        )
+    listeners = await trio.open_tcp_listeners(port, host=host)
+    server = trio_websocket.WebSocketServer(
+        on_request, listeners, max_message_size=WS_MAX_MESSAGE, connect_timeout=10, disconnect_timeout=5)
+
+    async def on_stream(stream: trio.abc.Stream) -> None:
+        # One peer's failure ends that peer only. trio-websocket's reader task raises
+        # ConnectionClosed when a peer sends bytes that are not WebSocket and resets before
+        # the close frame goes out; unguarded, that stopped the whole server.
+        try:
+            await server._handle_connection(stream)
+        except* _PEER_GONE:
+            pass
 
     async with trio.open_nursery() as nursery:
-        server = await nursery.start(_serve)
-        task_status.started(server.port)
+        await nursery.start(partial(trio.serve_listeners, on_stream, listeners, handler_nursery=nursery))
+        task_status.started(listeners[0].socket.getsockname()[1])
