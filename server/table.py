@@ -22,7 +22,7 @@ import attrs
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.protocol.codec import MAX_STR, to_data
+from wildtable.protocol.codec import packb, MAX_STR, to_data
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
@@ -34,6 +34,7 @@ from .logwriter import LogFile, LogWriter
 
 log = logging.getLogger("wildtable.server")
 
+MAX_LOGGED_REJECTED = 512   # bytes of a refused action kept in the log; a bigger one is summarised
 INBOX = 1024          # pending requests per table
 GROUP = 256           # requests handled per durable group at most
 _sysrandom = secrets.SystemRandom()
@@ -193,8 +194,22 @@ class Table:
                         except (trio.WouldBlock, trio.EndOfChannel):
                             break
                     for r in batch:
-                        self._handle(r, records, out)
+                        self._handle_guarded(r, records, out)
                 await self._commit(records, out)
+
+    def _handle_guarded(self, req, records: list, out: list) -> None:
+        """Our own bug in one request (an engine or view that raises) must not take the
+        table, or any other table, down: the request is answered as our fault and logged;
+        the state is unchanged by it (engines are pure; the state moves only on success)."""
+        try:
+            self._handle(req, records, out)
+        except Exception:
+            log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__)
+            why = "the server failed on this request (our bug, it is logged); the table goes on"
+            if type(req) is IntentReq:
+                out.append(("to", req.conn, m.Rejected(req.intent.id, "internal_error", why)))
+            elif getattr(req, "conn", None) is not None:
+                out.append(("to", req.conn, m.Error("internal_error", why)))
 
     def _deadline(self):
         if not self.started or self.finished:
@@ -209,7 +224,10 @@ class Table:
         if records:
             await self.writer.commit(self.logfile, b"".join(records))
         for item in out:
-            self._deliver(item)
+            try:
+                self._deliver(item)
+            except Exception:        # a view that raises: our bug; the others still hear
+                log.exception("table %s: internal error delivering %s (our bug)", self.id, item[0])
 
     # Each item of ``out`` is delivered after the group is durable:
     #   ("to", conn, message)                 one message to one connection
@@ -277,7 +295,12 @@ class Table:
         self.rejected += 1
         if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
             reason = reason[:MAX_STR - 3] + "..."
-        records.append(encode_record(IntentRejected(self.seq, seat, req.intent.action, code, reason, req.intent.id)))
+        action = req.intent.action
+        size = len(packb(action))
+        if size > MAX_LOGGED_REJECTED:    # a refused intent must not grow the log by 64 KB at a time
+            kind = action.get("kind")
+            action = {"kind": kind if isinstance(kind, str) and len(kind) <= 40 else None, "truncated_bytes": size}
+        records.append(encode_record(IntentRejected(self.seq, seat, action, code, reason, req.intent.id)))
         out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
 
     def _handle_intent(self, req: IntentReq, records: list, out: list) -> None:
