@@ -53,7 +53,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 def start(cmd: list[str], log_path: Path) -> tuple[subprocess.Popen, str]:
-    log = open(log_path, "wb")
+    log = open(log_path, "wb")  # noqa: SIM115 - kept open for the child
     proc = subprocess.Popen(cmd, stderr=log, stdout=subprocess.DEVNULL)
     deadline = time.time() + 20
     while time.time() < deadline:
@@ -72,7 +72,8 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
     gens = []
     for i, n in enumerate(per):
         cmd = [sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables", str(n), "--pace", str(args.pace),
-               "--seconds", str(args.seconds), "--seed", str(args.seed + i), "--ramp", str(args.ramp),
+               "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--seed", str(args.seed + i),
+               "--ramp", str(args.ramp),
                "--group-base", str(i * 100_000), "--intent-bytes", str(intent_bytes)]
         if bare:
             cmd.append("--bare")
@@ -87,16 +88,27 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
     gcpu_last = list(gcpu0)
     t0 = time.time()
     peak_rss = rss0
+    window = None          # (time, server cpu, generators' cpu) when measuring starts
+    last = None            # the same at the last sample of the measured window
     while any(g.poll() is None for g in procs):
         time.sleep(0.5)
+        now = time.time()
         peak_rss = max(peak_rss, rss_bytes(server_pid))
         for i, g in enumerate(procs):
             try:
                 gcpu_last[i] = cpu_seconds(g.pid)
             except (FileNotFoundError, ProcessLookupError):
                 pass
-    wall = time.time() - t0
-    cpu = cpu_seconds(server_pid) - cpu0
+        sample = (now, cpu_seconds(server_pid), list(gcpu_last))
+        if now - t0 >= args.warmup:
+            if window is None:
+                window = sample
+            elif now - t0 <= args.warmup + args.seconds:
+                last = sample
+    if window is None or last is None:
+        window, last = (t0, cpu0, gcpu0), (time.time(), cpu_seconds(server_pid), gcpu_last)
+    wall = last[0] - window[0]
+    cpu = last[1] - window[1]
     results = []
     for g, out, err in gens:
         g.wait()
@@ -105,7 +117,8 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
         if g.returncode != 0:
             raise SystemExit(f"load generator failed:\n{err.read().decode()[-3000:]}")
         results.append(json.loads(out.read()))
-    gen_cpu = [max(0.0, c - c0) for c, c0 in zip(gcpu_last, gcpu0)]
+    gen_cpu = [max(0.0, c - c0) for c, c0 in zip(last[2], window[2])]
+    elapsed = max(r["elapsed"] for r in results)
     merged = {"result_lat": [], "update_lat": [], "accepted": 0, "rejected": {}, "errors": {}, "updates": 0,
               "update_bytes": 0, "accepted_seqs": {}, "games_finished": 0}
     for r in results:
@@ -120,9 +133,9 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
         merged["accepted_seqs"].update(r["accepted_seqs"])
     answered = merged["accepted"] + sum(merged["rejected"].values())
     return {
-        "players": args.tables * 4, "tables": args.tables, "pace": args.pace, "seconds": wall,
-        "intents_per_s": answered / wall, "accepted_per_s": merged["accepted"] / wall,
-        "updates_per_s": merged["updates"] / wall,
+        "players": args.tables * 4, "tables": args.tables, "pace": args.pace, "seconds": elapsed,
+        "intents_per_s": answered / elapsed, "accepted_per_s": merged["accepted"] / elapsed,
+        "updates_per_s": merged["updates"] / elapsed,
         "avg_update_bytes": merged["update_bytes"] / max(1, merged["updates"]),
         "result_ms": {q: pct(merged["result_lat"], p) * 1000 for q, p in
                       (("p50", .5), ("p95", .95), ("p99", .99), ("max", 1.0))},
@@ -157,6 +170,8 @@ def main(argv=None) -> int:
     ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions, on average; 0 = flat out")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which tables open")
+    ap.add_argument("--warmup", type=float, default=10.0,
+                    help="seconds before measuring (tables open, seats fill, first deals); default 10")
     ap.add_argument("--durability", default="always", choices=("always", "batch", "off"))
     ap.add_argument("--generators", type=int, default=1, help="load-generator processes (default 1)")
     ap.add_argument("--seed", type=int, default=1)
@@ -175,6 +190,8 @@ def main(argv=None) -> int:
         finally:
             server.send_signal(signal.SIGTERM)
             server.wait(timeout=30)
+        writer_line = re.findall(r"log writer: (.*)", (tmp / "server.log").read_text())
+        ours["log_writer"] = writer_line[-1] if writer_line else None
         lost, checked = lost_actions(data, ours.pop("_accepted_seqs"))
         ours["actions_lost"], ours["actions_checked"] = lost, checked
         ours["server_exit_code"] = server.returncode
@@ -190,8 +207,8 @@ def main(argv=None) -> int:
             b.pop("_accepted_seqs")
             rows["bare stack"] = b
 
-    print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s, "
-          f"durability {args.durability}")
+    print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s measured "
+          f"after {args.warmup:g} s warm-up, durability {args.durability}")
     head = f"{'':<11}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}{'rss MB':>8}{'lost':>6}"
     print(head)
     print("-" * len(head))
@@ -209,6 +226,8 @@ def main(argv=None) -> int:
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
           f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
+    if w.get("log_writer"):
+        print(f"log writer: {w['log_writer']}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": vars(args), "rows": rows}, f, indent=1)

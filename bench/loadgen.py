@@ -34,7 +34,10 @@ SEATS = 4
 
 
 class Stats:
+    """Figures of the measured window only (after the warm-up: tables opened, seats taken)."""
+
     def __init__(self):
+        self.measure_from = 0.0
         self.result_lat: list[float] = []
         self.update_lat: list[float] = []
         self.accepted = 0
@@ -67,7 +70,8 @@ class TableRun:
 
     def _check(self, seq, entry) -> None:
         if not entry[1] and entry[0] is not None:
-            self.stats.update_lat.append(time.perf_counter() - entry[0])
+            if entry[0] >= self.stats.measure_from:
+                self.stats.update_lat.append(time.perf_counter() - entry[0])
             del self.pending[seq]
         elif not entry[1] and entry[0] is None:
             del self.pending[seq]        # a table action or chance: nobody's intent
@@ -131,52 +135,59 @@ async def player(url: str, run: TableRun, seat: int, pace: float, until: float, 
             iid = next_id
             next_id += 1
             inflight[iid] = (time.perf_counter(), action)
-            await send(m.Intent(iid, action))
+            await ws.send_message(msgpack.packb({"type": "intent", "id": iid, "action": action}))
             return True
 
+        need_seq = 0     # after an acceptance, act again only on the view that includes it
+        unpack = msgpack.unpackb
         while time.perf_counter() < until:
             now = time.perf_counter()
-            if not inflight and now >= next_at:
+            if not inflight and now >= next_at and seq >= need_seq:
                 if await act():
                     next_at = now + (rng.uniform(0, 2 * pace) if pace else 0)
             timeout = max(0.0, next_at - time.perf_counter()) if not inflight else 1.0
             with trio.move_on_after(max(0.0, min(timeout or 1.0, until - time.perf_counter()))):
                 data = await ws.get_message()
-                msg = m.decode(data)
+                # plain msgpack, not the strict codec: the generator must stay cheaper than the server
+                msg = unpack(data)
+                kind = msg["type"]
                 t = time.perf_counter()
-                if isinstance(msg, m.Update):
-                    stats.updates += 1
-                    stats.update_bytes += len(data)
-                    seq, view = msg.seq, msg.view
-                    run.heard(msg.seq, seat)
-                    if msg.seq != refused_at:
+                measured = t >= stats.measure_from
+                if kind == "update":
+                    stats.updates += measured
+                    stats.update_bytes += len(data) * measured
+                    seq, view = msg["seq"], msg["view"]
+                    run.heard(seq, seat)
+                    if seq != refused_at:
                         refused.clear()
-                elif isinstance(msg, m.Accepted):
-                    t0, _ = inflight.pop(msg.intent)
-                    stats.result_lat.append(t - t0)
-                    stats.accepted += 1
-                    stats.accepted_seqs.setdefault(run.table, []).append(msg.seq)
-                    run.sent_accepted(msg.seq, t0, set())
-                elif isinstance(msg, m.Rejected):
-                    t0, action = inflight.pop(msg.intent)
-                    stats.result_lat.append(t - t0)
-                    stats.rejected[msg.code] = stats.rejected.get(msg.code, 0) + 1
+                elif kind == "accepted":
+                    t0, _ = inflight.pop(msg["intent"])
+                    stats.accepted_seqs.setdefault(run.table, []).append(msg["seq"])
+                    run.sent_accepted(msg["seq"], t0, set())
+                    need_seq = msg["seq"]
+                    if t0 >= stats.measure_from:
+                        stats.result_lat.append(t - t0)
+                        stats.accepted += 1
+                elif kind == "rejected":
+                    t0, action = inflight.pop(msg["intent"])
+                    if t0 >= stats.measure_from:
+                        stats.result_lat.append(t - t0)
+                        stats.rejected[msg["code"]] = stats.rejected.get(msg["code"], 0) + 1
                     refused.add(strategy.action_key(action))
                     refused_at = seq
-                elif isinstance(msg, m.GameOver):
+                elif kind == "game_over":
                     stats.games_finished += 1
                     return
-                elif isinstance(msg, m.Error):
-                    stats.errors[msg.code] = stats.errors.get(msg.code, 0) + 1
+                elif kind == "error":
+                    stats.errors[msg["code"]] = stats.errors.get(msg["code"], 0) + 1
         # let answers in flight arrive, without counting new work
         with trio.move_on_after(2):
             while inflight:
-                msg = m.decode(await ws.get_message())
-                if isinstance(msg, (m.Accepted, m.Rejected)) and msg.intent in inflight:
-                    t0, _ = inflight.pop(msg.intent)
-                    if isinstance(msg, m.Accepted):
-                        stats.accepted += 1
-                        stats.accepted_seqs.setdefault(run.table, []).append(msg.seq)
+                msg = unpack(await ws.get_message())
+                if msg["type"] in ("accepted", "rejected") and msg["intent"] in inflight:
+                    inflight.pop(msg["intent"])
+                    if msg["type"] == "accepted":
+                        stats.accepted_seqs.setdefault(run.table, []).append(msg["seq"])
 
 
 async def bare_player(url: str, group: int, seat: int, pace: float, until: float, rng: random.Random,
@@ -204,13 +215,14 @@ async def bare_player(url: str, group: int, seat: int, pace: float, until: float
                 t = time.perf_counter()
                 msg = msgpack.unpackb(data)
                 if "seq" in msg:
-                    stats.updates += 1
-                    stats.update_bytes += len(data)
+                    stats.updates += t >= stats.measure_from
+                    stats.update_bytes += len(data) * (t >= stats.measure_from)
                     run.heard(msg["seq"], seat)
                 else:
                     t0 = inflight.pop(msg["id"])
-                    stats.result_lat.append(t - t0)
-                    stats.accepted += 1
+                    if t0 >= stats.measure_from:
+                        stats.result_lat.append(t - t0)
+                        stats.accepted += 1
                     run.sent_accepted(msg["ack"], t0, set())
 
 
@@ -219,6 +231,7 @@ async def main_async(args) -> dict:
     stats = Stats()
     rng = random.Random(args.seed)
     start = time.perf_counter()
+    stats.measure_from = start + args.warmup
     until = start + args.warmup + args.seconds
     async with trio.open_nursery() as n:
         if args.bare:
@@ -235,7 +248,7 @@ async def main_async(args) -> dict:
                     n.start_soon(player, args.url, run, s, args.pace, until, random.Random(rng.random()),
                                  ready, counter, choose)
                 await trio.sleep(args.ramp / max(1, args.tables))
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - stats.measure_from
     return {
         "tables": args.tables, "players": args.tables * SEATS, "pace": args.pace, "elapsed": elapsed,
         "accepted": stats.accepted, "rejected": stats.rejected, "errors": stats.errors,

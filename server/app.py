@@ -174,6 +174,7 @@ class Server:
                 self.writer.close()
         for t in self.tables.values():
             t.logfile.close()
+        log.info("log writer: %s", self.writer.summary())
         log.info("stopped; all logs flushed and fsynced")
 
     async def shutdown(self, reason: str = "server shutting down") -> None:

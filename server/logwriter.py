@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -93,6 +94,9 @@ class LogWriter:
         self._unsynced: set[LogFile] = set()
         self.groups = 0
         self.fsyncs = 0
+        self.syncs = 0               # sync rounds (each one fsync, or one syncfs, or a parallel batch)
+        self.sync_seconds = 0.0
+        self.sync_max = 0.0
         self.bytes_written = 0
 
     async def commit(self, log: LogFile, data: bytes) -> None:
@@ -109,6 +113,11 @@ class LogWriter:
         done = trio.Event()
         await self._send.send(_Commit(None, b"", done, True))
         await done.wait()
+
+    def summary(self) -> str:
+        mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
+        return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
+                f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls")
 
     def close(self) -> None:
         """No more commits: run() drains, fsyncs and returns."""
@@ -131,7 +140,12 @@ class LogWriter:
             self.bytes_written += len(data)
             self._unsynced.add(log)
         if sync:
+            t0 = time.perf_counter()
             self._sync()
+            took = time.perf_counter() - t0
+            self.sync_seconds += took
+            self.sync_max = max(self.sync_max, took)
+            self.syncs += 1
 
     def _sync(self) -> None:
         dirty = [log for log in self._unsynced if log.fd >= 0]
