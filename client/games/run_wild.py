@@ -634,20 +634,30 @@ def _meld_action(cs: list[int], vs: list[int]) -> dict:
     return {"kind": "meld", "cards": list(cs), "values": list(vs) if any(is_wild(c) for c in cs) else []}
 
 
-def candidates(view: dict) -> list[dict]:
-    """Actions worth trying now, best first (a bot sends the first one not refused)."""
+def _seat_to_play(view: dict) -> tuple[dict | None, list[dict]]:
+    """This seat's entry when it may play now; else (None, what it may do instead: ready
+    between rounds, or nothing)."""
     seat = view.get("seat")
     players = view.get("players") or []
     if seat is None or seat >= len(players):
-        return []
+        return None, []
     me = players[seat]
     if not me.get("in_round", True):
-        return []
+        return None, []
     phase = view.get("phase")
     if phase == "ready":
-        return [] if me.get("ready") else [{"kind": "ready"}]
+        return None, ([] if me.get("ready") else [{"kind": "ready"}])
     if phase != "playing":
-        return []
+        return None, []
+    return me, []
+
+
+def candidates(view: dict) -> list[dict]:
+    """Actions worth trying now, best first (a bot sends the first one not refused)."""
+    me, early = _seat_to_play(view)
+    if me is None:
+        return early
+    seat, players = view["seat"], view["players"]
     settings = view.get("settings") or {}
     hand = list(view.get("hand") or ())
     melds = view.get("melds") or []
@@ -719,18 +729,9 @@ def quick_candidates(view: dict) -> list[dict]:
     three of a number, else draw, else a Draw-3, else stuck (and ready between rounds).
     ``candidates`` thinks far harder (about a millisecond a decision); a thousand players
     thinking that hard would make the load generator, not the server, the bottleneck."""
-    seat = view.get("seat")
-    players = view.get("players") or []
-    if seat is None or seat >= len(players):
-        return []
-    me = players[seat]
-    if not me.get("in_round", True):
-        return []
-    phase = view.get("phase")
-    if phase == "ready":
-        return [] if me.get("ready") else [{"kind": "ready"}]
-    if phase != "playing" or me.get("stuck"):
-        return []
+    me, early = _seat_to_play(view)
+    if me is None or me.get("stuck"):
+        return early
     hand = view.get("hand") or ()
     by_number: dict[int, list[int]] = {}
     for c in hand:

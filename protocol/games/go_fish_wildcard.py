@@ -36,6 +36,7 @@ from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
 )
 from ..errors import IllegalAction
+from ..cards import ids_of
 
 NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
@@ -79,14 +80,7 @@ def hand_mask(ids) -> int:
     return m
 
 
-def hand_ids(mask: int) -> list:
-    """The hand's bit set -> its card ids, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+hand_ids = ids_of      # the card ids in a bit mask, ascending (protocol/cards.py)
 
 
 def card_info(card_id: int) -> dict:

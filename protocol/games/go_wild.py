@@ -26,6 +26,7 @@ from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
 )
 from ..errors import IllegalAction
+from ..cards import ids_of
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
@@ -115,14 +116,7 @@ def card_label(card_id: int) -> str:
     return "wild" if col == WILD else COLOURS[col]
 
 
-def cards_of(mask: int) -> list[int]:
-    """The card ids in a bit mask, lowest first."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+cards_of = ids_of      # the card ids in a bit mask, ascending (protocol/cards.py)
 
 
 def mask_of(cards) -> int:

@@ -23,6 +23,7 @@ from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
 )
 from ..errors import IllegalAction
+from ..cards import ids_of
 
 NAME = "run-wild"
 TITLE = "Run Wild"
@@ -74,14 +75,7 @@ def card_label(card: int) -> str:
     return _LABELS[card]
 
 
-def _bits(mask: int) -> list[int]:
-    """The card ids in a bitmask, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
+_bits = ids_of      # the card ids in a bit mask, ascending (protocol/cards.py)
 
 
 def hand_points(hand: int) -> int:
