@@ -27,6 +27,7 @@ HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
 IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
 PONG_TIMEOUT = 15.0          # seconds to answer a ping
+SEND_TIMEOUT = 10.0          # seconds for a peer to take what its outbox holds
 MAX_BAD_FRAMES = 20          # protocol errors tolerated before closing with 1008
 CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
@@ -139,8 +140,17 @@ class Connection:
         try:
             async with self._out_recv:
                 async for data in self._out_recv:
-                    with trio.fail_after(10):
+                    # one timeout for what is queued now, not one per frame (a cancel scope
+                    # per frame showed in the flat-out profile); a peer that takes longer
+                    # than SEND_TIMEOUT to take them is closed
+                    with trio.fail_after(SEND_TIMEOUT):
                         await self.peer.send(data)
+                        while True:
+                            try:
+                                data = self._out_recv.receive_nowait()
+                            except trio.WouldBlock:
+                                break
+                            await self.peer.send(data)
         except (wire.ConnectionClosed, trio.TooSlowError, trio.BrokenResourceError):
             pass
         code, reason = self._close
