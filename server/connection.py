@@ -148,7 +148,7 @@ class Connection:
                         while True:
                             try:
                                 data = self._out_recv.receive_nowait()
-                            except trio.WouldBlock:
+                            except (trio.WouldBlock, trio.EndOfChannel):
                                 break
                             await self.peer.send(data)
         except (wire.ConnectionClosed, trio.TooSlowError, trio.BrokenResourceError):
