@@ -22,7 +22,7 @@ from wildtable.protocol.logfmt import SeatClaimed, read_log
 from wildtable.protocol.replay import replay
 
 from . import wire
-from .connection import CLOSE_TRY_LATER, Connection
+from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, Connection
 from .logwriter import LogFile, LogWriter
 from .table import Table, secure_permutation
 
@@ -51,7 +51,7 @@ def _check_lobby_facts(path: Path, contents) -> list:
 class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
-                 chance=None):
+                 chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT):
         self.data_dir = Path(data_dir)
         self.writer = LogWriter(durability)
         self.durability = durability
@@ -59,6 +59,8 @@ class Server:
         self.max_connections = max_connections
         self.rate_limit = rate_limit
         self.rate_burst = rate_burst
+        self.outbox = outbox                    # frames queued per connection before it counts as slow
+        self.hello_timeout = hello_timeout
         self.version = __version__
         self.tables: dict[str, Table] = {}
         self.connections: set[Connection] = set()

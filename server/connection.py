@@ -75,8 +75,8 @@ class Connection:
         self.name: str | None = None
         self.table = None
         self.seat: int | None = None
-        self._out_send, self._out_recv = trio.open_memory_channel(OUTBOX)
-        self._cancel = trio.CancelScope()
+        self._out_send, self._out_recv = trio.open_memory_channel(server.outbox)
+        self._scope = trio.CancelScope()         # the connection's nursery, once running
         self._close = (1000, "")
         self.bad_frames = 0
         self.limit = RateLimit(server.rate_limit, server.rate_burst)
@@ -96,7 +96,11 @@ class Connection:
         except trio.WouldBlock:
             self.slow = True
             log.warning("closing slow consumer %s (%s): outbox full", self.peer.remote, self.name)
-            self.close_soon(CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
+            # not "send what is queued first": it cannot keep up, so stop now and let its
+            # table forget it at once; it may reconnect and resync from a snapshot
+            self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
+            self._out_send.close()
+            self._scope.cancel()
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             pass
 
@@ -115,6 +119,7 @@ class Connection:
     # ---------------------------------------------------------------- tasks
     async def run(self) -> None:
         async with trio.open_nursery() as nursery:
+            self._scope = nursery.cancel_scope
             nursery.start_soon(self._writer, nursery.cancel_scope)
             nursery.start_soon(self._heartbeat)
             try:
@@ -127,6 +132,8 @@ class Connection:
         if self.table is not None:
             # The seat stays held (its token still works); the table hears we are gone.
             self.table.submit_nowait(LeaveReq(self, notify=False)) or self._detach_hard()
+        if self.slow:
+            await self.peer.close(*self._close)     # bounded: Peer.close gives up after 2 s
 
     def _detach_hard(self):
         t = self.table
@@ -170,7 +177,7 @@ class Connection:
                 return
 
     async def _reader(self) -> None:
-        timeout = HELLO_TIMEOUT
+        timeout = self.server.hello_timeout
         while True:
             with trio.move_on_after(timeout) as scope:
                 data = await self.peer.receive()

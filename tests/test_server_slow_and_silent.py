@@ -1,0 +1,62 @@
+"""Peers that do not keep up: a client that never says hello, and a slow consumer whose
+outbox fills. Both are closed, with their own close code; nobody else waits for them."""
+
+from __future__ import annotations
+
+import socket
+
+import trio
+import trio_websocket
+
+from wildtable.client.net import Connection, connect
+from wildtable.protocol import messages as m
+
+from scripted import play_to_end
+from serverkit import running_server, seated
+
+
+async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data", hello_timeout=0.5) as (server, url):
+            async with connect(url, None) as c:
+                e = await c.receive_until(lambda x: isinstance(x, m.Error))
+                assert e.code == "idle_timeout" and "hello" in e.message
+                try:
+                    with trio.fail_after(5):
+                        while True:
+                            await c.ws.get_message()
+                except trio_websocket.ConnectionClosed as closed:
+                    assert closed.reason.code == 1008
+
+
+async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_path):
+    with trio.fail_after(90):
+        async with running_server(tmp_path / "data", outbox=8) as (server, url):
+            async with seated(url, "run-wild", 2) as (table, conns, joined):
+                port = int(url.rsplit(":", 1)[1])
+                async with trio.open_nursery() as nursery:
+                    # a real socket with a tiny receive buffer, then never read from
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
+                    slow = Connection(ws)
+                    await slow.hello("slowpoke")
+                    await slow.send(m.Spectate(table))
+                    await slow.receive_until(lambda x: isinstance(x, m.Spectating))
+                    results = []
+                    async with trio.open_nursery() as players:
+                        for i in range(2):
+                            async def p(i=i):
+                                results.append(await play_to_end(conns[i], joined[i], timeout=80))
+                            players.start_soon(p)
+                    # the game finished for the players although one peer never read
+                    assert len(results) == 2 and all(r.over is not None for r in results)
+                    assert not server.tables[table].spectators      # the slow one was dropped
+                    # once it reads, what is left ends in a close for being slow (1013)
+                    try:
+                        with trio.fail_after(10):
+                            while True:
+                                await ws.get_message()
+                    except trio_websocket.ConnectionClosed as closed:
+                        assert closed.reason.code in (1013, 1006)   # 1006 when the close frame could not get through
+                    nursery.cancel_scope.cancel()
