@@ -17,6 +17,10 @@ functions (all pure; state is immutable):
     snapshot(state) -> dict                         the all-seeing state as plain data
     to_move(state) -> tuple[int, ...]               seats that may act now (bots)
 
+Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` with
+``view(state, seat) == {**public_view(state), **private_view(state, seat)}``; the server
+then builds and encodes the public part once per update (Run Wild has them).
+
 Events are plain maps in public terms (``{"event": "card_drawn", "seat": 2}``); what
 only one seat may know appears in that seat's view, never in an event.
 """

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 
-from .codec import MAX_SERVER_FRAME, Registry
+from .codec import MAX_SERVER_FRAME, Registry, packb
 
 PROTOCOL_VERSION = 1
 
@@ -197,6 +197,40 @@ class GameOver:
 @_frozen
 class Goodbye:
     reason: str
+
+
+def _map_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x80 | n,))
+    if n < 1 << 16:
+        return b"\xde" + n.to_bytes(2, "big")
+    return b"\xdf" + n.to_bytes(4, "big")
+
+
+def _map_pairs(d: dict) -> bytes:
+    """The key/value bytes of a msgpack map, without its header."""
+    return packb(d)[len(_map_header(len(d))):]
+
+
+class SharedUpdate:
+    """The frames of one update for many seats whose views share a public part: the
+    message head, the events and the public part are encoded once; each seat adds only
+    its private keys. A frame decodes exactly as ``encode(Update(seq, events, {**public,
+    **private}))`` does (a msgpack map is its header followed by its key/value pairs)."""
+
+    __slots__ = ("_prefix", "_public", "_n_public")
+
+    def __init__(self, seq: int, events, public: dict):
+        head = {"type": Update.TAG, "seq": seq}
+        if events:
+            head["events"] = list(events)
+        self._prefix = _map_header(len(head) + 1) + _map_pairs(head) + packb("view")
+        self._public = _map_pairs(public)
+        self._n_public = len(public)
+
+    def frame(self, private: dict) -> bytes:
+        return (self._prefix + _map_header(self._n_public + len(private)) + self._public
+                + _map_pairs(private))
 
 
 def encode(message: Any) -> bytes:

@@ -241,12 +241,25 @@ class Table:
             conn.send_message(item[2])
         elif kind == "update":
             _, seq, events, state = item
+            game = self.game
+            public_view = getattr(game, "public_view", None)
+            if public_view is not None:
+                # the public part of the views is built and encoded once per update
+                shared = m.SharedUpdate(seq, events, public_view(state))
+                for i, s in enumerate(self.seats):
+                    if s.conn is not None:
+                        s.conn.send_bytes(shared.frame(game.private_view(state, i)))
+                if self.spectators:
+                    data = shared.frame(game.private_view(state, None))
+                    for c in list(self.spectators):
+                        c.send_bytes(data)
+                return
             events = tuple(events)
             for i, s in enumerate(self.seats):
                 if s.conn is not None:
-                    s.conn.send_message(m.Update(seq, events, self.game.view(state, i)))
+                    s.conn.send_message(m.Update(seq, events, game.view(state, i)))
             if self.spectators:
-                data = m.encode(m.Update(seq, events, self.game.view(state, None)))
+                data = m.encode(m.Update(seq, events, game.view(state, None)))
                 for c in list(self.spectators):
                     c.send_bytes(data)
         elif kind == "players":

@@ -508,3 +508,18 @@ def test_damaged_frames_decode_or_raise_protocol_error(tag, data):
     cut = data.draw(st.integers(0, len(frame)))
     _decode_or_protocol_error(bytes(frame[:cut]))
     _decode_or_protocol_error(bytes(frame))
+
+
+def test_shared_update_frames_decode_exactly_like_whole_updates():
+    """The server's spliced update frames (public part encoded once) must equal the plain
+    encoding of the same update, for every seat and a spectator, at map sizes that need
+    each msgpack map header form."""
+    from wildtable.protocol.messages import SharedUpdate, Update, decode, encode
+    for n_public in (1, 14, 15, 16, 40):
+        public = {f"k{i}": [i, {"x": i}] for i in range(n_public)}
+        for private in ({"seat": None}, {"seat": 2, "hand": [1, 5, 9], "pile": 7}):
+            for events in ((), ({"event": "card_drawn", "seat": 2},)):
+                frame = SharedUpdate(9, events, public).frame(private)
+                whole = encode(Update(9, events, {**public, **private}))
+                assert frame == whole
+                assert decode(frame) == Update(9, tuple(events), {**public, **private})

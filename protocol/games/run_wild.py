@@ -898,33 +898,46 @@ def _meld_data(m: TableMeld) -> dict:
     return {"id": m.id, "kind": m.kind, "cards": list(m.cards), "values": list(m.values)}
 
 
+def public_view(state: State) -> dict:
+    """What every seat and spectator may know: every count, the melds, the face-up
+    Draw-3s, the scores. ``view`` is this plus ``private_view``; the server encodes this
+    part once per update and adds each seat's private part (engine API, optional)."""
+    deal = state.deal
+    sc = state.score
+    return {
+        "game": NAME, "round": deal.round, "rounds": state.rules.rounds, "dealer": deal.dealer,
+        "phase": state.phase,
+        "players": [
+            {"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
+             "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
+             "in_round": deal.in_round[s]}
+            for s in range(state.seats)
+        ],
+        "melds": [_meld_data(m) for m in state.melds],
+        "round_scores": [list(r) for r in sc.rounds],
+        "totals": list(sc.totals),
+        "out": sc.out,
+        "ended_by": sc.ended_by,
+        "winners": list(sc.winners),
+        "settings": state.rules.as_dict(),
+    }
+
+
+def private_view(state: State, seat: int | None) -> dict:
+    """What only ``seat`` may know: its hand and its pile's size (None: a spectator)."""
+    if seat is None:
+        return {"seat": None}
+    if type(seat) is not int or not 0 <= seat < state.seats:
+        raise IllegalAction("not_your_seat", f"There is no seat {seat!r} at this table.")
+    return {"seat": seat, "hand": _bits(state.hands[seat]), "pile": len(state.deal.piles[seat]) - state.pos[seat]}
+
+
 def view(state: State, seat: int | None) -> dict:
     """What ``seat`` may know (None: a spectator): its own hand and pile size, every count,
     the melds and face-up Draw-3s. Never another hand or any pile's cards or order."""
-    deal = state.deal
-    sc = state.score
-    out: dict[str, Any] = {
-        "game": NAME, "round": deal.round, "rounds": state.rules.rounds, "dealer": deal.dealer,
-        "phase": state.phase, "seat": seat,
-    }
-    if seat is not None:
-        if type(seat) is not int or not 0 <= seat < state.seats:
-            raise IllegalAction("not_your_seat", f"There is no seat {seat!r} at this table.")
-        out["hand"] = _bits(state.hands[seat])
-        out["pile"] = len(deal.piles[seat]) - state.pos[seat]
-    out["players"] = [
-        {"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
-         "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
-         "in_round": deal.in_round[s]}
-        for s in range(state.seats)
-    ]
-    out["melds"] = [_meld_data(m) for m in state.melds]
-    out["round_scores"] = [list(r) for r in sc.rounds]
-    out["totals"] = list(sc.totals)
-    out["out"] = sc.out
-    out["ended_by"] = sc.ended_by
-    out["winners"] = list(sc.winners)
-    out["settings"] = state.rules.as_dict()
+    private = private_view(state, seat)     # checks the seat first
+    out = public_view(state)
+    out.update(private)
     return out
 
 
