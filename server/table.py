@@ -336,7 +336,9 @@ class Table:
         except IllegalAction as e:
             self._refuse(req, seat, e.code, e.reason, records, out)
             return
-        self._accept(state, events, seat, to_data(action), req.intent.id, "player", req.recv, records, out)
+        # the map as received is logged: it decoded strictly into ``action`` (no unknown
+        # fields, right types), so replay decodes it to the same value
+        self._accept(state, events, seat, req.intent.action, req.intent.id, "player", req.recv, records, out)
         out.insert(len(out) - 1, ("to", conn, m.Accepted(req.intent.id, self.seq)))
         self._settle(records, out)
 
