@@ -119,11 +119,3 @@ def game(name: str) -> ModuleType:
     if g is None:
         raise IllegalAction("unknown_game", f"unknown game {name!r}; choose one of: {', '.join(sorted(games()))}")
     return g
-
-
-def decode_action(g: ModuleType, obj: Any, path: str = "$.action") -> Any:
-    return g.ACTIONS.decode(obj, path)
-
-
-def encode_action(action: Any) -> dict:
-    return to_data(action)

@@ -108,12 +108,6 @@ class LogWriter:
         await self._send.send(_Commit(log, data, done, self.durability == "always"))
         await done.wait()
 
-    async def flush(self) -> None:
-        """Wait until everything queued so far is written and fsynced."""
-        done = trio.Event()
-        await self._send.send(_Commit(None, b"", done, True))
-        await done.wait()
-
     def summary(self) -> str:
         mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
