@@ -35,6 +35,7 @@ new module plus one line in ``_MODULES``.
 
 from __future__ import annotations
 
+import json
 from importlib import import_module
 from types import ModuleType
 
@@ -92,6 +93,17 @@ def ctx_from(players, me: int | None) -> Ctx:
         if p.get("name") and not p.get("connected", True):
             offline.add(seat)
     return Ctx(tuple(names), me, frozenset(offline))
+
+
+def action_key(action: dict) -> str:
+    """A stable key of an action map (bots remember refused actions by it); every game
+    module exports this one."""
+    return json.dumps(action, sort_keys=True)
+
+
+def first(candidates: list[dict]) -> dict | None:
+    """The best of a game's ``candidates`` (they come best first), or None."""
+    return candidates[0] if candidates else None
 
 
 def _load() -> dict[str, ModuleType]:

@@ -22,7 +22,6 @@ rules place its sets at the end of its turn (holding them keeps more ranks to as
 
 from __future__ import annotations
 
-import json
 import re
 
 from rich.style import Style
@@ -30,7 +29,7 @@ from rich.text import Text
 
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
-from . import CommandError, Ctx, Sections
+from . import CommandError, Ctx, Sections, action_key, first
 
 NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
@@ -757,12 +756,7 @@ def candidates(view: dict) -> list[dict]:
 
 
 def choose(view: dict) -> dict | None:
-    c = candidates(view)
-    return c[0] if c else None
-
-
-def action_key(action: dict) -> str:
-    return json.dumps(action, sort_keys=True)
+    return first(candidates(view))
 
 
 def label_action(action: dict) -> str:

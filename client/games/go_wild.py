@@ -32,7 +32,7 @@ from rich.text import Text
 
 from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR
 
-from . import CommandError, Ctx, Sections
+from . import CommandError, Ctx, Sections, action_key
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
@@ -681,10 +681,6 @@ def candidates(view: dict) -> list[dict]:
     if low is not None and action_key(low) != action_key(first):
         out.append(low)
     return out
-
-
-def action_key(action: dict) -> str:
-    return json.dumps(action, sort_keys=True)
 
 
 def label_action(action: dict) -> str:

@@ -17,7 +17,6 @@ out, draws when stuck, and finally declares itself stuck.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 
@@ -28,7 +27,7 @@ from wildtable.protocol.games.run_wild import (
     COLOURS, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, card_id, card_info, card_label,
 )
 
-from . import CommandError, Ctx, Sections
+from . import CommandError, Ctx, Sections, action_key, first
 
 NAME = "run-wild"
 TITLE = "Run Wild"
@@ -720,8 +719,7 @@ def candidates(view: dict) -> list[dict]:
 
 
 def choose(view: dict) -> dict | None:
-    c = candidates(view)
-    return c[0] if c else None
+    return first(candidates(view))
 
 
 def quick_candidates(view: dict) -> list[dict]:
@@ -743,10 +741,6 @@ def quick_candidates(view: dict) -> list[dict]:
     out += [{"kind": "draw3", "card": c} for c in hand if is_draw3(c)][:1]
     out.append({"kind": "stuck"})
     return out
-
-
-def action_key(action: dict) -> str:
-    return json.dumps(action, sort_keys=True)
 
 
 def label_action(action: dict) -> str:

@@ -29,7 +29,7 @@ from rich.text import Text
 
 from wildtable.protocol.games import wild_shots_data as data
 
-from . import CommandError, Ctx, Sections
+from . import CommandError, Ctx, Sections, action_key, first
 
 NAME = "wild-shots"
 TITLE = "Wild Shots"
@@ -595,12 +595,7 @@ def candidates(view: dict) -> list[dict]:
 
 
 def choose(view: dict) -> dict | None:
-    c = candidates(view)
-    return c[0] if c else None
-
-
-def action_key(action: dict) -> str:
-    return json.dumps(action, sort_keys=True)
+    return first(candidates(view))
 
 
 def label_action(action: dict) -> str:
