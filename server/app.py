@@ -2,7 +2,8 @@
 
     listener --> Connection (reader) --requests--> Table arbiter --records--> LogWriter
                      ^                                  |        (group commit, fsync)
-                     +--- Connection (writer) <--outbox-+  per connection, bounded
+                     +--- Connection (writer) <-backlog-+  per connection, bounded
+                          (a frame goes straight to the socket when it is free)
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class Server:
         self.max_connections = max_connections
         self.rate_limit = rate_limit
         self.rate_burst = rate_burst
-        self.outbox = outbox                    # frames queued per connection before it counts as slow
+        self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.hello_timeout = hello_timeout
         self.version = __version__
         self.tables: dict[str, Table] = {}

@@ -4,8 +4,9 @@ Everything that concerns the table (intents, joins, rejoins, spectating, leaving
 disconnects) arrives on one bounded channel, so the order of arrival is the order of
 the log. The arbiter validates with the pure engine, hands the records of a whole group
 to the log writer, waits until they are durable, and only then tells anyone: the
-acting client its acceptance, every seat its update. It never awaits a socket: each
-connection has its own bounded outbox, and a full one closes that connection.
+acting client its acceptance, every seat its update. It never awaits a socket: a frame
+is written at once when the socket is free, else waits in the connection's bounded
+backlog, and a connection with too much waiting is closed.
 """
 
 from __future__ import annotations
@@ -156,8 +157,12 @@ class Table:
 
     # ------------------------------------------------------------ the arbiter
     async def submit(self, req) -> None:
-        """Called by connection reader tasks. Waits if the table's inbox is full (bounded)."""
-        await self.inbox_send.send(req)
+        """Called by connection reader tasks. Waits if the table's inbox is full (bounded);
+        otherwise does not yield (the reader yields at its next receive anyway)."""
+        try:
+            self.inbox_send.send_nowait(req)
+        except trio.WouldBlock:
+            await self.inbox_send.send(req)
 
     def submit_nowait(self, req) -> bool:
         try:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import struct
 from functools import partial
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Sequence
 
 import trio
 import trio_websocket
@@ -16,9 +17,18 @@ ConnectionClosed = trio_websocket.ConnectionClosed
 
 
 class Peer:
-    """One accepted WebSocket: bytes in, bytes out, pings, close."""
+    """One accepted WebSocket: bytes in, bytes out, pings, close.
 
-    __slots__ = ("_ws", "remote")
+    Outgoing messages take the shortest way: ``write`` frames a message and, when nothing
+    is being written to this socket and nothing waits, hands it to the kernel at once
+    (no task switch, no lock, no scheduler trip). Otherwise, or when the kernel takes only
+    part of it, the rest waits in the peer's backlog until ``flush`` (the connection's
+    writer task) writes it. Whoever takes trio-websocket's stream lock writes the backlog
+    first (see ``_BacklogFirstLock``), so a ping, pong or close frame never lands inside
+    one of our frames and frames go out in the order they were written.
+    """
+
+    __slots__ = ("_ws", "remote", "_sock", "_backlog", "_head_partial", "_lock")
 
     def __init__(self, ws: trio_websocket.WebSocketConnection):
         self._ws = ws
@@ -27,12 +37,89 @@ class Peer:
         except OSError:             # the peer is already gone (reset right after the handshake)
             r = "gone"
         self.remote = f"{r.address}:{r.port}" if hasattr(r, "address") else str(r)
+        self._backlog: list[bytes] = []         # framed bytes not yet written, in order
+        self._head_partial = False              # the backlog starts with the rest of a partly written frame
+        stream = ws._stream
+        self._sock = getattr(getattr(stream, "socket", None), "_sock", None)    # the OS socket, if a plain TCP stream
+        self._lock = ws._stream_lock = _BacklogFirstLock(self, ws._stream_lock)
 
     async def receive(self) -> bytes | str:
         return await self._ws.get_message()
 
     async def send(self, data: bytes) -> None:
         await self._ws.send_message(data)
+
+    def write(self, data: bytes) -> int:
+        """Frame one binary message and write it now if the socket is free; never waits.
+        Returns how many frames wait in the backlog afterwards (0: all written; else the
+        caller must see that ``flush`` runs)."""
+        if self._ws._close_reason is not None:
+            return 0            # closing or closed: nothing more can go out
+        framed = frame_header(len(data)) + data
+        backlog = self._backlog
+        if backlog or self._lock.locked() or self._sock is None:
+            backlog.append(framed)
+            return len(backlog)
+        try:
+            n = self._sock.send(framed)
+        except BlockingIOError:
+            n = 0
+        except OSError:
+            n = 0               # reset, broken pipe: flush meets it and closes the connection
+        if n == len(framed):
+            return 0
+        if n:
+            self._head_partial = True
+            framed = framed[n:]
+        backlog.append(framed)
+        return 1
+
+    @property
+    def backlog(self) -> int:
+        """Frames (or the rest of one) waiting to be written."""
+        return len(self._backlog)
+
+    def drop_backlog(self) -> None:
+        """Forget what waits (a slow consumer is closed without it), except the rest of a
+        frame already partly written: cut short, it would garble the close frame after it."""
+        del self._backlog[1 if self._head_partial else 0:]
+
+    async def flush(self) -> None:
+        """Write the backlog (taking the stream lock writes it; see _BacklogFirstLock)."""
+        ws = self._ws
+        if ws._close_reason is not None:
+            raise ConnectionClosed(ws._close_reason)
+        async with self._lock:
+            pass
+
+    async def _write_backlog(self) -> None:
+        """With the stream lock held: write the backlog, and what is added meanwhile."""
+        ws = self._ws
+        backlog = self._backlog
+        while backlog:
+            data = b"".join(backlog) if len(backlog) > 1 else backlog[0]
+            backlog.clear()
+            self._head_partial = False
+            try:
+                await ws._stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                backlog.clear()
+                await ws._abort_web_socket()
+                raise ConnectionClosed(ws._close_reason) from None
+
+    async def send_many(self, frames: Sequence[bytes]) -> None:
+        """Send several binary messages with one write to the socket (bench/bare_server.py's
+        batched mode; the server itself goes through ``write`` and ``flush``)."""
+        ws = self._ws
+        if ws._close_reason is not None:
+            raise ConnectionClosed(ws._close_reason)
+        data = b"".join([part for f in frames for part in (frame_header(len(f)), f)])
+        async with ws._stream_lock:
+            try:
+                await ws._stream.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await ws._abort_web_socket()
+                raise ConnectionClosed(ws._close_reason) from None
 
     async def ping(self) -> None:
         await self._ws.ping()
@@ -45,6 +132,46 @@ class Peer:
     @property
     def closed(self) -> bool:
         return self._ws.closed is not None
+
+
+class _BacklogFirstLock:
+    """Takes the place of trio-websocket's stream lock (it only ever uses ``async with``
+    on it): whoever takes it writes the peer's backlog first, so every frame trio-websocket
+    writes itself (pong, ping, close) goes out after ours, never in the middle of one."""
+
+    __slots__ = ("_peer", "_lock")
+
+    def __init__(self, peer: Peer, lock: trio.StrictFIFOLock):
+        self._peer, self._lock = peer, lock
+
+    def locked(self) -> bool:
+        return self._lock.locked()
+
+    async def __aenter__(self) -> None:
+        await self._lock.acquire()
+        if self._peer._backlog:
+            try:
+                await self._peer._write_backlog()
+            except BaseException:
+                self._lock.release()
+                raise
+
+    async def __aexit__(self, *exc) -> None:
+        self._lock.release()
+
+
+_SHORT = [bytes((0x82, n)) for n in range(126)]
+_MEDIUM = struct.Struct("!BBH").pack
+_LONG = struct.Struct("!BBQ").pack
+
+
+def frame_header(size: int) -> bytes:
+    """The header of one unfragmented, unmasked binary frame (RFC 6455 section 5.2)."""
+    if size < 126:
+        return _SHORT[size]
+    if size < 65536:
+        return _MEDIUM(0x82, 126, size)
+    return _LONG(0x82, 127, size)
 
 
 # What one peer vanishing can raise, from our handler or from trio-websocket's own
