@@ -57,7 +57,7 @@ class Peer:
             return 0            # closing or closed: nothing more can go out
         framed = frame_header(len(data)) + data
         backlog = self._backlog
-        if backlog or self._lock.locked() or self._sock is None:
+        if backlog or self._lock.held or self._sock is None:
             backlog.append(framed)
             return len(backlog)
         try:
@@ -139,24 +139,28 @@ class _BacklogFirstLock:
     on it): whoever takes it writes the peer's backlog first, so every frame trio-websocket
     writes itself (pong, ping, close) goes out after ours, never in the middle of one."""
 
-    __slots__ = ("_peer", "_lock")
+    __slots__ = ("_peer", "_lock", "held")
 
     def __init__(self, peer: Peer, lock: trio.StrictFIFOLock):
         self._peer, self._lock = peer, lock
+        self.held = False           # a plain attribute: Peer.write reads it for every frame
 
     def locked(self) -> bool:
         return self._lock.locked()
 
     async def __aenter__(self) -> None:
         await self._lock.acquire()
+        self.held = True
         if self._peer._backlog:
             try:
                 await self._peer._write_backlog()
             except BaseException:
+                self.held = False
                 self._lock.release()
                 raise
 
     async def __aexit__(self, *exc) -> None:
+        self.held = False
         self._lock.release()
 
 
