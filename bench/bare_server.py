@@ -1,17 +1,18 @@
 """The stack's own limit: a bare trio-websocket server doing only the fan-out that
 wildtable's server does for one action (one reply to the sender, one update frame of the
-same size to every seat of the table), with the same bounded outbox and writer task per
-connection, and none of the game: no decoding beyond a msgpack header, no engine, no
-log, no views. It accepts connections through server/wire.py, as wildtable does.
+same size to every seat of the table), with a writer task per connection, and none of
+the game: no decoding beyond a msgpack header, no engine, no log, no views. It accepts
+connections through server/wire.py, as wildtable does.
 
 Two ways of writing, chosen by ``--writes``:
-  per-frame  trio-websocket as its API offers it: one ``send_message`` per frame (the
-             bare stack the benchmark's target is measured against);
-  batched    what wildtable's writer does: every frame queued for a connection goes out
-             in one socket write (``wire.Peer.send_many``). The same trick in the bare
-             stack shows how much of what remains is the game's own cost.
+  per-frame  trio-websocket as its API offers it: a bounded outbox per connection that
+             its writer task drains with one ``send_message`` per frame;
+  wire       exactly as wildtable's server writes (server/wire.py): a frame goes to the
+             socket at once when it is free, else waits in the peer's backlog, which the
+             writer task flushes in one write when woken. With the same way of writing,
+             the gap between this and wildtable is the game's own cost.
 
-    python bench/bare_server.py --port 0 --update-bytes 900 [--writes batched]
+    python bench/bare_server.py --port 0 --update-bytes 900 [--writes wire]
 prints "serving on ws://127.0.0.1:PORT" on stderr.
 """
 
@@ -31,47 +32,50 @@ OUTBOX = 512
 
 class Group:
     def __init__(self):
-        self.members: dict[int, trio.MemorySendChannel] = {}
+        self.members: dict[int, object] = {}     # seat -> deliver(frame)
         self.seq = 0
 
 
 async def main_async(args) -> None:
     groups: dict[int, Group] = {}
     pad = b"u" * max(0, args.update_bytes - 20)
-    batched = args.writes == "batched"
+    on_wire = args.writes == "wire"
 
     async def handler(peer: wire.Peer) -> None:
-        send, recv = trio.open_memory_channel(OUTBOX)
+        # per-frame: the outbox holds messages; wire: a bell rung when frames wait
+        send, recv = trio.open_memory_channel(1 if on_wire else OUTBOX)
+
+        def deliver(data: bytes) -> None:
+            if on_wire:
+                if peer.write(data):
+                    try:
+                        send.send_nowait(None)
+                    except trio.WouldBlock:
+                        pass
+            else:
+                send.send_nowait(data)
 
         async def writer():
-            if not batched:
-                async for data in recv:
-                    await peer.send(data)
-                return
-            # as server/connection.py's writer: what is queued goes out in one write
             async for data in recv:
-                batch = [data]
-                while len(batch) < 64:
-                    try:
-                        batch.append(recv.receive_nowait())
-                    except (trio.WouldBlock, trio.EndOfChannel):
-                        break
-                await peer.send_many(batch)
+                if on_wire:
+                    await peer.flush()
+                else:
+                    await peer.send(data)
 
         async with trio.open_nursery() as n:
             n.start_soon(writer)
             try:
                 hello = msgpack.unpackb(await peer.receive())
                 g = groups.setdefault(hello["group"], Group())
-                g.members[hello["seat"]] = send
-                send.send_nowait(msgpack.packb({"ok": True}))
+                g.members[hello["seat"]] = deliver
+                deliver(msgpack.packb({"ok": True}))
                 while True:
                     msg = msgpack.unpackb(await peer.receive())
                     g.seq += 1
-                    send.send_nowait(msgpack.packb({"id": msg["id"], "ack": g.seq}))
+                    deliver(msgpack.packb({"id": msg["id"], "ack": g.seq}))
                     frame = msgpack.packb({"seq": g.seq, "pad": pad})
-                    for ch in g.members.values():
-                        ch.send_nowait(frame)
+                    for member in g.members.values():
+                        member(frame)
             except wire.ConnectionClosed:
                 pass
             n.cancel_scope.cancel()
@@ -86,8 +90,8 @@ def main(argv=None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--update-bytes", type=int, default=900)
-    ap.add_argument("--writes", choices=("per-frame", "batched"), default="per-frame",
-                    help="per-frame: one send_message per frame (default); batched: one write per drained outbox")
+    ap.add_argument("--writes", choices=("per-frame", "wire"), default="per-frame",
+                    help="per-frame: one send_message per frame (default); wire: as wildtable's server writes (server/wire.py)")
     args = ap.parse_args(argv)
     # the same collector settings as `wildtable serve` (server/main.py)
     gc.collect()

@@ -19,8 +19,8 @@ import sys
 import time
 
 from wildtable.protocol.codec import unpackb
-from wildtable.protocol.engine import ChanceOutcome, TableConfig, games
-from wildtable.protocol.logfmt import ActionAccepted, RECORDS, encode_record, iter_frames, read_log
+from wildtable.protocol.engine import games
+from wildtable.protocol.logfmt import ActionAccepted, encode_record, iter_frames, read_log
 from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
 
@@ -34,7 +34,6 @@ def bench_game(game, seconds: float, seed: int) -> dict:
     n_games = 0
     while time.perf_counter() < deadline or n_games == 0:
         seats = rng.randint(game.MIN_PLAYERS, game.MAX_PLAYERS)
-        original = game.apply
         timer = [0.0, 0]
 
         def on_step(before, after, action, seat, req, events):

@@ -12,8 +12,8 @@
    accepted must be there ("actions lost" counts those that are not).
 4. Runs the same connections and pace against bench/bare_server.py (the bare
    trio-websocket fan-out, same frame sizes), twice: with trio-websocket's per-frame
-   send (the reference) and with batched writes as our server makes them, and reports
-   our figures beside both.
+   send, and writing exactly as our server does (server/wire.py), and reports our
+   figures beside both.
 
 Prints a table and writes the figures as JSON.
 """
@@ -178,8 +178,8 @@ def main(argv=None) -> int:
     ap.add_argument("--generators", type=int, default=1, help="load-generator processes (default 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-bare", action="store_true", help="do not run the bare-stack comparison")
-    ap.add_argument("--bare-writes", choices=("both", "per-frame", "batched"), default="both",
-                    help="which bare stacks to run: trio-websocket's per-frame send, batched writes, or both (default)")
+    ap.add_argument("--bare-writes", choices=("both", "per-frame", "wire"), default="both",
+                    help="which bare stacks to run: trio-websocket's per-frame send, our server's way of writing, or both (default)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
 
@@ -202,9 +202,9 @@ def main(argv=None) -> int:
         rows = {"wildtable": ours}
         if not args.skip_bare:
             # the bare stack, both ways of writing (bench/bare_server.py): "bare stack" is
-            # trio-websocket's own per-frame send, the target's reference; "bare batched"
-            # writes a drained outbox at once, as our server does
-            for name, writes in (("bare stack", "per-frame"), ("bare batched", "batched")):
+            # trio-websocket's own per-frame send; "bare on wire" writes exactly as our
+            # server does (server/wire.py)
+            for name, writes in (("bare stack", "per-frame"), ("bare on wire", "wire")):
                 if args.bare_writes not in ("both", writes):
                     continue
                 bare, burl = start([sys.executable, str(HERE / "bare_server.py"), "--port", "0", "--update-bytes",
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
                 try:
                     b = drive(burl, args, True, bare.pid)
                 finally:
-                    bare.send_signal(signal.SIGINT)
+                    bare.send_signal(signal.SIGTERM)   # not SIGINT: a background job may have it ignored
                     bare.wait(timeout=30)
                 b.pop("_accepted_seqs")
                 b["writes"] = writes
@@ -220,20 +220,22 @@ def main(argv=None) -> int:
 
     print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s measured "
           f"after {args.warmup:g} s warm-up, durability {args.durability}")
-    head = f"{'':<13}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}{'rss MB':>8}{'lost':>6}"
+    head = (f"{'':<13}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}"
+            f"{'rss MB':>8}{'lost':>6}{'gen cpu':>9}")
     print(head)
     print("-" * len(head))
     for name, r in rows.items():
         res, upd = r["result_ms"], r["last_update_ms"]
         print(f"{name:<13}{r['intents_per_s']:>10,.0f}{res['p50']:>10.1f}/{res['p99']:<9.1f}"
               f"{upd['p50']:>12.1f}/{upd['p95']:.1f}/{upd['p99']:.1f}/{upd['max']:<8.1f}"
-              f"{r['server_cpu_share']:>6.0%}{r['server_rss_mb']:>8.0f}{str(r.get('actions_lost', '-')):>6}")
+              f"{r['server_cpu_share']:>6.0%}{r['server_rss_mb']:>8.0f}{str(r.get('actions_lost', '-')):>6}"
+              f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_share']):>9}")
     print()
-    for name in ("bare stack", "bare batched"):
+    for name in ("bare stack", "bare on wire"):
         if name in rows:
             ratio = rows["wildtable"]["intents_per_s"] / max(1e-9, rows[name]["intents_per_s"])
             print(f"wildtable / {name} ({rows[name]['writes']} writes), intents per second: {ratio:.0%}")
-            rows["ratio_intents_per_s" if name == "bare stack" else "ratio_to_batched"] = ratio
+            rows["ratio_intents_per_s" if name == "bare stack" else "ratio_to_bare_on_wire"] = ratio
     w = rows["wildtable"]
     print(f"rejections by code: {w['rejected'] or 'none'}; errors: {w['errors'] or 'none'}; "
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")

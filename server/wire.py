@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import struct
 from functools import partial
-from typing import Awaitable, Callable, Sequence
+from typing import Awaitable, Callable
 
 import trio
 import trio_websocket
@@ -104,20 +104,6 @@ class Peer:
                 await ws._stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 backlog.clear()
-                await ws._abort_web_socket()
-                raise ConnectionClosed(ws._close_reason) from None
-
-    async def send_many(self, frames: Sequence[bytes]) -> None:
-        """Send several binary messages with one write to the socket (bench/bare_server.py's
-        batched mode; the server itself goes through ``write`` and ``flush``)."""
-        ws = self._ws
-        if ws._close_reason is not None:
-            raise ConnectionClosed(ws._close_reason)
-        data = b"".join([part for f in frames for part in (frame_header(len(f)), f)])
-        async with ws._stream_lock:
-            try:
-                await ws._stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
                 await ws._abort_web_socket()
                 raise ConnectionClosed(ws._close_reason) from None
 

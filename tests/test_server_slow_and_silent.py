@@ -60,3 +60,37 @@ async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_p
                     except trio_websocket.ConnectionClosed as closed:
                         assert closed.reason.code in (1013, 1006)   # 1006 when the close frame could not get through
                     nursery.cancel_scope.cancel()
+
+
+async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(tmp_path, monkeypatch):
+    """With room for every frame in its backlog (so it never counts as slow), a peer whose
+    socket stops taking bytes is still closed once one write has waited SEND_TIMEOUT."""
+    from wildtable.server import connection
+    monkeypatch.setattr(connection, "SEND_TIMEOUT", 1.0)
+    with trio.fail_after(90):
+        async with running_server(tmp_path / "data", outbox=1_000_000) as (server, url):
+            async with seated(url, "run-wild", 2) as (table, conns, joined):
+                port = int(url.rsplit(":", 1)[1])
+                async with trio.open_nursery() as nursery:
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+                    ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
+                    stuck = Connection(ws)
+                    await stuck.hello("stuck")
+                    await stuck.send(m.Spectate(table))
+                    await stuck.receive_until(lambda x: isinstance(x, m.Spectating))
+                    [theirs] = [c for c in server.connections if c.name == "stuck"]
+                    results = []
+                    async with trio.open_nursery() as players:
+                        for i in range(2):
+                            async def p(i=i):
+                                results.append(await play_to_end(conns[i], joined[i], timeout=80))
+                            players.start_soon(p)
+                    assert len(results) == 2 and all(r.over is not None for r in results)
+                    # the stuck spectator is gone: closed by the send timeout, not as slow
+                    with trio.fail_after(10):
+                        while theirs in server.connections:
+                            await trio.sleep(0.05)
+                    assert theirs.closed and not theirs.slow
+                    assert not server.tables[table].spectators
+                    nursery.cancel_scope.cancel()
