@@ -112,7 +112,10 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             chances += 1
         elif t is StateHashed and verify_hashes:
             if r.seq != seq:
-                continue
+                # the writer puts a hash right after the record it hashes: one that names
+                # another seq was moved or edited, and would otherwise check nothing
+                raise LogError("misplaced_hash", f"a hash record for seq {r.seq} follows seq {seq}; "
+                               "hash records follow the record they hash", seq=r.seq)
             if state_hash(g, state) != r.hash:
                 raise LogError("hash_mismatch", "replayed state differs from the logged hash", seq=r.seq)
             checked += 1

@@ -430,6 +430,19 @@ def test_hash_of_a_different_state_is_a_mismatch(game_log):
     assert (info.value.code, info.value.seq) == ("hash_mismatch", first.seq)
 
 
+def test_a_hash_record_for_another_seq_is_reported(game_log):
+    """A hash record moved away from the record it hashes would check nothing: reported."""
+    records = list(game_log.playout.records)
+    (i, first), _ = _hash_records(records)[:2]
+    records[i] = StateHashed(first.seq - 1, first.hash)
+    g, state = replay.initial_state(game_log.playout.header)
+    with pytest.raises(LogError) as info:
+        replay.fold(g, state, records)
+    assert (info.value.code, info.value.seq) == ("misplaced_hash", first.seq - 1)
+    # without hash checks the same records replay
+    replay.fold(g, state, records, verify_hashes=False)
+
+
 def test_logged_hashes_are_blake2b_of_the_snapshot(game_log):
     g = game_log.playout.game
     for _, r in _hash_records(game_log.playout.records):
