@@ -25,6 +25,8 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game
 from wildtable.protocol.errors import IllegalAction
 
+from proc import LineReader
+
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("run-wild", "go-wild", "wild-shots", "go-fish-wildcard")
 
@@ -317,41 +319,22 @@ class ScriptedChance:
 class ServeProcess:
     """`python -m wildtable serve --port 0` with its stderr drained into ``self.log``."""
 
-    def __init__(self, proc, url: str, log: bytearray):
-        self.proc, self.url, self._log = proc, url, log
+    def __init__(self, proc, url: str, stderr: LineReader):
+        self.proc, self.url, self._stderr = proc, url, stderr
 
     @property
     def log(self) -> str:
-        return self._log.decode(errors="replace")
+        return self._stderr.text
 
 
 async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    buf = bytearray()
-    found = trio.Event()
-    url = []
-
-    async def drain():
-        while True:
-            chunk = await proc.stderr.receive_some(65536)
-            if not chunk:
-                found.set()
-                return
-            buf.extend(chunk)
-            if not found.is_set():
-                hit = re.search(rb"serving on (ws://\S+)", bytes(buf))
-                if hit:
-                    url.append(hit.group(1).decode())
-                    found.set()
-
-    nursery.start_soon(drain)
-    with trio.fail_after(30):
-        await found.wait()
-    if not url:
-        raise AssertionError("server exited early: " + buf.decode(errors="replace"))
-    return ServeProcess(proc, url[0], buf)
+    stderr = LineReader(proc.stderr, errors="replace")
+    found = await stderr.until(r"serving on (ws://\S+)", timeout=30)
+    nursery.start_soon(stderr.read_to_end)        # the rest, as it comes: the pipe never fills
+    return ServeProcess(proc, found.group(1), stderr)
 
 
 def is_direct_answer(msg) -> bool:

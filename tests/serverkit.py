@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
 
+import msgpack
 import trio
 
 from wildtable.client.net import Connection, connect
 from wildtable.protocol import messages as m
+from wildtable.protocol.engine import ChanceOutcome
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, LogContents
+from wildtable.protocol.replay import initial_state
 from wildtable.server.app import Server
 
 
@@ -70,3 +77,62 @@ async def seated(url: str, game: str, seats: int, settings: dict | None = None, 
                     await cm.__aexit__(None, None, None)
                 except Exception:
                     pass
+
+
+# ------------------------------------------------------------------ updates against the log
+
+def as_sent(x):
+    """A value as it travels: msgpack turns tuples into lists."""
+    return msgpack.unpackb(msgpack.packb(x), raw=False, strict_map_key=False)
+
+
+@dataclass
+class Replayed:
+    """A table's log folded record by record: the ground truth for what clients were sent."""
+    game: ModuleType
+    states: dict[int, Any]          # seq -> the state after it (0: before any record)
+    events: dict[int, list]         # seq -> the events the engine made of it (all of them)
+
+    @property
+    def final(self) -> Any:
+        return self.states[max(self.states)]
+
+
+def replay_by_seq(contents: LogContents) -> Replayed:
+    """Replay the log of a table, keeping the state after every state-changing record.
+
+    Several tests hold what each client received to the engine's view at that seq; the
+    states come from the log (never from the views under test), folded the way
+    `wildtable.protocol.replay.step` folds them."""
+    g, state = initial_state(contents.header)
+    out = Replayed(g, {0: state}, {})
+    for r in contents.records:
+        if type(r) is ActionAccepted:
+            state, ev = g.apply(state, r.seat, g.ACTIONS.decode(r.action, "$.action"))
+        elif type(r) is ChanceRecorded:
+            state, ev = g.apply(state, None, ChanceOutcome(r.purpose, r.permutation))
+        else:
+            continue
+        out.states[r.seq], out.events[r.seq] = state, ev
+    return out
+
+
+def check_views(msgs: list, log: Replayed, seat: int | None, *, wire: bool = False) -> list[m.Update]:
+    """Assert that every view in ``msgs`` (joined, spectating, update) is exactly the
+    engine's view for ``seat`` (None: a spectator) of the state the log replays to at its
+    seq, and that the updates come one seq after another; return the updates, for the
+    game's own checks. With ``wire``, compare to the engine's view as msgpack carries it.
+
+    One helper, so that every test of "no update shows more than the engine's view"
+    checks the same things the same way."""
+    updates, prev = [], None
+    for msg in msgs:
+        if not isinstance(msg, (m.Joined, m.Spectating, m.Update)):
+            continue
+        if isinstance(msg, m.Update):
+            assert prev is None or msg.seq == prev + 1, f"seat {seat}: update {msg.seq} after {prev}"
+            updates.append(msg)
+        prev = msg.seq
+        want = log.game.view(log.states[msg.seq], seat)
+        assert msg.view == (as_sent(want) if wire else want), f"seat {seat} at seq {msg.seq}: not the engine's view"
+    return updates

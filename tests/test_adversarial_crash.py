@@ -10,7 +10,6 @@ import signal
 import subprocess
 import sys
 
-import msgpack
 import trio
 import trio_websocket
 
@@ -21,6 +20,7 @@ from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
 from adversarial_kit import choose, start_serve
+from serverkit import as_sent
 
 TABLES = [
     ("run-wild", 2, {"rounds": 3}),
@@ -150,7 +150,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_action(tmp_path):
                     last = [x for x in p.before if isinstance(x, (m.Update, m.Joined))][-1]
                     assert last.seq <= rebuilt[table]
                     state = replay(contents, upto=last.seq).state
-                    assert last.view == _plain(g.view(state, p.seat)), (table, p.seat, last.seq)
+                    assert last.view == as_sent(g.view(state, p.seat)), (table, p.seat, last.seq)
 
             # everyone comes back with their token and plays to the end
             async with trio.open_nursery() as n:
@@ -168,7 +168,3 @@ async def test_sigkill_mid_game_loses_no_acknowledged_action(tmp_path):
                              capture_output=True, text=True, timeout=60)
         assert out.returncode == 0, out.stdout + out.stderr
         assert "game over: yes" in out.stdout and "warning" not in out.stderr, out.stdout + out.stderr
-
-
-def _plain(x):
-    return msgpack.unpackb(msgpack.packb(x), raw=False, strict_map_key=False)

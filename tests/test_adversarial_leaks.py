@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 from contextlib import AsyncExitStack
 
-import msgpack
 import pytest
 import trio
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
@@ -20,13 +19,12 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import read_log
-from wildtable.protocol.replay import initial_state, step
 
 from adversarial_kit import (
     GAMES, Refused, ScriptedChance, card_ids, playout, redeal_hidden, run_history, visible,
 )
 from scripted import play_to_end
-from serverkit import create, running_server
+from serverkit import as_sent, check_views, create, replay_by_seq, running_server
 
 SEATS = {"run-wild": (2, 4), "go-wild": (2, 6), "wild-shots": (2, 4), "go-fish-wildcard": (2, 6)}
 # short games for the engine-level property; turn timers off (the server test drives every move)
@@ -36,11 +34,6 @@ ENGINE_SETTINGS = {"run-wild": {"rounds": 2}, "go-wild": {"target": 12, "turn_ti
 # takes) depend on hidden cards by the rules; there, only redeals that keep the public
 # stream are compared (and the spectator's stream is the public one).
 PUBLIC_DEPENDS_ON_HIDDEN = {"go-fish-wildcard"}
-
-
-def plain(x):
-    """As it travels: msgpack turns tuples into lists."""
-    return msgpack.unpackb(msgpack.packb(x), raw=False, strict_map_key=False)
 
 
 # ------------------------------------------------------------------ the engines
@@ -137,33 +130,19 @@ def test_the_invariance_check_catches_a_leak():
 
 # ------------------------------------------------------------------ over real sockets
 
-def _states_by_seq(path):
-    contents = read_log(path.read_bytes())
-    g, s = initial_state(contents.header)
-    states = {0: s}
-    for r in contents.records:
-        s2 = step(g, s, r)
-        if s2 is not s:
-            states[r.seq] = s = s2
-    return g, states
-
-
-def _check_stream(game, g, states, seat, msgs) -> int:
+def _check_stream(game, log, seat, msgs) -> int:
     """Every view is the engine's view of the logged state; every card named is one the
     seat may see; a spectator's views hold nothing private. Returns the card ids checked."""
-    snaps = {k: g.snapshot(v) for k, v in states.items()}
+    check_views(msgs, log, seat, wire=True)
+    snaps = {k: log.game.snapshot(v) for k, v in log.states.items()}
     checked = 0
-    prev_seq = None
     for msg in msgs:
         if isinstance(msg, (m.Joined, m.Spectating)):
             seq, events, view = msg.seq, (), msg.view
         elif isinstance(msg, m.Update):
             seq, events, view = msg.seq, msg.events, msg.view
-            assert prev_seq is None or seq == prev_seq + 1, f"seat {seat}: update {seq} after {prev_seq}"
         else:
             continue
-        prev_seq = seq
-        assert view == plain(g.view(states[seq], seat)), f"seat {seat} at seq {seq}: not the engine's view"
         may = visible(game, snaps[seq], seat)
         shown = card_ids(view)
         assert shown <= may, f"seat {seat} at seq {seq} sees cards {sorted(shown - may)} it may not"
@@ -216,13 +195,13 @@ async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, 
                         else:
                             n.start_soon(_collect_until_over, c, logs[i])
             path = server.tables[table].logfile.path
-    g, states = _states_by_seq(path)
-    assert g.outcome(states[max(states)]).over
+    log = replay_by_seq(read_log(path.read_bytes()))
+    assert log.game.outcome(log.final).over
     total = 0
     for seat in range(seats):
-        total += _check_stream(game, g, states, seat, logs[seat])
-    total += _check_stream(game, g, states, None, spec_log)
-    assert sum(isinstance(x, m.Update) for x in spec_log) == max(states)   # the spectator saw every seq
+        total += _check_stream(game, log, seat, logs[seat])
+    total += _check_stream(game, log, None, spec_log)
+    assert sum(isinstance(x, m.Update) for x in spec_log) == max(log.states)   # the spectator saw every seq
     assert total > 200, total
 
 
@@ -326,4 +305,4 @@ async def test_server_stream_unchanged_when_only_hidden_cards_move(tmp_path, gam
     assert seat_a == seat_b
     assert spec_a == spec_b
     # and they are exactly what the pure engine shows that seat
-    assert [(i + 1, plain(ev), plain(v)) for i, (ev, v) in enumerate(engine[seat][1:])] == seat_a
+    assert [(i + 1, as_sent(ev), as_sent(v)) for i, (ev, v) in enumerate(engine[seat][1:])] == seat_a

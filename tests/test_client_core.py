@@ -4,7 +4,6 @@ the server went away, back into the same seat with the seat token."""
 
 from __future__ import annotations
 
-import re
 import signal
 import socket
 import subprocess
@@ -22,6 +21,7 @@ from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 from wildtable.server.app import Server
 
+from proc import LineReader
 from serverkit import create, running_server
 
 RW = find_game("run-wild")
@@ -192,12 +192,8 @@ async def test_a_frozen_server_is_noticed_by_ping_and_the_client_comes_back(tmp_
         stderr=subprocess.PIPE)
     try:
         with trio.fail_after(40):
-            buf = b""
-            while b"serving on ws://" not in buf:
-                chunk = await proc.stderr.receive_some(4096)
-                assert chunk, buf.decode()
-                buf += chunk
-            url = re.search(rb"serving on (ws://[0-9.]+:\d+)", buf).group(1).decode()
+            stderr = LineReader(proc.stderr, timeout=40, errors="replace")
+            url = (await stderr.until(r"serving on (ws://[0-9.]+:\d+)")).group(1)
             seen = Recorder()
             core = ClientCore(url, "ann", seen, heartbeat=0.3, pong_timeout=0.5)
             async with trio.open_nursery() as nursery:

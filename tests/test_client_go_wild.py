@@ -28,6 +28,8 @@ from wildtable.protocol.errors import IllegalAction
 from wildtable.protocol.games import go_wild as E
 from wildtable.selfplay import play as selfplay
 
+from proc import LineReader
+
 RED, YELLOW, ORANGE, BLUE, GREEN, WILD = range(6)
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -358,24 +360,6 @@ def test_bots_beat_random_and_greedy_players(rival, at_least):
 
 # ------------------------------------------------------------------ the line mode, a real subprocess
 
-class Lines:
-    """Lines from a process's stdout, each with a timeout."""
-
-    def __init__(self, stream):
-        self.stream, self.buf, self.seen = stream, b"", []
-
-    async def next(self, timeout: float = 15) -> str | None:
-        with trio.fail_after(timeout):
-            while b"\n" not in self.buf:
-                chunk = await self.stream.receive_some(65536)
-                if not chunk:
-                    return None
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        self.seen.append(line.decode())
-        return self.seen[-1]
-
-
 def pick(hand_words: list[str]) -> str:
     """A scripted player's command from the hand line ("2 red 3 yellow 2 wild"): its largest
     colour group, or a slough when it holds only wilds."""
@@ -396,7 +380,7 @@ async def test_plain_mode_plays_a_whole_game_against_bots_in_its_own_server():
             [sys.executable, "-m", "wildtable", "play", "--game", "go-wild", "--bots", "2", "--plain",
              "--bot-delay", "0.02", "--name", "ann", "--set", "target=8", "--set", "first_player=1"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV)
-        out = Lines(proc.stdout)
+        out = LineReader(proc.stdout, timeout=15)
 
         async def send(text: str) -> None:
             await proc.stdin.send_all(text.encode() + b"\n")
@@ -408,11 +392,8 @@ async def test_plain_mode_plays_a_whole_game_against_bots_in_its_own_server():
         typo_sent = refused_out_of_turn = False
         over = None
         while over is None:
-            try:
-                line = await out.next()
-            except trio.TooSlowError:
-                raise AssertionError("the client went silent:\n" + "\n".join(out.seen[-30:])) from None
-            assert line is not None, "the client stopped early:\n" + "\n".join(out.seen[-30:])
+            line = await out.next()          # fails with the last lines when the client goes silent
+            assert line is not None, "the client stopped early:\n" + out.tail()
             tag, _, rest = line.partition(" ")
             if tag in ("hand", "hand:"):
                 hand = rest.partition("|")[0].split()

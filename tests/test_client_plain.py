@@ -15,6 +15,7 @@ import trio
 
 from wildtable.client.net import connect
 
+from proc import LineReader
 from serverkit import create, running_server
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -24,27 +25,6 @@ ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 def private_state(tmp_path):
     """Seat tokens the clients keep go to a temporary dir, not the user's home."""
     ENV["WILDTABLE_STATE_DIR"] = str(tmp_path / "state")
-
-
-class Lines:
-    """Lines from a process's stdout, each with a timeout."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.buf = b""
-        self.seen: list[str] = []
-
-    async def next(self, timeout: float = 15) -> str | None:
-        with trio.fail_after(timeout):
-            while b"\n" not in self.buf:
-                chunk = await self.stream.receive_some(65536)
-                if not chunk:
-                    return None
-                self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        text = line.decode()
-        self.seen.append(text)
-        return text
 
 
 def pick_command(hand: list[str], pile: int, stuck: bool) -> str | None:
@@ -75,14 +55,10 @@ async def test_scripted_plain_player_plays_a_whole_game_against_bots(tmp_path):
                 bots = await trio.lowlevel.open_process(
                     [sys.executable, "-m", "wildtable", "bots", url, "--table", table, "--count", "2",
                      "--delay", "0.05", "--name", "rob"], stdout=subprocess.PIPE, env=ENV)
-                bot_out = bytearray()
+                bot_out = LineReader(bots.stdout)
+                nursery.start_soon(bot_out.read_to_end)
 
-                async def drain_bots():
-                    while chunk := await bots.stdout.receive_some(65536):
-                        bot_out.extend(chunk)
-                nursery.start_soon(drain_bots)
-
-                out = Lines(player.stdout)
+                out = LineReader(player.stdout, timeout=15)
 
                 async def send(text: str) -> None:
                     await player.stdin.send_all(text.encode() + b"\n")
@@ -96,7 +72,7 @@ async def test_scripted_plain_player_plays_a_whole_game_against_bots(tmp_path):
                 await send("help")
                 while True:
                     line = await out.next()
-                    assert line is not None, "the client stopped early:\n" + "\n".join(out.seen[-30:])
+                    assert line is not None, "the client stopped early:\n" + out.tail()
                     tag, _, rest = line.partition(" ")
                     if tag == "hand":
                         cards, _, p = rest.rpartition("|")
@@ -145,8 +121,8 @@ async def test_scripted_plain_player_plays_a_whole_game_against_bots(tmp_path):
             assert "\nok draw\nhand " in seen            # "ok" comes with the table after it
             assert "\nok stuck\nhand " in seen or "ok stuck" not in seen
             assert any(x.startswith("event rob") and "drew a card" in x for x in out.seen)
-            bots_text = bot_out.decode()
-            assert bots_text.count("game over") == 2 and f"rob1: seat" in bots_text
+            bots_text = bot_out.text
+            assert bots_text.count("game over") == 2 and "rob1: seat" in bots_text
             assert server.tables[table].finished
 
 

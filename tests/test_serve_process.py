@@ -4,7 +4,6 @@ stop it cleanly: clients hear goodbye, logs are flushed, exit code 0."""
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,35 +15,23 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
+from proc import LineReader
+
 
 async def start_server(data_dir, *extra):
+    """The process, its url, and a reader of its stderr (the log)."""
     proc = await trio.lowlevel.open_process(
         [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    buf = b""
-    with trio.fail_after(20):
-        while True:
-            chunk = await proc.stderr.receive_some(4096)
-            if not chunk:
-                raise AssertionError(f"server exited early: {buf.decode(errors='replace')}")
-            buf += chunk
-            found = re.search(rb"serving on (ws://\S+)", buf)
-            if found:
-                return proc, found.group(1).decode(), buf
-
-
-async def read_rest(proc, buf: bytes) -> str:
-    while True:
-        chunk = await proc.stderr.receive_some(4096)
-        if not chunk:
-            return buf.decode(errors="replace")
-        buf += chunk
+    err = LineReader(proc.stderr, errors="replace")
+    found = await err.until(r"serving on (ws://\S+)", timeout=20)
+    return proc, found.group(1), err
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 async def test_signal_stops_server_cleanly(tmp_path, sig):
     with trio.fail_after(60):
-        proc, url, buf = await start_server(tmp_path / "data")
+        proc, url, err = await start_server(tmp_path / "data")
         async with connect(url, "ann") as c:
             await c.send(m.CreateTable("run-wild", 2, {}))
             created = await c.receive_until(lambda x: isinstance(x, m.TableCreated))
@@ -55,14 +42,14 @@ async def test_signal_stops_server_cleanly(tmp_path, sig):
             assert "stopping" in bye.reason
         with trio.fail_after(10):
             await proc.wait()
-        log = await read_rest(proc, buf)
+        log = await err.read_to_end()
         assert proc.returncode == 0, log
         assert "flushed" in log
         contents = read_log((tmp_path / "data" / f"{created.table}.wlog").read_bytes())
         assert contents.torn is None
         assert any(type(r).__name__ == "SeatClaimed" for r in contents.records)
         # started again on the same data dir, it recovers the unfinished table
-        proc2, url2, buf2 = await start_server(tmp_path / "data")
+        proc2, url2, err2 = await start_server(tmp_path / "data")
         try:
             async with connect(url2, "bob") as c:
                 await c.send(m.ListTables())
@@ -71,12 +58,12 @@ async def test_signal_stops_server_cleanly(tmp_path, sig):
         finally:
             proc2.send_signal(signal.SIGTERM)
             await proc2.wait()
-        assert "recovered 1 unfinished table" in await read_rest(proc2, buf2)
+        assert "recovered 1 unfinished table" in await err2.read_to_end()
 
 
 async def test_port_in_use_is_a_clear_error(tmp_path):
     with trio.fail_after(30):
-        proc, url, buf = await start_server(tmp_path / "a")
+        proc, url, err = await start_server(tmp_path / "a")
         port = url.rsplit(":", 1)[1]
         try:
             other = subprocess.run([sys.executable, "-m", "wildtable", "serve", "--port", port, "--data-dir",

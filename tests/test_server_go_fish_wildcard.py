@@ -16,11 +16,12 @@ import trio
 from wildtable.client.games import go_fish_wildcard as gf
 from wildtable.client.net import Mirror, connect
 from wildtable.protocol import messages as m
-from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game, state_hash
-from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
+from wildtable.protocol.engine import game as find_game, state_hash
+from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
-from serverkit import create, join, running_server
+from proc import LineReader
+from serverkit import check_views, create, join, replay_by_seq, running_server
 
 G = find_game("go-fish-wildcard")
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -68,36 +69,15 @@ async def play_typed(conn, joined: m.Joined, log: list, *, probe: bool = True, t
     return mirror
 
 
-def replayed(path) -> tuple[dict, dict]:
-    """The log folded record by record: seq -> state after it, seq -> its events."""
-    contents = read_log(path.read_bytes())
-    state = G.new_table(TableConfig(G.NAME, contents.header.seats, dict(contents.header.settings)))
-    states, events = {0: state}, {}
-    for r in contents.records:
-        if type(r) is ChanceRecorded:
-            state, ev = G.apply(state, None, ChanceOutcome(r.purpose, r.permutation))
-        elif type(r) is ActionAccepted:
-            state, ev = G.apply(state, r.seat, G.ACTIONS.decode(r.action, "$.action"))
-        else:
-            continue
-        states[r.seq], events[r.seq] = state, ev
-    return states, events
-
-
-def check_updates(messages: list, seat, states: dict, events: dict) -> int:
+def check_updates(messages: list, seat, log) -> int:
     """Every view this connection got is exactly the engine's view for its seat at that
     seq (no more: the engine's views are proven not to leak), events are the public ones."""
-    n = 0
-    for msg in messages:
-        if isinstance(msg, (m.Joined, m.Spectating)):
-            assert msg.view == G.view(states[msg.seq], seat)
-        elif isinstance(msg, m.Update):
-            assert msg.view == G.view(states[msg.seq], seat), msg.seq
-            assert list(msg.events) == events[msg.seq]
-            for e in msg.events:
-                assert "cards" not in e or e["event"] == "set_placed", e
-            n += 1
-    return n
+    updates = check_views(messages, log, seat)
+    for msg in updates:
+        assert list(msg.events) == log.events[msg.seq]
+        for e in msg.events:
+            assert "cards" not in e or e["event"] == "set_placed", e
+    return len(updates)
 
 
 async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(tmp_path):
@@ -121,10 +101,8 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
                                 return
                     nursery.start_soon(spectate)
                     mirror = await play_typed(ann, joined, got)
-                bot_out = b""
-                while chunk := await bots.stdout.receive_some(65536):
-                    bot_out += chunk
-                assert await bots.wait() == 0, bot_out.decode()
+                bot_out = await LineReader(bots.stdout).read_to_end()
+                assert await bots.wait() == 0, bot_out
             t = server.tables[table]
             assert t.finished and mirror.over.scores == tuple(G.outcome(t.state).scores)
             live_hash = state_hash(G, t.state)
@@ -134,12 +112,11 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
     assert [(x.code, x.reason) for x in refusals] == [
         ("must_ask", "Ask another player for a rank you hold before you end your turn.")]
     assert sum(isinstance(x, m.Accepted) for x in got) > 3
-    text = bot_out.decode()
-    assert text.count("game over") == 2 and "rob1: seat" in text
+    assert bot_out.count("game over") == 2 and "rob1: seat" in bot_out
     # every update ann and the spectator got is the engine's view at that seq, nothing more
-    states, events = replayed(path)
-    assert check_updates(got, 0, states, events) == max(states)
-    assert check_updates(watched, None, states, events) == max(states)
+    log = replay_by_seq(read_log(path.read_bytes()))
+    assert check_updates(got, 0, log) == max(log.states)
+    assert check_updates(watched, None, log) == max(log.states)
     records = read_log(path.read_bytes()).records
     assert {r.by for r in records if type(r) is ActionAccepted} == {"player"}
     assert {r.seat for r in records if type(r) is ActionAccepted} == {0, 1, 2}
@@ -185,8 +162,8 @@ async def test_turn_timer_plays_for_an_idle_seat(tmp_path):
     assert any(r.by == "player" for r in records)
     assert all(r.intent is None for r in records if r.by == "timer")
     # the idle seat heard every move, its own timed ones too
-    states, events = replayed(path)
-    assert check_updates(heard, 1, states, events) == max(states)
+    log = replay_by_seq(read_log(path.read_bytes()))
+    assert check_updates(heard, 1, log) == max(log.states)
     assert state_hash(G, replay(read_log(path.read_bytes())).state) == live
 
 
@@ -207,26 +184,6 @@ async def test_turn_timer_alone_plays_a_whole_table(tmp_path):
     assert replay(read_log(path.read_bytes())).state == t.state
 
 
-class Lines:
-    """Lines from a process's stdout, each with a timeout."""
-
-    def __init__(self, stream):
-        self.stream, self.buf, self.seen = stream, b"", []
-
-    async def next(self, timeout: float = 20) -> str | None:
-        with trio.move_on_after(timeout) as waited:
-            while b"\n" not in self.buf:
-                chunk = await self.stream.receive_some(65536)
-                if not chunk:
-                    return None
-                self.buf += chunk
-        if waited.cancelled_caught:
-            raise AssertionError("no line for %g s; the last ones:\n" % timeout + "\n".join(self.seen[-40:]))
-        line, self.buf = self.buf.split(b"\n", 1)
-        self.seen.append(line.decode())
-        return self.seen[-1]
-
-
 async def test_plain_line_mode_plays_a_whole_game_against_two_bots():
     """`wildtable play --game go-fish-wildcard --bots 2 --plain`: a private server and two
     bots in that process; a script reads the tagged lines and types the moves, asking
@@ -236,7 +193,7 @@ async def test_plain_line_mode_plays_a_whole_game_against_two_bots():
             WILDTABLE + ["play", "--game", "go-fish-wildcard", "--bots", "2", "--bot-delay", "0.01", "--plain",
                          "--name", "scripty", "--set", "dealer=2"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=ENV)
-        out = Lines(proc.stdout)
+        out = LineReader(proc.stdout, timeout=20)
 
         async def send(text: str) -> None:
             await proc.stdin.send_all(text.encode() + b"\n")
@@ -250,7 +207,7 @@ async def test_plain_line_mode_plays_a_whole_game_against_two_bots():
         moves = 0
         while True:
             line = await out.next()
-            assert line is not None, "the client stopped early:\n" + "\n".join(out.seen[-30:])
+            assert line is not None, "the client stopped early:\n" + out.tail()
             tag, _, rest = line.partition(" ")
             if tag in ("hand", "hand:"):
                 hand = rest.rpartition("|")[0].split()

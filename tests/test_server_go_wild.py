@@ -20,9 +20,10 @@ from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import state_hash
 from wildtable.protocol.games import go_wild as E
 from wildtable.protocol.logfmt import ActionAccepted, read_log
-from wildtable.protocol.replay import initial_state, replay, step
+from wildtable.protocol.replay import replay
 
-from serverkit import create, join, reply_to, running_server, seated
+from proc import LineReader
+from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
 
 RED, YELLOW, ORANGE, BLUE, GREEN, WILD = range(6)
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -37,17 +38,6 @@ def typed_choice(view: dict) -> dict | None:
     colours = [i for i in range(5) if g[i]]
     text = "slough" if not colours else "play all " + gw.NAMES[max(colours, key=lambda i: len(g[i]))]
     return gw.parse(text.split(), view)
-
-
-def states_by_seq(contents) -> dict:
-    """The state after every seq, replayed from the log."""
-    g, s = initial_state(contents.header)
-    out = {0: s}
-    for r in contents.records:
-        s2 = step(g, s, r)
-        if s2 is not s:
-            out[r.seq] = s = s2
-    return out
 
 
 async def play_to_the_end(conn, joined, choose, log: list) -> Mirror:
@@ -99,9 +89,7 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
                         [sys.executable, "-m", "wildtable", "bots", url, "--table", table, "--count", "2",
                          "--delay", "0.01", "--name", "rob"], stdout=subprocess.PIPE, env=ENV)
                     mirror = await play_to_the_end(me, joined, typed_choice, mine)
-                    bot_out = b""
-                    while chunk := await bots.stdout.receive_some(65536):
-                        bot_out += chunk
+                    bot_out = await LineReader(bots.stdout).read_to_end()
                     assert await bots.wait() == 0
             t = server.tables[table]
             assert t.finished
@@ -111,18 +99,16 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
     over = mirror.over
     assert over is not None and over.scores == tuple(E.outcome(t.state).scores)
     assert max(over.scores) >= 20 and len(over.winners) == 1 and over.scores[over.winners[0]] >= 20
-    assert bot_out.decode().count("game over") == 2 and "rob1: seat" in bot_out.decode()
+    assert bot_out.count("game over") == 2 and "rob1: seat" in bot_out
     # every seat played, players (no timer): the bots and the scripted client
     acted = [r for r in contents.records if type(r) is ActionAccepted]
     assert {r.seat for r in acted} == {0, 1, 2} and {r.by for r in acted} == {"player"}
     # no update shows another seat's hand: each is exactly the engine's view for that seat
-    states = states_by_seq(contents)
+    log = replay_by_seq(contents)
+    states = log.states
     checked = 0
     for who, msgs in ((0, [msg for _, msg in mine]), (None, seen_by_spectator)):
-        for u in msgs:
-            if not isinstance(u, m.Update):
-                continue
-            assert u.view == E.view(states[u.seq], who)
+        for u in check_views(msgs, log, who):
             assert u.view["hand"] == (E.cards_of(states[u.seq].hands[0]) if who == 0 else [])
             assert not any(isinstance(x, list) for p in u.view["players"] for x in p.values())
             before = states.get(u.seq - 1)
@@ -158,7 +144,7 @@ async def test_turn_timer_plays_the_default_move_for_an_absent_player(tmp_path):
             t = server.tables[table]
             contents = read_log(t.logfile.path.read_bytes())
     assert mirror.over is not None and t.finished
-    states = states_by_seq(contents)
+    states = replay_by_seq(contents).states
     acted = [r for r in contents.records if type(r) is ActionAccepted]
     by_timer = [r for r in acted if r.by == "timer"]
     assert {r.seat for r in by_timer} == {1} and len(by_timer) >= 3

@@ -17,7 +17,7 @@ from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
 from scripted import play_to_end, simple_choice
-from serverkit import create, join, reply_to, running_server, seated
+from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
 
 RW = find_game("run-wild")
 
@@ -399,23 +399,14 @@ async def test_no_update_carries_another_hand_or_a_pile_card(tmp_path):
                     await w.send(m.Spectate(table))
                     spec = await w.receive_until(lambda x: isinstance(x, (m.Spectating, m.Error)))
             contents = read_log(server.tables[table].logfile.path.read_bytes())
-    # the state after every seq, replayed from the log
-    from wildtable.protocol.replay import initial_state, step
-    g, s = initial_state(contents.header)
-    states = {0: s}
-    for r in contents.records:
-        s2 = step(g, s, r)
-        if s2 is not s:
-            states[r.seq] = s = s2
+    log = replay_by_seq(contents)
+    states = log.states
     checked = 0
     for seat, msgs in enumerate(logs):
-        for u in msgs:
-            if not isinstance(u, m.Update):
-                continue
+        for u in check_views(msgs, log, seat):
             st = states[u.seq]
             public = _card_ids(RW.view(st, None))
             own = set(RW.view(st, seat)["hand"])
-            assert u.view == RW.view(st, seat)
             assert _card_ids(u.view) <= own | public
             for e in u.events:
                 for key in ("card", "cards"):

@@ -20,38 +20,19 @@ from wildtable.protocol.games import wild_shots as E
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
 from wildtable.protocol.replay import initial_state, step
 
+from proc import LineReader
 from scripted import play_to_end
-from serverkit import create, running_server, seated
+from serverkit import check_views, create, replay_by_seq, running_server, seated
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 MY_TURN = re.compile(r"^event .*; (your turn|you lead)$")
-
-
-class Lines:
-    """Lines of a subprocess's stdout, as they come."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self.buf = b""
-        self.seen: list[str] = []
-
-    async def next(self) -> str | None:
-        while b"\n" not in self.buf:
-            chunk = await self.stream.receive_some(65536)
-            if not chunk:
-                return None
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        text = line.decode()
-        self.seen.append(text)
-        return text
 
 
 async def drive_plain(proc) -> list[str]:
     """Play a `wildtable play --plain` process to the end of the game from its output
     alone: on "your turn" / "you lead" ask for the table (show), play the first card it
     may play, and once try a card it may not (the server refuses it with a reason)."""
-    out = Lines(proc.stdout)
+    out = LineReader(proc.stdout, timeout=None)
     tried_illegal = False
 
     async def say(text: str) -> None:
@@ -59,7 +40,7 @@ async def drive_plain(proc) -> list[str]:
 
     while True:
         line = await out.next()
-        assert line is not None, "the line-mode client stopped before the game was over:\n" + "\n".join(out.seen[-30:])
+        assert line is not None, "the line-mode client stopped before the game was over:\n" + out.tail()
         if line.startswith("over "):
             await say("show")
             await say("quit")
@@ -78,8 +59,7 @@ async def drive_plain(proc) -> list[str]:
                 tried_illegal = True
                 await say("play " + sorted(set(hand) - set(may))[0])
             await say("play " + may[0])
-    while (line := await out.next()) is not None:
-        pass
+    await out.read_to_end()
     await proc.wait()
     return out.seen
 
@@ -97,9 +77,7 @@ async def test_whole_game_bots_and_a_line_mode_player_then_replay_verify(tmp_pat
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
             try:
                 seen = await drive_plain(player)
-                bot_out = ""
-                while chunk := await bots.stdout.receive_some(65536):
-                    bot_out += chunk.decode()
+                bot_out = await LineReader(bots.stdout).read_to_end()
                 await bots.wait()
             finally:
                 for p in (bots, player):
@@ -210,21 +188,14 @@ async def test_no_update_shows_another_hand_the_set_aside_cards_or_older_tricks(
                     while not isinstance(spec[-1], m.GameOver):
                         spec.append(await w.receive())
             contents = read_log(server.tables[table].logfile.path.read_bytes())
-    g, s = initial_state(contents.header)
-    states = {0: s}
-    for r in contents.records:
-        s2 = step(g, s, r)
-        if s2 is not s:
-            states[r.seq] = s = s2
-    assert E.outcome(s).over
+    log = replay_by_seq(contents)
+    states = log.states
+    assert E.outcome(log.final).over
     checked = 0
     for seat, msgs in [(i, logs[i]) for i in range(seats)] + [(None, spec)]:
-        updates = [u for u in msgs if isinstance(u, m.Update)]
-        assert [u.seq for u in updates] == sorted({u.seq for u in updates})
-        for u in updates:
+        for u in check_views(msgs, log, seat):        # in seq order, each the engine's view
             st = states[u.seq]
             before = states[max(k for k in states if k < u.seq)]
-            assert u.view == E.view(st, seat)
             visible = _public_and_own(st, seat)
             assert _shown(u.view) <= visible, (seat, u.seq)
             # Where a card is now: never in another hand or set aside (the tricks of a round
