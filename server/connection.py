@@ -118,6 +118,8 @@ class Connection:
             self._bell_send.send_nowait(None)
         except trio.WouldBlock:
             pass                    # already woken
+        except trio.BrokenResourceError:
+            pass                    # the writer is gone (send timeout): the close is under way
 
     def _stop_writing(self) -> None:
         self._open = False
@@ -152,12 +154,27 @@ class Connection:
                 self._stop_writing()
         self.closed = True
         if self.table is not None:
-            # The seat stays held (its token still works); the table hears we are gone.
-            self.table.submit_nowait(LeaveReq(self, notify=False)) or self._detach_hard()
+            # The seat stays held (its token still works); the table hears we are gone,
+            # through its inbox like everything else (waiting a little if it is full).
+            table = self.table
+            if not table.submit_nowait(LeaveReq(self, notify=False)):
+                with trio.move_on_after(5) as wait:
+                    wait.shield = True
+                    try:
+                        await table.submit(LeaveReq(self, notify=False))
+                    except (trio.ClosedResourceError, trio.BrokenResourceError):
+                        pass        # the table is shutting down: nobody will be told
+                if wait.cancelled_caught:
+                    self._detach_hard()
         if self.slow:
+            # the writer, cancelled mid-write, put back what it had not written: of that,
+            # only the rest of a frame cut short goes out before the close frame
+            self.peer.drop_backlog()
             await self.peer.close(*self._close)     # bounded: Peer.close gives up after 2 s
 
     def _detach_hard(self):
+        """Last resort, when the table's inbox stayed full for 5 s: forget this connection
+        from outside the arbiter (it only clears references; no state or log changes)."""
         t = self.table
         for s in t.seats:
             if s.conn is self:
@@ -183,6 +200,12 @@ class Connection:
                     await peer.flush()
         except (wire.ConnectionClosed, trio.BrokenResourceError):
             pass
+        if timer.cancelled_caught:
+            log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, SEND_TIMEOUT)
+            if self._open:
+                self._close = (CLOSE_GOING_AWAY, f"send timeout: nothing taken for {SEND_TIMEOUT:g} s")
+            self.peer.drop_backlog()        # only the rest of a frame cut short still goes out
+        self._stop_writing()        # timed out or done: nothing more is sent
         code, reason = self._close
         await peer.close(code, reason)
         scope.cancel()

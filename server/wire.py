@@ -93,27 +93,75 @@ class Peer:
             pass
 
     async def _write_backlog(self) -> None:
-        """With the stream lock held: write the backlog, and what is added meanwhile."""
+        """With the stream lock held: write the backlog, and what is added meanwhile.
+
+        Cancelled part way (the send timeout, a slow consumer, shutdown), what was not
+        written goes back to the head of the backlog, frame bounds kept: a close frame
+        written after it must not land inside a frame cut short."""
         ws = self._ws
         backlog = self._backlog
+        sock = self._sock
         while backlog:
-            data = b"".join(backlog) if len(backlog) > 1 else backlog[0]
+            frames = backlog[:]
+            was_partial = self._head_partial
+            data = b"".join(frames) if len(frames) > 1 else frames[0]
             backlog.clear()
             self._head_partial = False
+            sent = 0
             try:
-                await ws._stream.send_all(data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                if sock is None:
+                    await ws._stream.send_all(data)
+                    continue
+                view = memoryview(data)
+                size = len(data)
+                while sent < size:
+                    try:
+                        sent += sock.send(view[sent:])
+                    except BlockingIOError:
+                        await trio.lowlevel.wait_writable(sock)
+            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
                 backlog.clear()
+                self._head_partial = False
                 await ws._abort_web_socket()
                 raise ConnectionClosed(ws._close_reason) from None
+            except BaseException:
+                if sock is not None:
+                    self._put_back(frames, sent, was_partial)
+                raise
+
+    def _put_back(self, frames: list[bytes], sent: int, was_partial: bool) -> None:
+        """The frames of an interrupted write, less the ``sent`` bytes that went out, back
+        at the head of the backlog (before what was added meanwhile)."""
+        i = 0
+        while i < len(frames) and sent >= len(frames[i]):
+            sent -= len(frames[i])
+            i += 1
+        rest = frames[i:]
+        if not rest:
+            return
+        if sent:
+            rest[0] = rest[0][sent:]
+        self._backlog[:0] = rest
+        self._head_partial = sent > 0 or (i == 0 and was_partial)
 
     async def ping(self) -> None:
         await self._ws.ping()
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
+        ws = self._ws
         with trio.move_on_after(2) as scope:
             scope.shield = True
-            await self._ws.aclose(code, reason[:120])
+            await ws.aclose(code, reason[:120])
+            # A close the peer began returns at once from aclose, while trio-websocket's
+            # reader may still be writing its answer (with no timeout of its own) to a peer
+            # that reads nothing: wait for whoever holds the stream lock, within the 2 s.
+            async with self._lock._lock:
+                pass
+        if scope.cancelled_caught:
+            # Given up: close the socket, so no task stays stuck writing to it.
+            sock = getattr(ws._stream, "socket", None)
+            if sock is not None:
+                sock.close()
 
     @property
     def closed(self) -> bool:

@@ -1,0 +1,80 @@
+"""A close frame must never land inside a frame whose writing was cut
+short (the writer task cancelled mid-flush: slow consumer, send timeout). The client
+reads with a raw wsproto parser over a real socket, so a garbled stream shows as a
+protocol error or a missing close code."""
+
+from __future__ import annotations
+
+import socket
+
+import trio
+from wsproto.events import CloseConnection
+
+from wildtable.protocol import messages as m
+
+from rawclient import RawClient, count_sends, make_tables, whole_messages_then_close
+from serverkit import running_server
+
+
+async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_path):
+    """A slow consumer is detected while its writer is blocked in the middle of writing
+    the backlog; the writer is cancelled. The 1013 close frame must still reach the client
+    intact once it reads, after whole frames only (no garbled stream, no 1006)."""
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data", outbox=8, durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            await make_tables(url, 30)              # list_tables answers of ~6 kB each
+            raw = await RawClient.open(port, rcvbuf=4096)
+            await raw.send(m.Hello(m.PROTOCOL_VERSION, "slow", ""))
+            assert isinstance(await raw.message(), m.Welcome)
+            [conn] = [c for c in server.connections if c.name == "slow"]
+            conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            calls = count_sends(conn)
+            sent = 0
+            while not conn.slow:
+                assert sent < 2000
+                await raw.send(m.ListTables())
+                sent += 1
+                while len(calls) < sent and not conn.slow:   # answered (so nothing is left unread)
+                    await trio.sleep(0.001)
+            # it reads again: whole frames, then the close frame (not one cut short inside another)
+            got, ev = await whole_messages_then_close(raw, m.TableList)
+            assert isinstance(ev, CloseConnection) and ev.code == 1013, (got, ev)
+            await raw.stream.send_all(raw.ws.send(ev.response()))
+            while conn in server.connections:
+                await trio.sleep(0.01)
+
+
+async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path, monkeypatch):
+    """The send timeout cancels the writer while it is blocked mid-write; the close that
+    follows must first finish the frame cut short (what merely waits is dropped, as for a
+    slow consumer), then send the close frame: the client, reading again, sees whole
+    answers only, then a close saying why (1001, send timeout)."""
+    from wildtable.server import connection
+    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data", outbox=1_000_000, durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            await make_tables(url, 30)
+            raw = await RawClient.open(port, rcvbuf=4096)
+            await raw.send(m.Hello(m.PROTOCOL_VERSION, "stuck", ""))
+            assert isinstance(await raw.message(), m.Welcome)
+            [conn] = [c for c in server.connections if c.name == "stuck"]
+            conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            calls = count_sends(conn)
+            sent = 0
+            while not (conn.peer.backlog and conn.peer._lock.held):     # the writer is blocked mid-write
+                assert sent < 2000
+                await raw.send(m.ListTables())
+                sent += 1
+                while len(calls) < sent:
+                    await trio.sleep(0.001)
+            while not conn.peer.closed:                  # the send timeout fired
+                await trio.sleep(0.01)
+            got, ev = await whole_messages_then_close(raw, m.TableList)
+            assert isinstance(ev, CloseConnection), (got, ev)
+            assert ev.code == 1001 and "send timeout" in ev.reason, ev
+            assert 0 < got <= sent                       # whole frames only; what merely waited may be dropped
+            await raw.stream.send_all(raw.ws.send(ev.response()))
+            while conn in server.connections:
+                await trio.sleep(0.01)

@@ -1,0 +1,166 @@
+"""Peers that vanish (TCP reset, half-close) while the server holds a
+backlog or a partly written frame for them, many at once, while another table plays on;
+and a shutdown while peers do not read at all."""
+
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+
+import trio
+
+from wildtable.protocol import messages as m
+
+from scripted import play_to_end
+from serverkit import running_server, seated
+from rawclient import RawClient, count_sends, make_tables
+
+
+async def _stuck_client(server, port: int, name: str, table: str | None = None) -> RawClient:
+    """A client with tiny buffers that asked for more than its socket holds and does not
+    read: its writer is blocked mid-write and frames wait in its backlog."""
+    raw = await RawClient.open(port, rcvbuf=4096)
+    await raw.send(m.Hello(m.PROTOCOL_VERSION, name, ""))
+    assert isinstance(await raw.message(), m.Welcome)
+    [conn] = [c for c in server.connections if c.name == name]
+    conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    if table is not None:
+        await raw.send(m.Spectate(table))
+    calls = count_sends(conn)
+    sent = 0
+    while not (conn.peer.backlog and conn.peer._lock.held):
+        assert sent < 2000
+        await raw.send(m.ListTables())
+        sent += 1
+        while len(calls) < sent:
+            await trio.sleep(0.001)
+    raw.conn = conn
+    return raw
+
+
+def _reset(raw: RawClient) -> None:
+    raw.stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    raw.stream.socket.close()
+
+
+async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(tmp_path, caplog, monkeypatch):
+    # a half-closed peer that reads nothing keeps its writer until the send timeout
+    from wildtable.server import connection
+    monkeypatch.setattr(connection, "SEND_TIMEOUT", 1.0)
+    caplog.set_level(logging.WARNING, logger="wildtable")
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data", outbox=10_000, durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            await make_tables(url, 30)
+            async with seated(url, "run-wild", 2) as (table, conns, joined):
+                # some spectate the table being played (its arbiter writes to them), some not
+                raws = [await _stuck_client(server, port, f"v{i}", table if i % 2 else None) for i in range(12)]
+                gone = [r.conn for r in raws]
+                results = []
+
+                async def player(i):
+                    results.append(await play_to_end(conns[i], joined[i], timeout=50))
+
+                async with trio.open_nursery() as n:
+                    for i in range(2):
+                        n.start_soon(player, i)
+                    for i, raw in enumerate(raws):
+                        if i % 3 == 2:
+                            await raw.stream.send_eof()          # half-close: FIN, still open for reading
+                        else:
+                            _reset(raw)                          # RST with a partial frame in flight
+                        await trio.sleep(0)
+                assert len(results) == 2 and all(r.over is not None for r in results)
+                while any(c in server.connections for c in gone):
+                    await trio.sleep(0.01)
+                assert all(c.closed for c in gone)
+                assert not server.tables[table].spectators
+                for raw in raws:
+                    if raw.stream.socket.fileno() != -1:
+                        await raw.stream.aclose()
+            while server.connections:
+                await trio.sleep(0.01)
+    bad = [r for r in caplog.records if r.levelno >= logging.ERROR or "internal error" in r.getMessage()]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+async def test_shutdown_with_peers_that_do_not_read_is_bounded(tmp_path):
+    """Shutdown while a dozen peers hold big backlogs and read nothing: run() returns
+    within a few seconds (3 s wait for the connections, then Peer.close's 2 s at most)."""
+    with trio.fail_after(30):
+        async with trio.open_nursery() as outer:
+            from wildtable.server.app import Server
+            server = Server(tmp_path / "data", durability="off", rate_limit=10_000.0, rate_burst=10_000.0,
+                            outbox=100_000)
+            done = trio.Event()
+
+            async def serve(task_status=trio.TASK_STATUS_IGNORED):
+                await server.run("127.0.0.1", 0, task_status=task_status)
+                done.set()
+
+            port = await outer.start(serve)
+            url = f"ws://127.0.0.1:{port}"
+            await make_tables(url, 30)
+            raws = [await _stuck_client(server, port, f"s{i}") for i in range(12)]
+            start = trio.current_time()
+            await server.shutdown("test")
+            with trio.fail_after(8):
+                await done.wait()
+            took = trio.current_time() - start
+            assert took < 8, took
+            assert not server.connections
+            for raw in raws:
+                await raw.stream.aclose()
+
+
+async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, monkeypatch, caplog):
+    """When the send timeout fires, the writer leaves its loop and closes the bell's
+    receiving end before the close starts. A frame sent to the connection in that moment
+    (by its table's arbiter, by its reader) must not raise out of ``send_bytes``. The pump
+    task stands in for an arbiter delivering to this connection on every scheduler pass."""
+    from wildtable.server import connection
+    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
+    caplog.set_level(logging.WARNING, logger="wildtable")
+    data = m.encode(m.Goodbye("tick"))
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            await make_tables(url, 30)
+            raw = await _stuck_client(server, port, "stuck")
+            conn = raw.conn
+            while not conn.peer.closed:          # until the send timeout fired
+                conn.send_bytes(data)            # raised BrokenResourceError (the bell had no reader)
+                await trio.sleep(0)
+            for _ in range(50):
+                conn.send_bytes(data)
+                await trio.sleep(0)
+            _reset(raw)
+            while conn in server.connections:
+                await trio.sleep(0.01)
+    bad = [r for r in caplog.records if r.levelno >= logging.ERROR]
+    assert not bad, [r.getMessage() for r in bad]
+
+
+async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_path, monkeypatch):
+    """The peer sends a close frame while the server's socket to it is full, then reads
+    nothing. trio-websocket's reader answers the close under the stream lock, with no
+    timeout of its own; Connection gives up (send timeout, Peer.close's 2 s), and the
+    socket must then be closed: else that task and socket stay pinned (uncounted: the
+    connection has left ``server.connections``) for as long as the peer's kernel ACKs."""
+    from wsproto.events import CloseConnection
+    from wildtable.server import connection
+    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            await make_tables(url, 30)
+            raw = await _stuck_client(server, port, "closer")
+            conn = raw.conn
+            await raw.stream.send_all(raw.ws.send(CloseConnection(1000)))
+            while conn in server.connections:
+                await trio.sleep(0.01)
+            with trio.fail_after(5):
+                while conn.peer._sock.fileno() != -1:
+                    await trio.sleep(0.01)
+            _reset(raw)

@@ -1,0 +1,119 @@
+"""Order over a socket that keeps switching between direct writes and the
+backlog (tiny buffers both ends, the client reading in bursts): every intent is answered
+exactly once and in order, updates come in seq order, for a player and a spectator."""
+
+from __future__ import annotations
+
+import socket
+
+import trio
+import trio_websocket
+
+from wildtable.client.net import Connection, connect
+from wildtable.protocol import messages as m
+
+from scripted import play_to_end
+from serverkit import create, join, running_server
+
+
+class Bursty(Connection):
+    """Reads in bursts: a pause every few messages lets the server's socket fill up."""
+
+    def __init__(self, ws, every: int):
+        super().__init__(ws)
+        self.n, self.every = 0, every
+
+    async def receive(self):
+        self.n += 1
+        if self.n % self.every == 0:
+            await trio.sleep(0.01)
+        return await super().receive()
+
+
+async def _small_ws(nursery, port: int):
+    sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
+    await sock.connect(("127.0.0.1", port))
+    return await trio_websocket.wrap_client_stream(nursery, trio.SocketStream(sock), "127.0.0.1", "/",
+                                                   message_queue_size=1)
+
+
+def _watch(server, name: str) -> list:
+    """Shrink the server's send buffer for ``name``; note the backlog after every frame."""
+    [conn] = [c for c in server.connections if c.name == name]
+    conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    seen = []
+    orig = conn.send_bytes
+
+    def watching(data):
+        orig(data)
+        seen.append(conn.peer.backlog)
+    conn.send_bytes = watching
+    return seen
+
+
+def _check_order(log: list, ids: list[int]) -> None:
+    answers = [x.intent for x in log if isinstance(x, (m.Accepted, m.Rejected))]
+    assert answers == ids, (answers[:20], ids[:20])
+    seqs = [x.seq for x in log if isinstance(x, m.Update)]
+    assert seqs and all(a < b for a, b in zip(seqs, seqs[1:])), seqs
+    for x in log:                      # an acceptance comes just before the update of its seq
+        if isinstance(x, m.Accepted):
+            i = log.index(x)
+            assert isinstance(log[i + 1], m.Update) and log[i + 1].seq == x.seq
+
+
+async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_path):
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data", durability="off") as (server, url):
+            port = int(url.rsplit(":", 1)[1])
+            async with connect(url, "p0") as c0, trio.open_nursery() as nursery:
+                table = await create(c0, "run-wild", 2)
+                j0 = await join(c0, table, 0)
+                c1 = Bursty(await _small_ws(nursery, port), every=7)
+                await c1.hello("p1")
+                seen1 = _watch(server, "p1")
+                j1 = await join(c1, table, 1)
+                sp = Bursty(await _small_ws(nursery, port), every=5)
+                await sp.hello("sp")
+                seen_sp = _watch(server, "sp")
+                await sp.send(m.Spectate(table))
+                await sp.receive_until(lambda x: isinstance(x, m.Spectating))
+
+                log1, log_sp, results = [], [], []
+                n_intents = 300
+
+                async def player(conn, joined, log):
+                    results.append(await play_to_end(conn, joined, log=log, timeout=50))
+
+                async def spectator_sends():
+                    for k in range(n_intents):            # not seated: each one gets a rejection
+                        await sp.send(m.Intent(k, {"kind": "draw"}))
+                        if k % 25 == 0:
+                            await trio.sleep(0.005)
+
+                async def spectator_reads():
+                    answered = 0
+                    over = False
+                    while answered < n_intents or not over:
+                        x = await sp.receive()
+                        log_sp.append(x)
+                        answered += isinstance(x, m.Rejected)
+                        over = over or isinstance(x, m.GameOver)
+
+                async with trio.open_nursery() as n:
+                    n.start_soon(player, c0, j0, [])
+                    n.start_soon(player, c1, j1, log1)
+                    n.start_soon(spectator_sends)
+                    n.start_soon(spectator_reads)
+
+                assert all(r.over is not None for r in results)
+                ids1 = [x.intent for x in log1 if isinstance(x, (m.Accepted, m.Rejected))]
+                _check_order(log1, list(range(1, len(ids1) + 1)))
+                _check_order(log_sp, list(range(n_intents)))
+                assert all(isinstance(x, m.Rejected) and x.code == "not_seated"
+                           for x in log_sp if isinstance(x, (m.Accepted, m.Rejected)))
+                # both ways were taken: frames written at once and frames that waited
+                for seen in (seen1, seen_sp):
+                    assert 0 in seen and max(seen) > 0, seen
+                nursery.cancel_scope.cancel()
