@@ -89,8 +89,7 @@ class Connection:
         self.closed = False          # set once both tasks are done: tables must not seat it any more
         self.route = None            # the table this connection last sent a request to
         self._reader_scope = trio.CancelScope()
-        self._last_heard = trio.current_time()
-        self._heard_any = False
+        self._connected_at = self._last_heard = trio.current_time()
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
@@ -225,13 +224,19 @@ class Connection:
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the
         peer (a cancel scope around every receive cost ~5% of the flat-out profile); this
-        task sleeps until the stamp is old enough, then stops the reader."""
+        task sleeps until the stamp is old enough, then stops the reader. Until a hello is
+        accepted, the clock runs from the connection's start: frames that are not a hello
+        do not keep it open."""
         while True:
-            timeout = IDLE_TIMEOUT if self._heard_any else self.server.hello_timeout
-            due = self._last_heard + timeout
+            if self.name is None:
+                timeout = self.server.hello_timeout
+                due = self._connected_at + timeout
+            else:
+                timeout = IDLE_TIMEOUT
+                due = self._last_heard + timeout
             if trio.current_time() >= due:
                 break
-            await trio.sleep_until(due)
+            await trio.sleep_until(due)     # a hello meanwhile: the next round uses the idle clock
         what = "hello" if self.name is None else "any message"
         self.send_message(m.Error("idle_timeout", f"no {what} within {timeout:.0f} s; closing"))
         self.close_soon(CLOSE_POLICY if self.name is None else CLOSE_GOING_AWAY, "idle timeout")
@@ -242,7 +247,6 @@ class Connection:
         while True:
             data = await receive()
             self._last_heard = trio.current_time()
-            self._heard_any = True
             msg = None
             try:
                 if isinstance(data, str):

@@ -94,3 +94,25 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
                     assert theirs.closed and not theirs.slow
                     assert not server.tables[table].spectators
                     nursery.cancel_scope.cancel()
+
+
+async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_path):
+    """Until a hello is accepted the clock runs from the connection's start: a client
+    sending only other (refused) frames is closed after the hello timeout all the same."""
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data", hello_timeout=1.0) as (server, url):
+            async with trio_websocket.open_websocket_url(url) as ws:
+                t0 = trio.current_time()
+                codes = []
+                try:
+                    while True:
+                        await ws.send_message(m.encode(m.ListTables()))
+                        with trio.move_on_after(0.3):
+                            while True:
+                                reply = m.decode(await ws.get_message())
+                                if isinstance(reply, m.Error):
+                                    codes.append(reply.code)
+                except trio_websocket.ConnectionClosed as closed:
+                    assert closed.reason.code == 1008
+                assert "hello_first" in codes and codes[-1] == "idle_timeout"
+                assert 0.9 <= trio.current_time() - t0 < 5
