@@ -64,6 +64,7 @@ class Server:
         self.hello_timeout = hello_timeout
         self.version = __version__
         self.tables: dict[str, Table] = {}
+        self._creating = 0                      # tables being created (counted against max_tables)
         self.connections: set[Connection] = set()
         self.port: int | None = None
         self._nursery: trio.Nursery | None = None
@@ -85,15 +86,21 @@ class Server:
         game = find_game(game_name)
         if not game.MIN_PLAYERS <= seats <= game.MAX_PLAYERS:
             raise IllegalAction("bad_seats", f"{game.TITLE} takes {game.MIN_PLAYERS} to {game.MAX_PLAYERS} players, not {seats}")
-        open_tables = sum(1 for t in self.tables.values() if not t.finished)
+        # tables still being created count too: the log file is made in a thread, and
+        # creates arriving meanwhile must not all pass the cap
+        open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating
         if open_tables >= self.max_tables:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.max_tables} open tables; join an existing one or try later")
         tid = self._new_id()
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-        table = await trio.to_thread.run_sync(
-            lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
-                                 created, name, on_finished=self._finished, chance=self.chance))
-        self._start_table(table)
+        self._creating += 1
+        try:
+            table = await trio.to_thread.run_sync(
+                lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
+                                     created, name, on_finished=self._finished, chance=self.chance))
+            self._start_table(table)
+        finally:
+            self._creating -= 1
         log.info("table %s created: %s for %d", tid, game.NAME, seats)
         return table
 
@@ -112,6 +119,13 @@ class Server:
         for path in sorted(self.data_dir.glob("*" + LOG_SUFFIX)):
             try:
                 data = path.read_bytes()
+            except OSError as e:
+                # a directory or an unreadable file with the suffix: refuse it, not the server
+                # (uncaught, it stopped `serve` with "cannot listen on ...")
+                self.refused_logs[path.name] = f"cannot read the file: {e.strerror or e}"
+                log.error("%s: refusing to load this table: cannot read the file: %s", path, e.strerror or e)
+                continue
+            try:
                 contents = read_log(data)
                 if contents.torn is not None:
                     log.warning("%s: torn tail of %d bytes at offset %d cut (an unacknowledged write)", path,

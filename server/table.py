@@ -139,20 +139,26 @@ class Table:
     # ------------------------------------------------------------ lobby facts
     @property
     def started(self) -> bool:
-        """Play (dealing included) begins once every seat has been claimed."""
-        return self.seq > 0 or all(s.name for s in self.seats)
+        """Play (dealing included) begins once every seat has been claimed. A seat released
+        by `leave` is not claimed (its token is void), even if it keeps its player's name."""
+        return self.seq > 0 or all(s.token_hash for s in self.seats)
+
+    def _shown(self, s: Seat) -> str | None:
+        """The name list_tables and `players` show for a seat: a seat released before the
+        deal is simply free; one released mid-game keeps its name (and its cards)."""
+        return s.name if s.name and (s.token_hash or self.seq > 0) else None
 
     def info(self) -> dict:
         out = self.game.outcome(self.state)
         status = "over" if out.over else ("playing" if self.started else "waiting")
         return {"table": self.id, "game": self.game.NAME, "name": self.name, "seats": len(self.seats),
-                "players": [s.name or None for s in self.seats],
+                "players": [self._shown(s) for s in self.seats],
                 "connected": [s.conn is not None for s in self.seats],
                 "spectators": len(self.spectators), "status": status, "seq": self.seq,
                 "settings": self.settings}
 
     def players(self) -> tuple[dict, ...]:
-        return tuple({"seat": i, "name": s.name or None, "connected": s.conn is not None}
+        return tuple({"seat": i, "name": self._shown(s), "connected": s.conn is not None}
                      for i, s in enumerate(self.seats))
 
     # ------------------------------------------------------------ the arbiter
@@ -235,50 +241,60 @@ class Table:
                 log.exception("table %s: internal error delivering %s (our bug)", self.id, item[0])
 
     # Each item of ``out`` is delivered after the group is durable:
-    #   ("to", conn, message)                 one message to one connection
-    #   ("update", seq, events, state)        an update to every seat and spectator
-    #   ("players",)                          seat/connection facts to everyone
-    #   ("over",)                             game over to everyone
+    #   ("to", conn, message)                       one message to one connection
+    #   ("update", seq, events, state, seats, specs) an update to every seat and spectator
+    #   ("players", audience)                       seat/connection facts to everyone
+    #   ("over", audience)                          game over to everyone
+    #   ("close", conn, code, reason)               close one connection after what it was sent
+    # A broadcast goes to those at the table when it happened (``_now``), not when it is
+    # delivered: one who joins, rejoins or spectates later in the same group has it in
+    # its snapshot already, and must get nothing of the table before that snapshot.
     def _deliver(self, item) -> None:
         kind = item[0]
         if kind == "to":
             conn = item[1]
             conn.send_message(item[2])
         elif kind == "update":
-            _, seq, events, state = item
+            _, seq, events, state, seats, specs = item
             game = self.game
             public_view = getattr(game, "public_view", None)
             if public_view is not None:
                 # the public part of the views is built and encoded once per update
                 shared = m.SharedUpdate(seq, events, public_view(state))
-                for i, s in enumerate(self.seats):
-                    if s.conn is not None:
-                        s.conn.send_bytes(shared.frame(game.private_view(state, i)))
-                if self.spectators:
+                for i, c in enumerate(seats):
+                    if c is not None:
+                        c.send_bytes(shared.frame(game.private_view(state, i)))
+                if specs:
                     data = shared.frame(game.private_view(state, None))
-                    for c in list(self.spectators):
+                    for c in specs:
                         c.send_bytes(data)
                 return
             events = tuple(events)
-            for i, s in enumerate(self.seats):
-                if s.conn is not None:
-                    s.conn.send_message(m.Update(seq, events, game.view(state, i)))
-            if self.spectators:
+            for i, c in enumerate(seats):
+                if c is not None:
+                    c.send_message(m.Update(seq, events, game.view(state, i)))
+            if specs:
                 data = m.encode(m.Update(seq, events, game.view(state, None)))
-                for c in list(self.spectators):
+                for c in specs:
                     c.send_bytes(data)
+        elif kind == "close":
+            item[1].close_soon(item[2], item[3])
         elif kind == "players":
             data = m.encode(m.Players(self.id, self.players()))
-            for c in self._audience():
+            for c in item[1]:
                 c.send_bytes(data)
         elif kind == "over":
             o = self.game.outcome(self.state)
             data = m.encode(m.GameOver(self.id, self.seq, tuple(o.scores), tuple(o.winners),
                                        self.logfile.path.name))
-            for c in self._audience():
+            for c in item[1]:
                 c.send_bytes(data)
 
-    def _audience(self):
+    def _now(self) -> tuple:
+        """Who is at the table now: (the connection of each seat or None, the spectators)."""
+        return tuple(s.conn for s in self.seats), tuple(self.spectators)
+
+    def _audience(self) -> list:
         return [s.conn for s in self.seats if s.conn is not None] + list(self.spectators)
 
     # ------------------------------------------------------------ request handling
@@ -329,7 +345,7 @@ class Table:
                                                "you do not hold a seat at this table; join or rejoin first")))
             return
         if not self.started:
-            missing = sum(1 for s in self.seats if not s.name)
+            missing = sum(1 for s in self.seats if not s.token_hash)
             self._refuse(req, seat, "not_started", f"the game starts when every seat is taken; waiting for {missing} more player(s)", records, out)
             return
         try:
@@ -353,7 +369,7 @@ class Table:
         self.accepted += 1
         self._last_activity = trio.current_time()
         records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv)))
-        out.append(("update", self.seq, events, state))
+        out.append(("update", self.seq, events, state, *self._now()))
         self._maybe_hash(records)
 
     def _maybe_hash(self, records: list) -> None:
@@ -375,7 +391,7 @@ class Table:
                 self.seq += 1
                 self.state = state
                 records.append(encode_record(ChanceRecorded(self.seq, req.purpose, perm)))
-                out.append(("update", self.seq, events, state))
+                out.append(("update", self.seq, events, state, *self._now()))
                 self._maybe_hash(records)
                 continue
             action = self.game.auto_action(self.state)
@@ -386,7 +402,7 @@ class Table:
         if not self.finished and self.game.outcome(self.state).over:
             self.finished = True
             records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
-            out.append(("over",))
+            out.append(("over", self._audience()))
             if self.on_finished is not None:
                 self.on_finished(self)
 
@@ -435,7 +451,7 @@ class Table:
         token = self._claim(seat, req.name, conn, records, out)
         out.append(("to", conn, m.Joined(self.id, self.game.NAME, seat, token, self.seq,
                                           self.game.view(self.state, seat), self.players())))
-        out.append(("players",))
+        out.append(("players", self._audience()))
         if not was_started and self.started:
             self._last_activity = trio.current_time()
             self._settle(records, out)
@@ -454,14 +470,16 @@ class Table:
             return
         old = s.conn
         if old is not None and old is not conn:
+            # told (and closed) in turn, after what this group already owes it, such as
+            # the answer to an intent it sent just before
             old.detach(self)
-            old.send_message(m.Error("seat_taken_over", "your seat was resumed from another connection", ref="rejoin"))
-            old.close_soon(1000, "seat resumed elsewhere")
+            out.append(("to", old, m.Error("seat_taken_over", "your seat was resumed from another connection", ref="rejoin")))
+            out.append(("close", old, 1000, "seat resumed elsewhere"))
         s.conn = conn
         conn.attach(self, req.seat)
         out.append(("to", conn, m.Joined(self.id, self.game.NAME, req.seat, req.token, self.seq,
                                           self.game.view(self.state, req.seat), self.players())))
-        out.append(("players",))
+        out.append(("players", self._audience()))
 
     def _handle_leave(self, req: LeaveReq, records: list, out: list) -> None:
         conn = req.conn
@@ -478,4 +496,4 @@ class Table:
         conn.detach(self)
         if req.notify:
             out.append(("to", conn, m.Left(self.id)))
-        out.append(("players",))
+        out.append(("players", self._audience()))
