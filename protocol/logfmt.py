@@ -22,7 +22,7 @@ import attrs
 
 import msgpack
 
-from .codec import Registry, _no_ext, packb, to_data, unpackb
+from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, _no_ext, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
 FORMAT_VERSION = 1
@@ -171,6 +171,7 @@ def _frames(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
         off = end
 
 
+_INT_MIN, _INT_MAX = INT_MIN, INT_MAX
 _ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
 
 
@@ -189,11 +190,16 @@ _unpackb_default = msgpack.unpackb
 def decode_record(obj: Any) -> Any:
     """A record from plain data. Action records, nearly all of a log, take a fast path
     with the same checks; their ``action`` map is decoded strictly by the game at replay."""
-    if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS:
-        seq, seat, action = obj.get("seq"), obj.get("seat"), obj.get("action")
+    if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS and "seat" in obj:
+        seq, seat, action = obj.get("seq"), obj["seat"], obj.get("action")
         intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
-        if (type(seq) is int and (seat is None or type(seat) is int) and type(action) is dict
-                and (intent is None or type(intent) is int) and type(by) is str
+        # anything the strict path would refuse (a missing ``seat``, an int out of range, a
+        # long ``by``) falls through to it and is refused there with its path
+        if (type(seq) is int and _INT_MIN <= seq <= _INT_MAX
+                and (seat is None or (type(seat) is int and _INT_MIN <= seat <= _INT_MAX))
+                and type(action) is dict
+                and (intent is None or (type(intent) is int and _INT_MIN <= intent <= _INT_MAX))
+                and type(by) is str and len(by) <= MAX_STR
                 and (recv is None or type(recv) is float)):
             return ActionAccepted(seq, seat, action, intent, by, recv)
     return RECORDS.decode(obj)

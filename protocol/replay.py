@@ -27,11 +27,24 @@ class ReplayResult:
 
 
 def initial_state(header: Header) -> tuple[ModuleType, Any]:
-    g = find_game(header.game)
-    return g, g.new_table(TableConfig(header.game, header.seats, dict(header.settings)))
+    """The game and its state before any record. A header that cannot start a table (an
+    unknown game, seats or settings the game refuses) is a log that cannot be trusted:
+    LogError("bad_record") at the header's offset, like any record that makes no sense."""
+    try:
+        g = find_game(header.game)
+        return g, g.new_table(TableConfig(header.game, header.seats, dict(header.settings)))
+    except IllegalAction as e:
+        raise LogError("bad_record", f"the header cannot start a table: {e.reason}", offset=0) from None
 
 
 ACTION_CACHE = 4096
+
+
+def _cache_key(data: dict) -> tuple:
+    """The decode cache's key: the items and the types of the values, since 1, 1.0 and True
+    are equal keys, but only an int decodes as an int (a record with ``"card": 5.0`` must
+    not be taken for an earlier one with ``"card": 5``). Raises TypeError if unhashable."""
+    return (tuple(data.items()), tuple(map(type, data.values())))
 
 
 def _decode_action(g: ModuleType, data: dict, cache: dict | None) -> Any:
@@ -40,7 +53,7 @@ def _decode_action(g: ModuleType, data: dict, cache: dict | None) -> Any:
     if cache is None:
         return g.ACTIONS.decode(data, "$.action")
     try:
-        key = tuple(data.items())
+        key = _cache_key(data)
         action = cache.get(key)
     except TypeError:               # a list inside: not hashable, decode it as it is
         return g.ACTIONS.decode(data, "$.action")
@@ -88,7 +101,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             data = r.action
             try:
                 try:
-                    key = tuple(data.items())
+                    key = (tuple(data.items()), tuple(map(type, data.values())))
                     action = cache.get(key)
                 except TypeError:       # a list inside: decode it as it is
                     key = None

@@ -1,0 +1,57 @@
+"""`wildtable serve --durability always|batch|off` stopped by SIGTERM while two
+players are sending intents as fast as they can: every action a client was told was
+accepted is in the log afterwards, the log reads whole (no torn tail) and replays."""
+
+from __future__ import annotations
+
+import signal
+
+import pytest
+import trio
+import trio_websocket
+
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
+from wildtable.protocol.logfmt import ActionAccepted, read_log
+from wildtable.protocol.replay import replay
+
+from adversarial_kit import start_serve
+from scripted import play_to_end
+
+GONE = (trio_websocket.ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+@pytest.mark.parametrize("durability", ["always", "batch", "off"])
+async def test_sigterm_loses_no_accepted_action(tmp_path, durability):
+    data = tmp_path / "data"
+    seen: list[list] = [[], []]
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            sp = await start_serve(nursery, data, "--durability", durability)
+            async with connect(sp.url, "p0") as a, connect(sp.url, "p1") as b:
+                await a.send(m.CreateTable("run-wild", 2, {"rounds": 20}))
+                tid = (await a.receive_until(lambda x: isinstance(x, m.TableCreated))).table
+
+                async def player(i, c):
+                    await c.send(m.Join(tid, i))
+                    j = await c.receive_until(lambda x: isinstance(x, m.Joined))
+                    try:
+                        await play_to_end(c, j, log=seen[i], timeout=25)
+                    except GONE:
+                        pass
+
+                async with trio.open_nursery() as n:
+                    n.start_soon(player, 0, a)
+                    n.start_soon(player, 1, b)
+                    while sum(isinstance(x, m.Accepted) for x in seen[0] + seen[1]) < 40:
+                        await trio.sleep(0.005)
+                    sp.proc.send_signal(signal.SIGTERM)
+            assert await sp.proc.wait() == 0, sp.log[-2000:]
+            nursery.cancel_scope.cancel()
+    acked = {x.seq for s in seen for x in s if isinstance(x, m.Accepted)}
+    c = read_log((data / f"{tid}.wlog").read_bytes())
+    assert c.torn is None
+    logged = {r.seq for r in c.records if type(r) is ActionAccepted}
+    assert acked and acked <= logged, sorted(acked - logged)
+    updates = max(x.seq for s in seen for x in s if isinstance(x, m.Update))
+    assert replay(c).seq >= updates
