@@ -175,8 +175,15 @@ async def _bots_main(args) -> int:
 
 
 def bots_main(args) -> int:
+    from .net import url_problem
     if args.count < 1:
         print("wildtable bots: --count must be at least 1", file=sys.stderr)
+        return 2
+    if bad := url_problem(args.url):
+        print(f"wildtable bots: {bad}", file=sys.stderr)
+        return 2
+    if args.delay is not None and not 0 <= args.delay < float("inf"):
+        print("wildtable bots: --delay wants seconds, 0 or more", file=sys.stderr)
         return 2
     try:
         return trio.run(_bots_main, args)

@@ -21,7 +21,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import ProtocolError
 
 from . import games
-from .games import CommandError, Ctx
+from .games import CommandError, Ctx, is_number
 from .net import Connection, Mirror, ServerError, connect
 from .seats import SeatBook
 from .wire import ConnectionClosed, HandshakeError
@@ -276,12 +276,18 @@ class ClientCore:
 
     # ---------------------------------------------------------------- sending
     async def _send(self, msg: Any) -> None:
+        try:
+            data = m.encode(msg)
+        except OverflowError:
+            raise CommandError("a number in it is too large to send (numbers go up to 2**63)") from None
+        except (ValueError, TypeError) as e:
+            raise CommandError(f"it cannot be sent: {e}") from None
         conn = self.conn
         if conn is None:
             raise NotConnected("not connected to the server (reconnecting); try again in a moment")
         try:
             with trio.fail_after(REPLY_TIMEOUT):     # a peer that stops reading must not hang us
-                await conn.send(msg)
+                await conn.send_raw(data)
         except Exception as e:
             if not is_network_error(e):
                 raise
@@ -338,7 +344,7 @@ class ClientCore:
         self.pending[iid] = label
         try:
             await self._send(m.Intent(iid, action))
-        except NotConnected:
+        except (NotConnected, CommandError):
             self.pending.pop(iid, None)
             raise
         self.notify("sent", label, iid)
@@ -565,7 +571,7 @@ class ClientCore:
                 return
             seat = None
             if len(words) > 2:
-                if not words[2].isdigit():
+                if not is_number(words[2]):
                     raise CommandError("a seat is a number: join TABLE 2")
                 seat = int(words[2])
             await self.join(table, seat)
@@ -597,7 +603,7 @@ class ClientCore:
 
     def _table_ref(self, ref: str) -> str:
         """A table id, or its number in the last list (1 = the first)."""
-        if ref.isdigit() and 1 <= int(ref) <= len(self.tables):
+        if is_number(ref) and 1 <= int(ref) <= len(self.tables):
             return self.tables[int(ref) - 1]["table"]
         return ref
 
@@ -612,7 +618,7 @@ class ClientCore:
                     settings[k] = json.loads(v)
                 except ValueError:
                     settings[k] = v
-            elif a.isdigit():
+            elif is_number(a):
                 seats = int(a)
             elif a in known:
                 game = a
@@ -631,7 +637,7 @@ class ClientCore:
             raise CommandError("join or create a table first; bots N then seats N bots at it")
         if not games.has_bot(mir.game):
             raise CommandError(f"there is no bot for {mir.game} yet")
-        if len(words) != 2 or not words[1].isdigit() or not 1 <= int(words[1]) <= 15:
+        if len(words) != 2 or not is_number(words[1]) or not 1 <= int(words[1]) <= 15:
             raise CommandError("bots wants how many, e.g. bots 2")
         count = int(words[1])
         taken = sum(1 for p in mir.players if p.get("name"))

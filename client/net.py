@@ -22,6 +22,23 @@ DEFAULT_URL = "ws://127.0.0.1:8765"
 REPLY_TIMEOUT = 10.0
 
 
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a server address (a sentence), or None."""
+    from urllib.parse import urlsplit
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return f"bad server address {url!r}: the port must be a number from 1 to 65535"
+    if parts.scheme not in ("ws", "wss"):
+        return f"bad server address {url!r}: it must start with ws:// or wss://, e.g. {DEFAULT_URL}"
+    if not parts.hostname:
+        return f"bad server address {url!r}: no host, e.g. {DEFAULT_URL}"
+    if port == 0:
+        return f"bad server address {url!r}: the port must be a number from 1 to 65535"
+    return None
+
+
 class ServerError(Exception):
     def __init__(self, error: m.Error):
         self.error = error

@@ -17,7 +17,8 @@ from wildtable.protocol import messages as m
 from . import games
 from .bots import run_bot
 from .core import ClientCore, NotConnected
-from .net import DEFAULT_URL
+from .games import CommandError
+from .net import DEFAULT_URL, url_problem
 from .seats import SeatBook
 
 LOCAL_HOST = "127.0.0.1"
@@ -55,6 +56,10 @@ class Launch:
 
     def problem(self) -> str | None:
         """Why these options cannot work together, or None."""
+        if self.url is not None and (bad := url_problem(self.url)):
+            return bad
+        if self.bot_delay is not None and not 0 <= self.bot_delay < float("inf"):
+            return "--bot-delay wants seconds, 0 or more"
         if self.bots is not None:
             if self.bots < 0:
                 return "--bots must be 0 or more"
@@ -113,6 +118,8 @@ async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery)
     except (NotConnected, trio.TooSlowError):
         core.notify("error", "the server did not answer the first request; the lobby commands still work "
                              "once the connection is back")
+    except CommandError as e:       # e.g. a --set value that cannot be sent
+        core.notify("error", f"cannot create the table: {e}")
 
 
 async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:

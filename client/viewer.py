@@ -175,7 +175,7 @@ def parse_perspective(value: str | None, seats: int) -> Any:
         return ALL
     if value == SPECTATOR:
         return SPECTATOR
-    if value.isdigit() and int(value) < seats:
+    if value.isascii() and value.isdigit() and len(value) <= 3 and int(value) < seats:
         return int(value)
     raise ValueError(f"--seat wants 0..{seats - 1}, all or spectator, not {value!r}")
 
@@ -311,7 +311,7 @@ class ViewerApp(App):
         box.display = False
         self.set_focus(None)
         text = event.value.strip()
-        if text.isdigit():
+        if text.isascii() and text.isdigit() and len(text) <= 18:
             self.index = self.timeline.index_of_seq(int(text))
             self.show()
         elif text:

@@ -95,6 +95,12 @@ def ctx_from(players, me: int | None) -> Ctx:
     return Ctx(tuple(names), me, frozenset(offline))
 
 
+def is_number(text: str) -> bool:
+    """Plain digits, as typed for a seat, a count or a table's number: ASCII only (``"²".isdigit()``
+    is true, yet int() refuses it) and short enough for int() (it refuses over 4300 digits)."""
+    return text.isascii() and text.isdigit() and len(text) <= 18
+
+
 def action_key(action: dict) -> str:
     """A stable key of an action map (bots remember refused actions by it); every game
     module exports this one."""

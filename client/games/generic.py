@@ -26,8 +26,12 @@ def parse_act(words: list[str]) -> dict:
         raise CommandError('act wants a JSON object, e.g. act {"kind": "draw"}')
     try:
         action = json.loads(raw)
-    except ValueError as e:
+    except json.JSONDecodeError as e:
         raise CommandError(f"act wants a JSON object: {e.msg} at column {e.colno}") from None
+    except ValueError as e:         # e.g. a number of more than 4300 digits
+        raise CommandError(f"act wants a JSON object: {e}") from None
+    except RecursionError:
+        raise CommandError("act wants a JSON object: this one is nested too deeply") from None
     if not isinstance(action, dict) or not isinstance(action.get("kind"), str):
         raise CommandError('act wants a JSON object with a string "kind", e.g. act {"kind": "draw"}')
     return action

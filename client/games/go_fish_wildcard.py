@@ -53,7 +53,7 @@ Sets you can still make are placed for you when your turn ends. Click a card to 
 
 _FILLER = {"for", "from", "any", "some", "the", "a", "an", "of", "to", "seat", "player", "please", "and"}
 _CARD_RE = re.compile(r"^(A|[2-9]|10|T|J|Q|K)([CDHS])$")
-_PLAYER_RE = re.compile(r"^P(\d)$")
+_PLAYER_RE = re.compile(r"^P([0-9])$")
 _RANK_WORDS = {
     "ACE": 0, "ACES": 0, "TWO": 1, "TWOS": 1, "THREE": 2, "THREES": 2, "FOUR": 3, "FOURS": 3, "FIVE": 4,
     "FIVES": 4, "SIX": 5, "SIXES": 5, "SEVEN": 6, "SEVENS": 6, "EIGHT": 7, "EIGHTS": 7, "NINE": 8, "NINES": 8,
@@ -162,7 +162,7 @@ def _player_token(tok: str, seats: int) -> int | None:
     m = _PLAYER_RE.match(t)
     if m:
         return int(m.group(1))
-    if t.isdigit() and int(t) < max(seats, 1):
+    if t.isascii() and t.isdigit() and len(t) <= 3 and int(t) < max(seats, 1):
         return int(t)
     return None
 
@@ -216,7 +216,7 @@ def _parse_ask(args: list[str], view: dict) -> dict:
 def _card_token(tok: str):
     """("card", id) | ("rank", r) | ("wild", None)."""
     t = tok.strip().upper()
-    if t.startswith("#") and t[1:].isdigit() and int(t[1:]) < DECK_SIZE:
+    if t.startswith("#") and t[1:].isascii() and t[1:].isdigit() and len(t) <= 4 and int(t[1:]) < DECK_SIZE:
         return "card", int(t[1:])
     t = t.rstrip("*")
     if t in ("W", "WILD", ""):

@@ -58,9 +58,9 @@ NAMES = COLOURS + ("wild",)
 _LETTERS = "ryobgw"
 _STYLES = ("bold red", "bold yellow", "bold dark_orange", "bold bright_blue", "bold green", "bold reverse")
 _FILLER = {"+", "and", "with", "&", "plus", ","}
-_COUNT_RE = re.compile(r"^(\d+|all)$")
-_GLUED_RE = re.compile(r"^(\d+)([a-z]+)$|^([a-z]+?)(\d+)$")
-_ID_RE = re.compile(r"^#(\d+)$")
+_COUNT_RE = re.compile(r"^([0-9]{1,18}|all)$")
+_GLUED_RE = re.compile(r"^([0-9]{1,18})([a-z]+)$|^([a-z]+?)([0-9]{1,18})$")
+_ID_RE = re.compile(r"^#([0-9]{1,9})$")
 
 
 # ------------------------------------------------------------------ cards
@@ -239,7 +239,7 @@ def complete(words: list[str], view: dict) -> list[str]:
     prev = done[-1].lower() if done else ""
     wilds = len(groups(view.get("hand") or ())[WILD])
     if cmd == "play":
-        if prev.isdigit():
+        if _COUNT_RE.match(prev) and prev != "all":
             return _held_words(view, int(prev))
         if prev == "all":
             return _held_words(view)
@@ -247,7 +247,7 @@ def complete(words: list[str], view: dict) -> list[str]:
         return [w for w in _held_words(view) if NAMES.index(w) not in named] + ["all"]
     if cmd == "slough":
         if done:
-            return ["wild"] if prev.isdigit() or prev == "all" else []
+            return ["wild"] if _COUNT_RE.match(prev) else []
         return ["all"] + [str(i) for i in range(1, wilds + 1)] if wilds else []
     return []
 

@@ -61,7 +61,7 @@ _DRAW3_STYLE = "bold underline reverse"
 _FILLER = {"to", "from", "in", "for", "with", "into", "on", "onto", "of"}
 _CARD_RE = re.compile(r"^([BGYRP])(\d{1,2})$")
 _WILD_RE = re.compile(r"^W(?:[=:]?(\d{1,2}))?$")
-_MELD_RE = re.compile(r"^M(\d+)$")
+_MELD_RE = re.compile(r"^M([0-9]{1,9})$")
 
 
 # ------------------------------------------------------------------ cards
@@ -131,7 +131,7 @@ def _token(tok: str):
     m = _CARD_RE.match(t)
     if m and 1 <= int(m.group(2)) <= 12:
         return "number", card_id(m.group(1), int(m.group(2)))
-    if t.isdigit() and int(t) < DECK_SIZE:
+    if t.isascii() and t.isdigit() and len(t) <= 3 and int(t) < DECK_SIZE:
         return "id", int(t)
     raise CommandError(f"{tok!r} is not a card: type a card as shown, e.g. B6 (blue 6), W (wild), "
                        f"W=5 (wild as 5), D3 (Draw-3)")

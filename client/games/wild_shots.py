@@ -127,7 +127,7 @@ def _token(words: list[str]) -> tuple[str, object]:
         if 1 <= v <= 10:
             return "card", card_id(m.group(1), v)
         raise CommandError(f"{' '.join(ws)}: values go from 1 to 10")
-    if text.isdigit() and len(ws) == 1:
+    if text.isascii() and text.isdigit() and len(text) <= 18 and len(ws) == 1:
         v = int(text)
         if 1 <= v <= 10:
             return "value", v

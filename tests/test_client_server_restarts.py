@@ -1,0 +1,116 @@
+"""The client reconnecting: a server that restarts full (1013 "try later")
+and a plain-mode subprocess whose server goes away (1001) and comes back mid-game."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+import trio
+
+from wildtable.client import core as core_mod
+from wildtable.client.core import ClientCore, Notice
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
+from wildtable.server.app import Server
+
+from proc import LineReader
+from serverkit import create, join
+
+ENV = dict(os.environ, PYTHONUNBUFFERED="1")
+
+
+@pytest.fixture(autouse=True)
+def private_state(tmp_path):
+    ENV["WILDTABLE_STATE_DIR"] = str(tmp_path / "state")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_path, monkeypatch):
+    monkeypatch.setattr(core_mod, "BACKOFF", (0.05, 0.1, 0.2))
+    data, port = tmp_path / "data", _free_port()
+    url = f"ws://127.0.0.1:{port}"
+    notes: list[Notice] = []
+
+    async def until(pred, timeout=10):
+        with trio.fail_after(timeout):
+            while not any(pred(n) for n in notes):
+                await trio.sleep(0.02)
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as outer:
+            first = Server(data, rate_limit=10_000.0, rate_burst=10_000.0)
+            async with trio.open_nursery() as life:
+                await life.start(first.run, "127.0.0.1", port)
+                async with connect(url, "bob") as bob:
+                    table = await create(bob, "go-wild", 2)
+                    await join(bob, table, 1)
+                    core = ClientCore(url, "ann", notes.append)
+                    await outer.start(core.run)
+                    await core.join(table, 0)
+                await first.shutdown("restart")
+            await until(lambda n: n.kind == "connection" and "lost" in n.text)
+            second = Server(data, max_connections=1, rate_limit=10_000.0, rate_burst=10_000.0)
+            async with trio.open_nursery() as life:
+                await life.start(second.run, "127.0.0.1", port)
+                async with connect(url, "squatter"):
+                    await until(lambda n: n.kind == "connection" and "server_full" in n.text)
+                    assert core.mirror.table == table        # it still means to go back there
+                back = lambda n: n.kind == "connection" and n.text.startswith(f"back at table {table} (seat 0)")
+                await until(back)
+                notes.clear()
+                await core.command("show")
+                assert [n.kind for n in notes] == ["show"]
+                await second.shutdown("test over")
+            outer.cancel_scope.cancel()
+
+
+async def test_plain_mode_survives_the_server_going_away_mid_game(tmp_path):
+    """`wildtable serve` is stopped (SIGTERM: Goodbye + close 1001) and started again on the
+    same port and data dir; the line-mode client says so, takes its seat back and plays on."""
+    data, port = tmp_path / "data", _free_port()
+    url = f"ws://127.0.0.1:{port}"
+    serve_cmd = [sys.executable, "-m", "wildtable", "serve", "--port", str(port), "--data-dir", str(data)]
+
+    async def start_server():
+        proc = await trio.lowlevel.open_process(serve_cmd, stderr=subprocess.PIPE, env=ENV)
+        err = LineReader(proc.stderr, timeout=15, errors="replace")
+        await err.until(r"serving on ws://")
+        return proc, err
+
+    with trio.fail_after(45):
+        server, err = await start_server()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(err.read_to_end)
+            async with connect(url, "bob") as bob:
+                table = await create(bob, "go-wild", 2)
+                await join(bob, table, 1)
+            player = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "wildtable", "play", url, "--plain", "--table", table, "--seat", "0",
+                 "--name", "ann"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+            out = LineReader(player.stdout, timeout=15)
+            perr = LineReader(player.stderr, timeout=None, errors="replace")
+            nursery.start_soon(perr.read_to_end)
+            await out.until(rf"^info joined table {table} .* at seat 0")
+            server.terminate()
+            assert await server.wait() == 0
+            await out.until(r"^conn (the server says goodbye|connection lost)")
+            server, err = await start_server()
+            nursery.start_soon(err.read_to_end)
+            await out.until(rf"^conn back at table {table} \(seat 0\)", timeout=20)
+            await player.stdin.send_all(b"show\n")
+            await out.until(r"^show Go Wild!")
+            await player.stdin.send_all(b"quit\n")
+            await out.until(r"^info bye")
+            assert await player.wait() == 0
+            server.terminate()
+            await server.wait()
+        assert "Traceback" not in perr.text
