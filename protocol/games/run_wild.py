@@ -212,7 +212,8 @@ def _rules(settings: dict) -> Rules:
 class TableMeld(NamedTuple):
     """A set or run on the table. ``cards`` are in position order (runs by number),
     ``values`` parallel to them (what each card stands for). ``history`` is a bitmask of
-    every card ever placed in this meld, so a take that lost a race can name the conflict.
+    every card ever placed in this meld, so a take that lost a race can name the conflict
+    and a run keeps its colour when only wilds are left in it (``_run_colour``).
     An immutable NamedTuple rather than an attrs class: it is rebuilt by nearly every
     action, and a tuple is built three times faster (replay speed, bench/engine.py)."""
     id: int
@@ -403,7 +404,8 @@ def _describe(meld: TableMeld) -> str:
     """A meld as a player would name it: "meld 3 (set of 9s)", "meld 2 (blue run 6-9)"."""
     if meld.kind == "set":
         return f"meld {meld.id} (set of {meld.values[0]}s)"
-    colour = next((COLOURS[COLOUR_OF[c]] for c in meld.cards if c < FIRST_WILD), "wild")
+    k = _run_colour(meld)
+    colour = COLOURS[k] if k >= 0 else "wild"
     return f"meld {meld.id} ({colour} run {meld.values[0]}-{meld.values[-1]})"
 
 
@@ -613,13 +615,14 @@ def _replace_meld(melds: tuple[TableMeld, ...], i: int, meld: TableMeld) -> tupl
     return melds[:i] + (meld,) + melds[i + 1:]
 
 
-def _run_colour(cards: tuple[int, ...]) -> int:
-    """A run's colour index: that of its number cards (-1 for an all-wild run, which any
-    colour may join). DECISIONS: "Run: 3+ cards of one colour"."""
-    for c in cards:
-        if c < FIRST_WILD:
-            return COLOUR_OF[c]
-    return -1
+def _run_colour(meld: TableMeld) -> int:
+    """A run's colour index: that of every number card ever placed in it, so a run keeps
+    its colour after its last number card leaves (allow_all_wild_melds): its wilds still
+    stand for cards of that colour (DECISIONS: "Run: 3+ cards of one colour"; a wild
+    "keeps that value while it stays in the meld"). -1 for a run no number card has been
+    in yet, which any colour may join."""
+    nums = meld.history & _NUMBER_MASK
+    return COLOUR_OF[(nums & -nums).bit_length() - 1] if nums else -1
 
 
 def _add(state: State, seat: int, action: Add) -> tuple[State, list]:
@@ -642,7 +645,7 @@ def _add(state: State, seat: int, action: Add) -> tuple[State, list]:
         cs, vs = cards[:k] + (c,) + cards[k:], vals + (v,)
     else:
         # DECISIONS: "Run: 3+ cards of one colour in consecutive numbers 1..12, no wrap".
-        colour = _run_colour(cards)
+        colour = _run_colour(meld)
         if c < FIRST_WILD and 0 <= colour != COLOUR_OF[c]:
             raise _misfit(c, v, meld, f"the run is {COLOURS[colour]}")
         lo, hi = vals[0], vals[-1]
@@ -716,7 +719,7 @@ def _swap(state: State, seat: int, action: Swap) -> tuple[State, list]:
                                              f"the card you give must stand for a {want} too.")
     if g < FIRST_WILD:
         # In a run every card, wilds included, is of the run's colour.
-        colour = _run_colour(cards) if meld.kind == "run" else -1
+        colour = _run_colour(meld) if meld.kind == "run" else -1
         if 0 <= colour != COLOUR_OF[g]:
             raise IllegalAction("swap_mismatch", f"{card_label(g)} cannot stand in for {card_label(out_c)} in "
                                                  f"{_describe(meld)}: only the {COLOURS[colour]} {want} or a wild fits there.")
@@ -1072,10 +1075,7 @@ def legal_actions(state: State, seat: int) -> list:
                     adds.append(Add(mid, wild, n))
         else:
             lo, hi = vals[0], vals[-1]
-            for c in cards:
-                if c < FIRST_WILD:
-                    colour = COLOUR_OF[c]
-                    break
+            colour = _run_colour(m)
             ends = (lo - 1 if lo > 1 else 0, hi + 1 if hi < 12 else 0)
             for v in ends:
                 if v:

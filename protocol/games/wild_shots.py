@@ -87,6 +87,8 @@ class LastTrick:
     leader: int
     winner: int
     trump: int
+    round: int                          # 1-based; (round, trick) is the trick's id (DECISIONS.md "All games")
+    trick: int                          # 1-based number of the trick in its round
 
 
 @attrs.frozen
@@ -408,9 +410,10 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     w = (leader + _trick_winner(r.symbols, state.trump, trick)) % n
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
     won = state.won[:w] + (state.won[w] + trick,) + state.won[w + 1:]
-    last = LastTrick(trick, leader, w, state.trump)
+    last = LastTrick(trick, leader, w, state.trump, state.round + 1, state.trick_no + 1)
     card = trick[(w - leader) % n]
-    events.append({"event": "trick_won", "seat": w, "trick": state.trick_no + 1,
+    # DECISIONS.md "All games": every trick has an id; here (round, trick), as in Go Wild!.
+    events.append({"event": "trick_won", "seat": w, "round": state.round + 1, "trick": state.trick_no + 1,
                    "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
                    "card": card, "symbol": _sym_name(r.symbols[card])})
     if state.trick_no + 1 < TRICKS:
@@ -485,8 +488,8 @@ def view(state: State, seat: int | None) -> dict:
     lt = state.last
     last = None
     if lt is not None:
-        last = {"cards": _trick_cards(lt.cards, lt.leader, n), "leader": lt.leader,
-                "winner": lt.winner, "trump": _sym_name(lt.trump)}
+        last = {"round": lt.round, "trick": lt.trick, "cards": _trick_cards(lt.cards, lt.leader, n),
+                "leader": lt.leader, "winner": lt.winner, "trump": _sym_name(lt.trump)}
     last_round = None
     if tally.last_round:
         last_round = {"round": len(tally.penalties),
@@ -547,6 +550,8 @@ def snapshot(state: State) -> dict:
         "trump": state.trump,
         "trick": list(state.trick),
         "won": [list(w) for w in state.won],
+        # The last trick's id (round, trick) follows from "round" and "trick_number", so it
+        # is left out: the hashes of logs written before it was kept stay valid.
         "last_trick": None if state.last is None else {
             "cards": list(state.last.cards), "leader": state.last.leader,
             "winner": state.last.winner, "trump": state.last.trump},
