@@ -40,23 +40,26 @@ def initial_state(header: Header) -> tuple[ModuleType, Any]:
 ACTION_CACHE = 4096
 
 
-def _cache_key(data: dict) -> tuple:
-    """The decode cache's key: the items and the types of the values, since 1, 1.0 and True
-    are equal keys, but only an int decodes as an int (a record with ``"card": 5.0`` must
-    not be taken for an earlier one with ``"card": 5``). Raises TypeError if unhashable."""
-    return (tuple(data.items()), tuple(map(type, data.values())))
+def _cache_key(data: dict) -> str | None:
+    """The decode cache's key, or None when the action is not cached. Only actions that
+    are their kind alone ({"kind": "draw"}, {"kind": "stuck"}, ...) are cached: they are
+    the ones that repeat (an action naming cards or melds rarely does), and a lone str is
+    a key that cannot be mistaken for another value (1, 1.0 and True are equal dict keys;
+    a record with "card": 5.0 must not pass for an earlier one with "card": 5)."""
+    if len(data) == 1:
+        kind = data.get("kind")
+        if type(kind) is str:
+            return kind
+    return None
 
 
 def _decode_action(g: ModuleType, data: dict, cache: dict | None) -> Any:
     """Decode a logged action; identical simple actions (draw, ready, ...) are decoded once
     per fold (actions are immutable values, so sharing them is safe)."""
-    if cache is None:
+    key = _cache_key(data) if cache is not None else None
+    if key is None:
         return g.ACTIONS.decode(data, "$.action")
-    try:
-        key = _cache_key(data)
-        action = cache.get(key)
-    except TypeError:               # a list inside: not hashable, decode it as it is
-        return g.ACTIONS.decode(data, "$.action")
+    action = cache.get(key)
     if action is None:
         action = g.ACTIONS.decode(data, "$.action")
         if len(cache) >= ACTION_CACHE:
@@ -100,12 +103,13 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             # the hot path of replay, inlined: decode (cached for simple actions), apply
             data = r.action
             try:
-                try:
-                    key = (tuple(data.items()), tuple(map(type, data.values())))
-                    action = cache.get(key)
-                except TypeError:       # a list inside: decode it as it is
-                    key = None
-                    action = None
+                key = action = None
+                if len(data) == 1:              # _cache_key, inlined
+                    key = data.get("kind")
+                    if type(key) is str:
+                        action = cache.get(key)
+                    else:
+                        key = None
                 if action is None:
                     action = decode(data, "$.action")
                     if key is not None:
