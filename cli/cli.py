@@ -39,7 +39,8 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--name", default=None, help="your name at the table (default: your login name)")
     pl.add_argument("--game", default="run-wild", help="game for a new table (default run-wild)")
     pl.add_argument("--bots", type=int, default=None, metavar="N", help="seat N bots with you at a new table")
-    pl.add_argument("--players", type=int, default=None, help="seats at a new table (default: bots + 1)")
+    pl.add_argument("--players", type=int, default=None, help="with --bots: seats at the new table, within the game's "
+                    "player range (default: bots + 1)")
     pl.add_argument("--table", default=None, help="join this table straight away")
     pl.add_argument("--seat", type=int, default=None, help="with --table: the seat to take")
     pl.add_argument("--spectate", action="store_true", help="with --table: watch instead of playing")

@@ -76,8 +76,10 @@ class Notice:
 
 
 class _Waiter:
-    def __init__(self, pred: Callable[[Any], bool]):
+    def __init__(self, pred: Callable[[Any], bool], tag: str = "", quiet: bool = False):
         self.pred = pred
+        self.tag = tag              # the type of the message it answers
+        self.quiet = quiet          # the caller reports the server's Error itself
         self.event = trio.Event()
         self.value: Any = None
 
@@ -294,11 +296,13 @@ class ClientCore:
             raise NotConnected(f"the connection dropped ({_reason(e)}); reconnecting") from None
         self._last_sent = trio.current_time()
 
-    async def request(self, msg: Any, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT) -> Any:
+    async def request(self, msg: Any, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT,
+                      quiet: bool = False) -> Any:
         """Send ``msg`` and return the first message matching ``pred`` (or the Error the
-        server answers it with). The reader still shows every message as usual."""
+        server answers it with). The reader still shows every message as usual, except,
+        with ``quiet``, the Error that answers ``msg``: the caller reports it (once)."""
         tag = type(msg).TAG
-        w = _Waiter(lambda x: pred(x) or (isinstance(x, m.Error) and x.ref in (tag, None)))
+        w = _Waiter(lambda x: pred(x) or (isinstance(x, m.Error) and x.ref in (tag, None)), tag, quiet)
         self._waiters.append(w)
         try:
             await self._send(msg)
@@ -311,9 +315,10 @@ class ClientCore:
             raise NotConnected("the connection dropped before the server answered")
         return w.value
 
-    async def create(self, game: str, seats: int, settings: dict | None = None, name: str = "") -> Any:
+    async def create(self, game: str, seats: int, settings: dict | None = None, name: str = "",
+                     quiet: bool = False) -> Any:
         return await self.request(m.CreateTable(game, seats, dict(settings or {}), name),
-                                  lambda x: isinstance(x, m.TableCreated))
+                                  lambda x: isinstance(x, m.TableCreated), quiet=quiet)
 
     async def join(self, table: str, seat: int | None = None) -> Any:
         """Take a seat: the one this client held before (seat book), else a new one."""
@@ -358,7 +363,9 @@ class ClientCore:
             except ProtocolError as e:
                 self.notify("error", f"unreadable message from the server: {e}")
                 continue
-            self._absorb(msg)
+            if not (isinstance(msg, m.Error) and
+                    any(w.quiet and msg.ref == w.tag and w.pred(msg) for w in self._waiters)):
+                self._absorb(msg)
             for w in list(self._waiters):
                 if w.pred(msg):
                     w.value = msg
@@ -552,13 +559,18 @@ class ClientCore:
             self.quit_requested = True
             self.notify("quit")
         elif word == "list":
+            self._no_more_words(word, words)
             self._asked_lists += 1
             await self._send(m.ListTables())
         elif word == "show":
+            self._no_more_words(word, words)
             if not self.at_table:
                 raise CommandError("you are not at a table; list shows the tables")
             self.notify("show", "\n".join(self.plugin.render_text(mir.view, self.ctx)))
         elif word == "create":
+            if self.at_table:
+                doing = "watching" if mir.seat is None else "at"
+                raise CommandError(f"you are {doing} table {mir.table}: leave it first, then create a new one")
             game, seats, settings = self._parse_create(words[1:])
             self._join_created += 1
             await self._send(m.CreateTable(game, seats, settings))
@@ -576,6 +588,7 @@ class ClientCore:
                 seat = int(words[2])
             await self.join(table, seat)
         elif word == "leave":
+            self._no_more_words(word, words)
             if not self.at_table:
                 raise CommandError("you are not at a table")
             await self._send(m.Leave())
@@ -594,6 +607,11 @@ class ClientCore:
             self._need_seat()
             action = plugin.parse(words, mir.view)
             await self.act(action, text)
+
+    @staticmethod
+    def _no_more_words(word: str, words: list[str]) -> None:
+        if len(words) > 1:
+            raise CommandError(f"{word} takes nothing after it; usage: {LOBBY_COMMANDS[word]}")
 
     def _need_seat(self) -> None:
         if not self.at_table:

@@ -13,6 +13,7 @@ import attrs
 import trio
 
 from wildtable.protocol import messages as m
+from wildtable.protocol.engine import games as engine_games
 
 from . import games
 from .bots import run_bot
@@ -58,6 +59,8 @@ class Launch:
         """Why these options cannot work together, or None."""
         if self.url is not None and (bad := url_problem(self.url)):
             return bad
+        if self.game not in engine_games():
+            return f"--game: there is no game {self.game!r}; choose one of: {', '.join(sorted(engine_games()))}"
         if self.bot_delay is not None and not 0 <= self.bot_delay < float("inf"):
             return "--bot-delay wants seconds, 0 or more"
         if self.bots is not None:
@@ -69,8 +72,25 @@ class Launch:
                 return f"there is no bot for {self.game} yet"
             if self.players is not None and self.players < self.bots + 1:
                 return f"--players {self.players} leaves no seat for you beside {self.bots} bots"
+            if bad := self.seats_problem():
+                return bad
+        elif self.players is not None:
+            return "--players goes with --bots (the seats of the new table they are seated at)"
         if (self.seat is not None or self.spectate) and self.table is None:
             return "--seat and --spectate go with --table"
+        return None
+
+    def seats_problem(self) -> str | None:
+        """Why the new table of --bots/--players would have too few or too many seats."""
+        eng = engine_games()[self.game]
+        low, high = eng.MIN_PLAYERS, eng.MAX_PLAYERS
+        title = getattr(eng, "TITLE", self.game)
+        if self.players is not None:
+            if not low <= self.players <= high:
+                return f"{title} is for {low} to {high} players, not --players {self.players}"
+        elif not low <= self.bots + 1 <= high:
+            return (f"{title} is for {low} to {high} players: --bots {self.bots} and you make {self.bots + 1}; "
+                    f"use --bots {low - 1} to {high - 1}")
         return None
 
 
@@ -125,7 +145,7 @@ async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery)
 async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:
     if launch.bots is not None:
         seats = launch.players or launch.bots + 1
-        reply = await core.create(launch.game, seats, launch.settings)
+        reply = await core.create(launch.game, seats, launch.settings, quiet=True)
         if isinstance(reply, m.Error):
             core.notify("error", f"cannot create the table: {reply.code}: {reply.message}")
             return
