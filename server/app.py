@@ -114,7 +114,9 @@ class Server:
 
     # ---------------------------------------------------------------- recovery
     def recover(self) -> list[Table]:
-        """Rebuild every unfinished table in the data dir from its log."""
+        """Rebuild every table in the data dir from its log: an unfinished one to play on,
+        a finished one read-only (its log is not opened for writing; it answers spectate,
+        rejoin and list_tables, and does not count against max_tables)."""
         tables = []
         for path in sorted(self.data_dir.glob("*" + LOG_SUFFIX)):
             try:
@@ -137,12 +139,12 @@ class Server:
                 log.error("%s: refusing to load this table: %s", path, e)
                 continue
             h = contents.header
-            if result.game.outcome(result.state).over:
-                continue
-            logfile = LogFile.reopen(path, contents.good_length)
+            over = result.game.outcome(result.state).over
+            # a finished game's log is left as it is (a torn tail too): nothing more is written to it
+            logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
                           seq=result.seq, seat_records=seat_records, on_finished=self._finished,
-                          chance=self.chance)
+                          chance=self.chance, readonly=over)
             tables.append(table)
         return tables
 
@@ -175,8 +177,12 @@ class Server:
                     self._tables_nursery = tables_nursery
                     for t in recovered:
                         self._start_table(t)
-                    if recovered:
-                        log.info("recovered %d unfinished table(s): %s", len(recovered), ", ".join(t.id for t in recovered))
+                    playing = [t for t in recovered if not t.finished]
+                    finished = [t for t in recovered if t.finished]
+                    if playing:
+                        log.info("recovered %d unfinished table(s): %s", len(playing), ", ".join(t.id for t in playing))
+                    if finished:
+                        log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
                             self.port = await conns.start(wire.serve, self._on_peer, host, port)

@@ -104,7 +104,8 @@ class LeaveReq:
 class Table:
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
-                 seat_records: list | None = None, on_finished=None, chance=secure_permutation):
+                 seat_records: list | None = None, on_finished=None, chance=secure_permutation,
+                 readonly: bool = False):
         self.id = table_id
         self.game = game
         self.name = name
@@ -119,6 +120,9 @@ class Table:
         self.spectators: set = set()
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
         self.finished = game.outcome(state).over
+        # A finished table loaded from its log at startup: it answers spectate, rejoin and
+        # list_tables, and never writes to its log (which is not even opened).
+        self.readonly = readonly and self.finished
         self.on_finished = on_finished
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         self.accepted = 0
@@ -183,7 +187,8 @@ class Table:
         # A table recovered mid-game may owe chance or table actions (none are lost: they
         # are derived from the state), so settle them first.
         records, out = [], []
-        self._settle(records, out)
+        if not self.readonly:
+            self._settle(records, out)
         await self._commit(records, out)
         async with self.inbox:
             while True:
@@ -324,6 +329,14 @@ class Table:
             req.conn.attach(self, None)
             out.append(("to", req.conn, m.Spectating(self.id, self.game.NAME, self.seq,
                                                      self.game.view(self.state, None), self.players())))
+            self._over_to(req.conn, out)
+
+    def _over_to(self, conn, out: list) -> None:
+        """After the snapshot of a finished table, that connection alone also gets the
+        `game_over` the players got when it ended: one who arrives late learns the result
+        the usual way."""
+        if self.finished:
+            out.append(("over", (conn,)))
 
     def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list) -> None:
         self.rejected += 1
@@ -343,6 +356,11 @@ class Table:
         if seat is None or self.seats[seat].conn is not conn:
             out.append(("to", conn, m.Rejected(req.intent.id, "not_seated",
                                                "you do not hold a seat at this table; join or rejoin first")))
+            return
+        if self.readonly:
+            # nothing more is written to a finished game's log loaded at startup
+            out.append(("to", conn, m.Rejected(req.intent.id, "game_over",
+                                               "this game is over; nothing more can be played")))
             return
         if not self.started:
             missing = sum(1 for s in self.seats if not s.token_hash)
@@ -479,6 +497,7 @@ class Table:
         conn.attach(self, req.seat)
         out.append(("to", conn, m.Joined(self.id, self.game.NAME, req.seat, req.token, self.seq,
                                           self.game.view(self.state, req.seat), self.players())))
+        self._over_to(conn, out)
         out.append(("players", self._audience()))
 
     def _handle_leave(self, req: LeaveReq, records: list, out: list) -> None:
@@ -488,7 +507,7 @@ class Table:
         for i, s in enumerate(self.seats):
             if s.conn is conn:
                 s.conn = None
-                if req.notify:
+                if req.notify and not self.readonly:
                     # An explicit leave releases the seat: its token stops working and
                     # anyone may join it (the seat keeps its cards, DECISIONS.md "All games").
                     self.seats[i] = Seat(s.name, b"", None)
