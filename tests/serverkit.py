@@ -136,3 +136,17 @@ def check_views(msgs: list, log: Replayed, seat: int | None, *, wire: bool = Fal
         want = log.game.view(log.states[msg.seq], seat)
         assert msg.view == (as_sent(want) if wire else want), f"seat {seat} at seq {msg.seq}: not the engine's view"
     return updates
+
+
+async def answer(conn: Connection, types=(m.Error, m.Joined, m.Spectating, m.Left)):
+    """The next lobby answer (an error, joined, spectating or left), skipping table traffic."""
+    return await conn.receive_until(lambda x: isinstance(x, types))
+
+
+async def info(conn: Connection, table: str) -> dict:
+    """``table``'s entry in a fresh list_tables answer."""
+    await conn.send(m.ListTables())
+    msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
+    (t,) = [t for t in msg.tables if t["table"] == table]
+    return t
+

@@ -4,28 +4,18 @@ restart the finished tables are loaded read-only, so they can still be watched."
 
 from __future__ import annotations
 
-import pytest
 import trio
 
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
-from serverkit import check_views, create, join, reply_to, replay_by_seq, running_server
+from serverkit import answer, info, check_views, create, join, reply_to, replay_by_seq, running_server
 
 # Go Wild! to one point, played by the turn timer: over in a few dozen records
 FAST = {"turn_timer": 0.01, "target": 1}
 
 
-async def answer(conn, types=(m.Error, m.Joined, m.Spectating, m.Left)):
-    return await conn.receive_until(lambda x: isinstance(x, types))
-
-
-async def info(conn, table: str) -> dict:
-    await conn.send(m.ListTables())
-    msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
-    (t,) = [t for t in msg.tables if t["table"] == table]
-    return t
 
 
 async def play_out(url) -> tuple[str, list[m.Joined], m.GameOver]:

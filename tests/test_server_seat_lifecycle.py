@@ -11,22 +11,13 @@ from wildtable.client.net import connect
 from wildtable.client.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 
-from serverkit import create, join, reply_to, running_server
+from serverkit import answer, info, create, join, reply_to, running_server
 
 GAMES = ["run-wild", "go-wild", "wild-shots", "go-fish-wildcard"]
 QUIET = {"run-wild": {}, "go-wild": {"turn_timer": 0.0}, "wild-shots": {"turn_timer": 0.0},
          "go-fish-wildcard": {"turn_timer": 0.0}}
 
 
-async def answer(conn, types=(m.Error, m.Joined, m.Spectating, m.Left)):
-    return await conn.receive_until(lambda x: isinstance(x, types))
-
-
-async def info(conn, table: str) -> dict:
-    await conn.send(m.ListTables())
-    msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
-    (t,) = [t for t in msg.tables if t["table"] == table]
-    return t
 
 
 @pytest.mark.parametrize("game", GAMES)
