@@ -37,42 +37,11 @@ def initial_state(header: Header) -> tuple[ModuleType, Any]:
         raise LogError("bad_record", f"the header cannot start a table: {e.reason}", offset=0) from None
 
 
-ACTION_CACHE = 4096
-
-
-def _cache_key(data: dict) -> str | None:
-    """The decode cache's key, or None when the action is not cached. Only actions that
-    are their kind alone ({"kind": "draw"}, {"kind": "stuck"}, ...) are cached: they are
-    the ones that repeat (an action naming cards or melds rarely does), and a lone str is
-    a key that cannot be mistaken for another value (1, 1.0 and True are equal dict keys;
-    a record with "card": 5.0 must not pass for an earlier one with "card": 5)."""
-    if len(data) == 1:
-        kind = data.get("kind")
-        if type(kind) is str:
-            return kind
-    return None
-
-
-def _decode_action(g: ModuleType, data: dict, cache: dict | None) -> Any:
-    """Decode a logged action; identical simple actions (draw, ready, ...) are decoded once
-    per fold (actions are immutable values, so sharing them is safe)."""
-    key = _cache_key(data) if cache is not None else None
-    if key is None:
-        return g.ACTIONS.decode(data, "$.action")
-    action = cache.get(key)
-    if action is None:
-        action = g.ACTIONS.decode(data, "$.action")
-        if len(cache) >= ACTION_CACHE:
-            cache.clear()
-        cache[key] = action
-    return action
-
-
-def step(g: ModuleType, state: Any, record: Any, cache: dict | None = None) -> Any:
+def step(g: ModuleType, state: Any, record: Any) -> Any:
     """Apply one state-changing record; other records leave the state as it is."""
     if type(record) is ActionAccepted:
         try:
-            action = _decode_action(g, record.action, cache)
+            action = g.ACTIONS.decode(record.action, "$.action")
             return g.apply(state, record.seat, action)[0]
         except (IllegalAction, ProtocolError) as e:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=record.seq) from None
@@ -100,22 +69,19 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         if t is ActionAccepted:
             if upto is not None and r.seq > upto:
                 break
-            # the hot path of replay, inlined: decode (cached for simple actions), apply
+            # the hot path of replay, inlined: decode, apply. An action that is its kind
+            # alone ({"kind": "draw"}, ...) is decoded once per fold and shared (actions
+            # are immutable): those are the ones that repeat, and a lone str is a key that
+            # cannot be mistaken for another value (1, 1.0 and True are equal dict keys:
+            # a record with "card": 5.0 must not pass for an earlier one with "card": 5)
             data = r.action
             try:
-                key = action = None
-                if len(data) == 1:              # _cache_key, inlined
-                    key = data.get("kind")
-                    if type(key) is str:
-                        action = cache.get(key)
-                    else:
-                        key = None
+                kind = data.get("kind") if len(data) == 1 else None
+                action = cache.get(kind) if type(kind) is str else None
                 if action is None:
                     action = decode(data, "$.action")
-                    if key is not None:
-                        if len(cache) >= ACTION_CACHE:
-                            cache.clear()
-                        cache[key] = action
+                    if type(kind) is str:
+                        cache[kind] = action
                 state = apply(state, r.seat, action)[0]
             except (IllegalAction, ProtocolError) as e:
                 raise LogError("diverged", f"logged action no longer applies: {e}", seq=r.seq) from None

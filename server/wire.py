@@ -39,8 +39,8 @@ class Peer:
         self.remote = f"{r.address}:{r.port}" if hasattr(r, "address") else str(r)
         self._backlog: list[bytes] = []         # framed bytes not yet written, in order
         self._head_partial = False              # the backlog starts with the rest of a partly written frame
-        stream = ws._stream
-        self._sock = getattr(getattr(stream, "socket", None), "_sock", None)    # the OS socket, if a plain TCP stream
+        # the OS socket under trio's SocketStream (serve() accepts plain TCP only)
+        self._sock = ws._stream.socket._sock
         self._lock = ws._stream_lock = _BacklogFirstLock(self, ws._stream_lock)
 
     async def receive(self) -> bytes | str:
@@ -57,7 +57,7 @@ class Peer:
             return 0            # closing or closed: nothing more can go out
         framed = frame_header(len(data)) + data
         backlog = self._backlog
-        if backlog or self._lock.held or self._sock is None:
+        if backlog or self._lock.held:
             backlog.append(framed)
             return len(backlog)
         try:
@@ -109,9 +109,6 @@ class Peer:
             self._head_partial = False
             sent = 0
             try:
-                if sock is None:
-                    await ws._stream.send_all(data)
-                    continue
                 view = memoryview(data)
                 size = len(data)
                 while sent < size:
@@ -119,14 +116,13 @@ class Peer:
                         sent += sock.send(view[sent:])
                     except BlockingIOError:
                         await trio.lowlevel.wait_writable(sock)
-            except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            except (OSError, trio.ClosedResourceError):     # reset, broken pipe; or closed by Peer.close
                 backlog.clear()
                 self._head_partial = False
                 await ws._abort_web_socket()
                 raise ConnectionClosed(ws._close_reason) from None
             except BaseException:
-                if sock is not None:
-                    self._put_back(frames, sent, was_partial)
+                self._put_back(frames, sent, was_partial)
                 raise
 
     def _put_back(self, frames: list[bytes], sent: int, was_partial: bool) -> None:
@@ -159,9 +155,7 @@ class Peer:
                 pass
         if scope.cancelled_caught:
             # Given up: close the socket, so no task stays stuck writing to it.
-            sock = getattr(ws._stream, "socket", None)
-            if sock is not None:
-                sock.close()
+            ws._stream.socket.close()
 
     @property
     def closed(self) -> bool:
@@ -178,9 +172,6 @@ class _BacklogFirstLock:
     def __init__(self, peer: Peer, lock: trio.StrictFIFOLock):
         self._peer, self._lock = peer, lock
         self.held = False           # a plain attribute: Peer.write reads it for every frame
-
-    def locked(self) -> bool:
-        return self._lock.locked()
 
     async def __aenter__(self) -> None:
         await self._lock.acquire()
