@@ -105,7 +105,7 @@ class Timeline:
                 return label(action)
             except (KeyError, TypeError, ValueError):
                 pass
-        return json.dumps(action, separators=(",", ":"))
+        return games.compact(action)
 
     def record_line(self, i: int) -> str:
         """One line naming record ``i``."""
@@ -140,7 +140,7 @@ class Timeline:
             extra = [f"by {r.by}"]
             if r.intent is not None:
                 extra.append(f"intent {r.intent}")
-            lines.append("  " + ", ".join(extra) + f"; action {json.dumps(r.action, separators=(',', ':'))}")
+            lines.append("  " + ", ".join(extra) + f"; action {games.compact(r.action)}")
         if type(r) is IntentRejected:
             lines.append(f"  reason: {r.reason}")
             lines.append(f"  checked against the state after seq {r.after}; intent {r.intent}")

@@ -112,6 +112,53 @@ def first(candidates: list[dict]) -> dict | None:
     return candidates[0] if candidates else None
 
 
+def compact(value) -> str:
+    """A map as compact JSON (``{"kind":"draw"}``): an action no game word fits, raw."""
+    return json.dumps(value, separators=(",", ":"))
+
+
+def unique(items) -> list:
+    """The items in the order first seen, each once (completion candidates)."""
+    return list(dict.fromkeys(items))
+
+
+def command_of(words: list[str], aliases: dict[str, str]) -> str:
+    """The command word of a command's words (the first), lower-cased, through a game's ALIASES."""
+    word = words[0].lower()
+    return aliases.get(word, word)
+
+
+def seat_values(values, ctx: Ctx) -> str:
+    """One number per seat, in seat order: "ann 3, bob 0" (scores, totals, penalties)."""
+    return ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(values))
+
+
+def winners_text(winners, ctx: Ctx) -> str:
+    """"ann wins" / "ann and bob win"."""
+    return " and ".join(ctx.seat_label(x) for x in winners) + (" wins" if len(winners) == 1 else " win")
+
+
+def winners_line(winners, ctx: Ctx) -> str:
+    """"winner: ann" / "winners: ann, bob" (the end of a text table)."""
+    return "winner" + ("s" if len(winners) != 1 else "") + ": " + ", ".join(ctx.seat_label(w) for w in winners)
+
+
+def you_label(ctx: Ctx, seat: int) -> str:
+    """A seat's name in a player row: "ann", or "ann (you)" for the reader's own seat."""
+    return ctx.seat_label(seat) + (" (you)" if seat == ctx.me else "")
+
+
+def with_flags(row: str, flags: list[str]) -> str:
+    """A player row with its flags after a dash: "ann: 3 cards - to play, offline"."""
+    return row + (" - " + ", ".join(flags) if flags else "")
+
+
+def seat_cell(out: Text, ctx: Ctx, seat: int) -> None:
+    """A player row's name cell on the full screen: "> ann       " (bold) for the reader, else indented."""
+    mine = seat == ctx.me
+    out.append(("> " if mine else "  ") + f"{ctx.seat_label(seat)[:10]:<10}", "bold" if mine else "")
+
+
 def _load() -> dict[str, ModuleType]:
     out = {}
     for name in _MODULES:

@@ -7,7 +7,7 @@ import json
 
 from rich.text import Text
 
-from . import CommandError, Ctx, Sections
+from . import CommandError, Ctx, Sections, compact
 
 NAME = "generic"
 TITLE = "Game"
@@ -93,7 +93,7 @@ def describe(event: dict, ctx: Ctx) -> str | None:
     if isinstance(rest.get("seat"), int):
         who = ctx.name(rest.pop("seat")) + ": "
     what = str(event.get("event", "event")).replace("_", " ")
-    return who + what + (" " + json.dumps(rest, separators=(",", ":")) if rest else "")
+    return who + what + (" " + compact(rest) if rest else "")
 
 
 def flash(event: dict, ctx: Ctx) -> str | None:

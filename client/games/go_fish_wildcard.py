@@ -29,7 +29,8 @@ from rich.text import Text
 
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
-from . import CommandError, Ctx, Sections, action_key, first
+from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_values, unique,
+               winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
@@ -269,7 +270,7 @@ def _parse_place(args: list[str], view: dict) -> dict:
 
 def parse(words: list[str], view: dict) -> dict:
     """A typed command (its words, the command word first) -> the action map."""
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     args = _words(words)
     if cmd == "ask":
         return _parse_ask(args, view)
@@ -288,18 +289,14 @@ def _player_handles(view: dict) -> list[str]:
 
 
 def _held_ranks(view: dict) -> list[str]:
-    out: list[str] = []
-    for c in sorted(view.get("hand") or ()):
-        if RANKS[rank_of(c)] not in out:
-            out.append(RANKS[rank_of(c)])
-    return out
+    return unique(RANKS[rank_of(c)] for c in sorted(view.get("hand") or ()))
 
 
 def complete(words: list[str], view: dict) -> list[str]:
     """Candidates for the last word of ``words`` (the word being typed, maybe "")."""
     if len(words) < 2:
         return []
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     done = [w for w in words[1:-1] if w.lower() not in _FILLER]
     seats = _seats(view)
     if cmd == "ask":
@@ -355,7 +352,7 @@ def _turn_words(view: dict, ctx: Ctx) -> str:
         return "waiting for players"
     if phase == "over":
         w = view.get("winners") or []
-        return "game over: " + " and ".join(ctx.seat_label(x) for x in w) + (" wins" if len(w) == 1 else " win")
+        return "game over: " + winners_text(w, ctx)
     turn = view.get("turn")
     if turn is None:
         return ""
@@ -444,7 +441,7 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
         if asked:
             row += ", asked for " + " ".join(asked)
         flags = _player_flags(view, p, ctx)
-        lines.append(row + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(row, flags))
     placed = [(p["seat"], st) for p in view.get("players") or () for st in p["sets"]]
     lines.append(f"sets on the table: {len(placed)}" if placed else "sets on the table: none yet")
     for p in view.get("players") or ():
@@ -642,9 +639,9 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         w = ev.get("winners") or []
         best = scores[w[0]] if w and w[0] < len(scores) else 0
         each = " each" if len(w) > 1 else ""
-        return ("game over: " + " and ".join(ctx.seat_label(x) for x in w) + (" wins" if len(w) == 1 else " win")
+        return ("game over: " + winners_text(w, ctx)
                 + f" with {best} set{'s' if best != 1 else ''}{each}; sets: "
-                + ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(scores)))
+                + seat_values(scores, ctx))
     from . import generic
     return generic.describe(ev, ctx)
 

@@ -24,15 +24,15 @@ otherwise its smallest colour group (one card of it if the group is larger than 
 
 from __future__ import annotations
 
-import json
 import re
 
 from rich.style import Style
 from rich.text import Text
 
-from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR
+from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR, WILD
 
-from . import CommandError, Ctx, Sections, action_key
+from . import (CommandError, Ctx, Sections, action_key, command_of, compact, seat_cell, seat_values, with_flags,
+               you_label)
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
@@ -53,7 +53,6 @@ Only the Wild One may add wilds to a colour set, no more wilds than colour cards
 play 2 blue 2 wild. Anyone else may slough wilds (slough 2): they never win.
 Click a colour in your hand to type it. The first to 20 points wins."""
 
-WILD = len(COLOURS)                                  # colour index of a wild card
 NAMES = COLOURS + ("wild",)
 _LETTERS = "ryobgw"
 _STYLES = ("bold red", "bold yellow", "bold dark_orange", "bold bright_blue", "bold green", "bold reverse")
@@ -199,7 +198,7 @@ def _pick(view: dict, want: dict[int, int | str], ids: list[int]) -> list[int]:
 
 def parse(words: list[str], view: dict) -> dict:
     """A typed command (its words, the command word first) -> the action map."""
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     args = words[1:]
     if cmd == "play":
         want, ids = _groups_typed(args)
@@ -234,7 +233,7 @@ def complete(words: list[str], view: dict) -> list[str]:
     """Candidates for the last word of ``words`` (the word being typed, maybe "")."""
     if len(words) < 2:
         return []
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     done = [w for w in words[1:-1] if w.lower() not in _FILLER]
     prev = done[-1].lower() if done else ""
     wilds = len(groups(view.get("hand") or ())[WILD])
@@ -354,10 +353,9 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
     lines = [_header(view, ctx)]
     for p in view.get("players", ()):
         s = p["seat"]
-        who = ctx.seat_label(s) + (" (you)" if s == ctx.me else "")
+        who = you_label(ctx, s)
         flags = _flags(p, view, ctx)
-        lines.append(f"  {who}: {p.get('hand', 0)} cards, score {p.get('score', 0)}"
-                     + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(f"  {who}: {p.get('hand', 0)} cards, score {p.get('score', 0)}", flags))
     lines += _trick_lines(view, ctx)
     if view.get("phase") not in ("choosing_leader", "dealing"):
         lines.append(f"deck {view.get('deck_count', 0)}, discard pile {view.get('discard_count', 0)}")
@@ -391,7 +389,7 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
     for p in view["players"]:
         s = p["seat"]
         flags = _flags(p, view, ctx)
-        lines.append(f"  {ctx.seat_label(s)}: score {p['score']}" + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(f"  {ctx.seat_label(s)}: score {p['score']}", flags))
         lines.append(f"    hand ({len(hands[s])}): {_hand_line(hands[s])}")
     lines += _trick_lines(view, ctx)
     deck = snap.get("deck") or []
@@ -456,9 +454,8 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
     top.append(_short_header(view, ctx), "bold")
     for p in view.get("players", ()):
         s = p["seat"]
-        mine = s == ctx.me
         top.append("\n")
-        top.append(("> " if mine else "  ") + f"{ctx.seat_label(s)[:10]:<10}", "bold" if mine else "")
+        seat_cell(top, ctx, s)
         top.append(f" {p.get('hand', 0):>2} cards {p.get('score', 0):>2} pts")
         for f in _flags(p, view, ctx):
             word, style = _RICH_FLAGS.get(f, (f, "dim"))
@@ -508,10 +505,6 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
 
 # ------------------------------------------------------------------ events
 
-def _scores(scores, ctx: Ctx) -> str:
-    return ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(scores or ()))
-
-
 def describe(ev: dict, ctx: Ctx) -> str | None:
     """One line for one public event ("bob played 4 blue + 4 wild (mixed set of 8)")."""
     e = ev.get("event")
@@ -551,7 +544,7 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
     if e == "tricks_skipped":
         return f"nobody holds a card: the rest of round {ev.get('round')} is not played"
     if e == "round_ended":
-        return f"round {ev.get('round')} over; scores: {_scores(ev.get('scores'), ctx)}"
+        return f"round {ev.get('round')} over; scores: {seat_values(ev.get('scores') or (), ctx)}"
     if e == "deck_ran_out":
         return f"the deck ran out: the discard pile ({ev.get('discard')} cards) is shuffled into a new deck"
     if e == "discards_shuffled":
@@ -565,7 +558,7 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         winners = ev.get("winners") or []
         scores = ev.get("scores") or []
         return "game over: " + " and ".join(f"{ctx.seat_label(x)} wins with {scores[x]}" for x in winners
-                                            if x < len(scores)) + f" (scores {_scores(scores, ctx)})"
+                                            if x < len(scores)) + f" (scores {seat_values(scores, ctx)})"
     from . import generic
     return generic.describe(ev, ctx)
 
@@ -686,7 +679,7 @@ def candidates(view: dict) -> list[dict]:
 def label_action(action: dict) -> str:
     """An action map as the command a player would have typed (bots' lines, the viewer)."""
     if action.get("kind") != "play":
-        return json.dumps(action, separators=(",", ":"))
+        return compact(action)
     cards = [c for c in action.get("cards") or [] if isinstance(c, int) and 0 <= c < DECK_SIZE]
     g = groups(cards)
     if cards and len(cards) == len(g[WILD]):

@@ -27,7 +27,8 @@ from wildtable.protocol.games.run_wild import (
     COLOURS, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, card_id, card_info, card_label,
 )
 
-from . import CommandError, Ctx, Sections, action_key, first
+from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_cell, seat_values, unique,
+               winners_line, winners_text, with_flags, you_label)
 
 NAME = "run-wild"
 TITLE = "Run Wild"
@@ -237,7 +238,7 @@ def _wild_value_for(meld: dict | None) -> int | None:
 
 def parse(words: list[str], view: dict) -> dict:
     """A typed command (its words, the command word first) -> the action map."""
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     cards, melds = _split(words)
     if cmd in ("draw", "ready", "stuck"):
         if len(words) > 1:
@@ -283,24 +284,13 @@ def parse(words: list[str], view: dict) -> dict:
 
 
 def _hand_handles(view: dict, with_draw3: bool = False) -> list[str]:
-    out: list[str] = []
-    for c in sorted(view.get("hand") or (), key=_sort_key):
-        lab = card_label(c)
-        if (lab == "D3" and not with_draw3) or lab in out:
-            continue
-        out.append(lab)
-    return out
+    labels = (card_label(c) for c in sorted(view.get("hand") or (), key=_sort_key))
+    return unique(lab for lab in labels if lab != "D3" or with_draw3)
 
 
 def _meld_card_handles(view: dict, mid: int | None = None) -> list[str]:
-    out: list[str] = []
-    for m in view.get("melds", ()):
-        if mid is None or m["id"] == mid:
-            for c, v in zip(m["cards"], m["values"]):
-                lab = meld_card_label(c, v)
-                if lab not in out:
-                    out.append(lab)
-    return out
+    return unique(meld_card_label(c, v) for m in view.get("melds", ()) if mid is None or m["id"] == mid
+                  for c, v in zip(m["cards"], m["values"]))
 
 
 def _meld_handles(view: dict, holding: str | None = None) -> list[str]:
@@ -316,7 +306,7 @@ def complete(words: list[str], view: dict) -> list[str]:
     """Candidates for the last word of ``words`` (the word being typed, maybe "")."""
     if len(words) < 2:
         return []
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     done = [w for w in words[1:-1] if w.lower() not in _FILLER]
     if cmd == "meld":
         named = {w.upper() for w in done}
@@ -387,7 +377,7 @@ def _result_lines(view: dict, ctx: Ctx) -> list[str]:
             f"{ctx.seat_label(s)} {x}" for s, x in enumerate(last) if x is not None))
     if view.get("phase") == "over":
         winners = view.get("winners") or []
-        out.append("winner" + ("s" if len(winners) != 1 else "") + ": " + ", ".join(ctx.seat_label(w) for w in winners))
+        out.append(winners_line(winners, ctx))
     return out
 
 
@@ -397,12 +387,12 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
     totals = view.get("totals") or []
     for p in view.get("players", ()):
         s = p["seat"]
-        who = ctx.seat_label(s) + (" (you)" if s == ctx.me else "")
+        who = you_label(ctx, s)
         row = f"  {who}: hand {p['hand']}, pile {p['pile']}, total {totals[s] if s < len(totals) else 0}"
         if p.get("draw3s"):
             row += f", Draw-3s played {len(p['draw3s'])}"
         flags = _flags(p, view, ctx)
-        lines.append(row + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(row, flags))
     melds = view.get("melds") or []
     lines.append(f"melds: {len(melds)}" if melds else "melds: none yet")
     lines += ["  " + meld_line(m) for m in melds]
@@ -421,7 +411,7 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
     for s in range(snap.get("seats", 0)):
         hand = snap["hands"][s]
         flags = [x for x, on in (("stuck", snap["stuck"][s]), ("sits out", not snap["in_round"][s])) if on]
-        lines.append(f"  {ctx.seat_label(s)}: total {snap['totals'][s]}" + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(f"  {ctx.seat_label(s)}: total {snap['totals'][s]}", flags))
         lines.append(f"    hand ({len(hand)}): " + (" ".join(hand_labels(hand)) or "empty"))
         pile = snap["piles"][s]
         lines.append(f"    pile ({len(pile)}, top first): " + (" ".join(card_label(c) for c in pile) or "empty"))
@@ -445,9 +435,8 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
     totals = view.get("totals") or []
     for p in view.get("players", ()):
         s = p["seat"]
-        mine = s == ctx.me
         top.append("\n")
-        top.append(("> " if mine else "  ") + f"{ctx.seat_label(s)[:10]:<10}", "bold" if mine else "")
+        seat_cell(top, ctx, s)
         top.append(f" hand {p['hand']:>2} pile {p['pile']:>2} total {totals[s] if s < len(totals) else 0:>3}")
         if p.get("draw3s"):
             top.append(" D3x" + str(len(p["draw3s"])))
@@ -539,13 +528,13 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         why = {"out": "someone went out", "all_stuck": "everyone was stuck",
                "idle_timeout": "nobody acted in time"}.get(ev.get("reason"), ev.get("reason"))
         scores = ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(ev.get("scores", ())) if x is not None)
-        totals = ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(ev.get("totals", ())))
+        totals = seat_values(ev.get("totals", ()), ctx)
         return f"round {ev['round']} over ({why}): scores {scores}; totals {totals}"
     if e == "tie_break":
         return "tie for the lowest total: " + ", ".join(ctx.seat_label(x) for x in ev["seats"]) + " play another round"
     if e == "game_ended":
         w = ev.get("winners") or []
-        return "game over: " + " and ".join(ctx.seat_label(x) for x in w) + (" wins" if len(w) == 1 else " win")
+        return "game over: " + winners_text(w, ctx)
     from . import generic
     return generic.describe(ev, ctx)
 

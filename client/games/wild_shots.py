@@ -21,15 +21,16 @@ and leads low cards.
 
 from __future__ import annotations
 
-import json
 import re
 
 from rich.style import Style
 from rich.text import Text
 
 from wildtable.protocol.games import wild_shots_data as data
+from wildtable.protocol.games.wild_shots import N_CARDS
 
-from . import CommandError, Ctx, Sections, action_key, first
+from . import (CommandError, Ctx, Sections, action_key, command_of, compact, first, seat_cell, seat_values,
+               winners_line, winners_text, with_flags, you_label)
 
 NAME = "wild-shots"
 TITLE = "Wild Shots"
@@ -48,7 +49,6 @@ hit symbols. On the table, R3:s is the red 3 with a star (r revolver, h hat, s s
 p poster); cards you may play now are bright, cards with the trump symbol reversed.
 show prints the whole table as text."""
 
-N_CARDS = len(data.SUITS) * len(data.VALUES)
 SUIT_LETTERS = "KRGB"                    # black, red, green, blue
 MARKS = {"revolver": "r", "hat": "h", "star": "s", "poster": "p"}
 _STYLES = ("bold bright_white", "bold red", "bold green", "bold bright_blue")
@@ -144,7 +144,7 @@ def _labels(cards) -> str:
 
 def parse(words: list[str], view: dict) -> dict:
     """A typed command (its words, the command word first) -> the action map."""
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     if cmd != "play":
         raise CommandError(f"unknown command {words[0]!r}; help lists the commands")
     kind, v = _token(words[1:])
@@ -167,7 +167,7 @@ def complete(words: list[str], view: dict) -> list[str]:
     """Candidates for the last word: the cards you may play now (else your hand)."""
     if len(words) != 2:
         return []
-    cmd = ALIASES.get(words[0].lower(), words[0].lower())
+    cmd = command_of(words, ALIASES)
     if cmd != "play":
         return []
     return hand_labels(view.get("playable") or view.get("hand") or ())
@@ -228,14 +228,12 @@ def _result_lines(view: dict, ctx: Ctx) -> list[str]:
     out = []
     lr = view.get("last_round")
     if lr and (view.get("phase") != "playing" or view.get("trick_number") == 1 and not view.get("trick")):
-        out.append(f"round {lr['round']} scored: " + ", ".join(
-            f"{ctx.seat_label(s)} {x}" for s, x in enumerate(lr.get("penalties") or ())))
+        out.append(f"round {lr['round']} scored: " + seat_values(lr.get("penalties") or (), ctx))
     if view.get("phase") == "over":
         winners = view.get("winners") or []
         totals = view.get("totals") or []
         best = f" with {totals[winners[0]]} penalty points" if winners and winners[0] < len(totals) else ""
-        out.append("winner" + ("s" if len(winners) != 1 else "") + ": "
-                   + ", ".join(ctx.seat_label(w) for w in winners) + best)
+        out.append(winners_line(winners, ctx) + best)
     return out
 
 
@@ -246,10 +244,10 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
     lines = [_header(view, ctx)]
     for p in view.get("players", ()):
         s = p["seat"]
-        who = ctx.seat_label(s) + (" (you)" if s == ctx.me else "")
+        who = you_label(ctx, s)
         flags = _player_flags(p, view, ctx)
-        lines.append(f"  {who}: hand {p.get('hand', 0)}, tricks {p.get('tricks', 0)}, {_penalty_words(p)}"
-                     + (" - " + ", ".join(flags) if flags else ""))
+        lines.append(with_flags(f"  {who}: hand {p.get('hand', 0)}, tricks {p.get('tricks', 0)}, {_penalty_words(p)}",
+                                flags))
     if view.get("phase") == "playing":
         lines.append(f"trump: {view.get('trump')} (Snake Oil: {view.get('snake_oil_left')} left; revealed "
                      f"this round: {' '.join(view.get('snake_oil_revealed') or ()) or 'none'})")
@@ -369,9 +367,8 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
                    "bold yellow" if words == "your turn" else "")
     for p in view.get("players", ()):
         s = p["seat"]
-        mine = s == ctx.me
         top.append("\n")
-        top.append(("> " if mine else "  ") + f"{ctx.seat_label(s)[:10]:<10}", "bold" if mine else "")
+        seat_cell(top, ctx, s)
         top.append(f" hand {p.get('hand', 0):>2} tricks {p.get('tricks', 0):>2} penalties {p.get('total', 0):>3}")
         flags = _player_flags(p, view, ctx)
         if flags:
@@ -481,15 +478,15 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
             line += ": " + ", ".join(f"{ctx.name(x['seat'])} {handle(x['card'])}" for x in cards)
         return line
     if e == "round_scored":
-        pens = ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(ev.get("penalties", ())))
-        totals = ", ".join(f"{ctx.seat_label(i)} {x}" for i, x in enumerate(ev.get("totals", ())))
+        pens = seat_values(ev.get("penalties", ()), ctx)
+        totals = seat_values(ev.get("totals", ()), ctx)
         return (f"round {ev.get('round')} scored (hits: {hits_words(ev.get('hits') or {})}): "
                 f"penalties {pens}; totals {totals}")
     if e == "game_over":
         w = ev.get("winners") or []
         totals = ev.get("totals") or []
         best = f" with {totals[w[0]]} penalty points" if w and w[0] < len(totals) else ""
-        return "game over: " + " and ".join(ctx.seat_label(x) for x in w) + (" wins" if len(w) == 1 else " win") + best
+        return "game over: " + winners_text(w, ctx) + best
     from . import generic
     return generic.describe(ev, ctx)
 
@@ -602,4 +599,4 @@ def label_action(action: dict) -> str:
     """An action map as the command a player would have typed (bots' lines, the viewer)."""
     if action.get("kind") == "play" and isinstance(action.get("card"), int) and 0 <= action["card"] < N_CARDS:
         return f"play {handle(action['card'])}"
-    return json.dumps(action, separators=(",", ":"))
+    return compact(action)
