@@ -88,6 +88,36 @@ def count_sends(conn) -> list:
     return calls
 
 
+async def small_buffered_client(server, port: int, name: str) -> tuple[RawClient, object]:
+    """A client with tiny buffers both ways (4 kB: its receive buffer, the server's send
+    buffer to it) that has said hello as ``name``; returns it and the server's connection."""
+    raw = await RawClient.open(port, rcvbuf=4096)
+    await raw.send(m.Hello(m.PROTOCOL_VERSION, name, ""))
+    assert isinstance(await raw.message(), m.Welcome)
+    [conn] = [c for c in server.connections if c.name == name]
+    conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+    return raw, conn
+
+
+async def stuck_client(server, port: int, name: str, table: str | None = None) -> RawClient:
+    """A client with tiny buffers that asked for more than its socket holds and does not
+    read: its writer is blocked mid-write and frames wait in its backlog. The server's
+    connection to it is ``raw.conn``; how many list_tables it sent, ``raw.sent``."""
+    raw, conn = await small_buffered_client(server, port, name)
+    if table is not None:
+        await raw.send(m.Spectate(table))
+    calls = count_sends(conn)
+    sent = 0
+    while not (conn.peer.backlog and conn.peer._lock.held):
+        assert sent < 2000
+        await raw.send(m.ListTables())
+        sent += 1
+        while len(calls) < sent:
+            await trio.sleep(0.001)
+    raw.conn, raw.sent = conn, sent
+    return raw
+
+
 async def whole_messages_then_close(raw: RawClient, kind: type) -> tuple[int, object]:
     """Read until something other than a message arrives: every message must be a whole
     ``kind``; returns how many there were and what ended them (a close frame, or "eof").

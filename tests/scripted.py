@@ -45,3 +45,15 @@ async def play_to_end(conn: Connection, joined: m.Joined, choose=simple_choice, 
                 if isinstance(msg, m.Accepted):
                     need_seq = msg.seq
     return mirror
+
+
+async def play_all_to_end(conns: list[Connection], joined: list[m.Joined], *, timeout: float = 60) -> list[Mirror]:
+    """Every seat plays ``play_to_end`` at once; their mirrors, in the order they finished."""
+    results = []
+
+    async def one(i):
+        results.append(await play_to_end(conns[i], joined[i], timeout=timeout))
+    async with trio.open_nursery() as players:
+        for i in range(len(conns)):
+            players.start_soon(one, i)
+    return results

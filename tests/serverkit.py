@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+import socket
 from types import ModuleType
 from typing import Any
 
 import msgpack
 import trio
+import trio_websocket
 
+from wildtable.client.core import ClientCore, Notice
 from wildtable.client.net import Connection, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome
@@ -77,6 +80,54 @@ async def seated(url: str, game: str, seats: int, settings: dict | None = None, 
                     await cm.__aexit__(None, None, None)
                 except Exception:
                     pass
+
+
+async def ready_all(conns) -> None:
+    """Every connection says ready (intents 900, 901, ...); each must be accepted."""
+    for i, c in enumerate(conns):
+        await c.send(m.Intent(900 + i, {"kind": "ready"}))
+    for i, c in enumerate(conns):
+        assert isinstance(await reply_to(c, 900 + i), m.Accepted)
+
+
+async def collect_until_over(conn: Connection, into: list) -> None:
+    """Every message ``conn`` receives goes to ``into``, up to and with game_over."""
+    while True:
+        msg = await conn.receive()
+        into.append(msg)
+        if isinstance(msg, m.GameOver):
+            return
+
+
+@asynccontextmanager
+async def unread_spectator(url: str, table: str, name: str):
+    """A spectator of ``table`` over a real socket with a tiny receive buffer (4 kB),
+    that reads nothing more until the test does; yield its trio_websocket connection."""
+    port = int(url.rsplit(":", 1)[1])
+    async with trio.open_nursery() as nursery:
+        stream = await trio.open_tcp_stream("127.0.0.1", port)
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
+        conn = Connection(ws)
+        await conn.hello(name)
+        await conn.send(m.Spectate(table))
+        await conn.receive_until(lambda x: isinstance(x, m.Spectating))
+        yield ws
+        nursery.cancel_scope.cancel()
+
+
+@asynccontextmanager
+async def core_beside_bob(url: str, notes: list[Notice], game: str = "run-wild", **core_kw):
+    """bob creates a 2-seat ``game`` table and takes seat 1; a running ClientCore for
+    "ann" (its notices go to ``notes``), not yet at the table; yield (table, core)."""
+    async with connect(url, "bob") as bob:
+        table = await create(bob, game, 2)
+        await join(bob, table, 1)
+        core = ClientCore(url, "ann", notes.append, **core_kw)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(core.run)
+            yield table, core
+            nursery.cancel_scope.cancel()
 
 
 # ------------------------------------------------------------------ updates against the log

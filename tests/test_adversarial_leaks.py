@@ -24,7 +24,7 @@ from adversarial_kit import (
     GAMES, Refused, ScriptedChance, card_ids, playout, redeal_hidden, run_history, visible,
 )
 from scripted import play_to_end
-from serverkit import as_sent, check_views, create, replay_by_seq, running_server
+from serverkit import as_sent, check_views, collect_until_over, create, replay_by_seq, running_server
 
 SEATS = {"run-wild": (2, 4), "go-wild": (2, 6), "wild-shots": (2, 4), "go-fish-wildcard": (2, 6)}
 # short games for the engine-level property; turn timers off (the server test drives every move)
@@ -158,14 +158,6 @@ def _check_stream(game, log, seat, msgs) -> int:
     return checked
 
 
-async def _collect_until_over(conn, into: list):
-    while True:
-        msg = await conn.receive()
-        into.append(msg)
-        if isinstance(msg, m.GameOver):
-            return
-
-
 @pytest.mark.parametrize("game,seats", [("run-wild", 3), ("go-wild", 4), ("wild-shots", 3), ("go-fish-wildcard", 4)])
 async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, seats):
     """A whole game over real sockets (turn-based games played by their turn timer,
@@ -188,12 +180,12 @@ async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, 
                     logs[i].append(j)
                     joined.append(j)
                 async with trio.open_nursery() as n:
-                    n.start_soon(_collect_until_over, w, spec_log)
+                    n.start_soon(collect_until_over, w, spec_log)
                     for i, c in enumerate(conns):
                         if game == "run-wild":
                             n.start_soon(lambda i=i, c=c: play_to_end(c, joined[i], timeout=80, log=logs[i]))
                         else:
-                            n.start_soon(_collect_until_over, c, logs[i])
+                            n.start_soon(collect_until_over, c, logs[i])
             path = server.tables[table].logfile.path
     log = replay_by_seq(read_log(path.read_bytes()))
     assert log.game.outcome(log.final).over

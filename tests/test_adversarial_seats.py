@@ -12,18 +12,11 @@ from wildtable.client.net import Connection, connect
 from wildtable.client.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
-from serverkit import create, join, reply_to, running_server, seated
+from serverkit import create, join, ready_all, reply_to, running_server, seated
 
 
 async def _answer(conn, types=(m.Error, m.Joined)):
     return await conn.receive_until(lambda x: isinstance(x, types))
-
-
-async def _ready_all(conns):
-    for i, c in enumerate(conns):
-        await c.send(m.Intent(900 + i, {"kind": "ready"}))
-    for i, c in enumerate(conns):
-        assert isinstance(await reply_to(c, 900 + i), m.Accepted)
 
 
 async def test_tokens_that_do_not_hold_the_seat_are_refused(tmp_path):
@@ -133,7 +126,7 @@ async def test_a_seated_player_cannot_also_spectate_and_gets_each_update_once(tm
                 await conns[0].send(m.Spectate(table))
                 r = await conns[0].receive_until(lambda x: isinstance(x, (m.Error, m.Spectating)))
                 assert isinstance(r, m.Error) and r.code == "already_at_table", r
-                await _ready_all(conns)
+                await ready_all(conns)
                 for k in range(5):
                     await conns[0].send(m.Intent(k + 1, {"kind": "draw"}))
                     assert isinstance(await reply_to(conns[0], k + 1), m.Accepted)
@@ -158,7 +151,7 @@ async def test_rate_limit_answers_every_intent_once_and_in_order(tmp_path):
     with trio.fail_after(30):
         async with running_server(tmp_path / "data", rate_limit=20.0, rate_burst=20.0) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
-                await _ready_all(conns)
+                await ready_all(conns)
                 await trio.sleep(1.1)                        # every bucket full again
                 c = conns[0]
                 n = 36

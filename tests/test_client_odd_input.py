@@ -11,11 +11,9 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import connect
-from wildtable.protocol import messages as m
+from wildtable.client.core import Notice
 
-from serverkit import create, join, running_server
+from serverkit import core_beside_bob, running_server
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -32,30 +30,24 @@ async def test_numbers_too_big_for_the_wire_and_deep_json_are_refused_and_the_se
     notes: list[Notice] = []
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "bob") as bob:
-                table = await create(bob, "go-wild", 2)
-                await join(bob, table, 1)
-                core = ClientCore(url, "ann", notes.append, default_game="go-wild")
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(core.run)
-                    typed = [f"join {table} {HUGE}", f"create go-wild {HUGE}", f"create go-wild 2 turn_timer={HUGE}",
-                             f"join {table} 0",
-                             'act {"kind": "play", "cards": [' + HUGE + "]}",
-                             'act {"kind": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}"]
-                    for text in typed:
-                        await core.command(text)      # used to raise OverflowError / RecursionError
-                    rejected = {n.text: n.data for n in notes if n.kind == "rejected"}
-                    for text in typed[:3] + typed[4:]:
-                        assert text in rejected, (text, [n for n in notes if n.kind != "table"])
-                        assert rejected[text][1] == "bad_command"
-                    assert "too large" in rejected[typed[2]][2] and "too large" in rejected[typed[4]][2]
-                    assert not core.pending          # the refused intent is not left waiting
-                    # the session goes on: still connected, seated, and a valid command works
-                    assert core.online and core.mirror.seat == 0
-                    notes.clear()
-                    await core.command("show")
-                    assert [n.kind for n in notes] == ["show"]
-                    nursery.cancel_scope.cancel()
+            async with core_beside_bob(url, notes, "go-wild", default_game="go-wild") as (table, core):
+                typed = [f"join {table} {HUGE}", f"create go-wild {HUGE}", f"create go-wild 2 turn_timer={HUGE}",
+                         f"join {table} 0",
+                         'act {"kind": "play", "cards": [' + HUGE + "]}",
+                         'act {"kind": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}"]
+                for text in typed:
+                    await core.command(text)      # used to raise OverflowError / RecursionError
+                rejected = {n.text: n.data for n in notes if n.kind == "rejected"}
+                for text in typed[:3] + typed[4:]:
+                    assert text in rejected, (text, [n for n in notes if n.kind != "table"])
+                    assert rejected[text][1] == "bad_command"
+                assert "too large" in rejected[typed[2]][2] and "too large" in rejected[typed[4]][2]
+                assert not core.pending          # the refused intent is not left waiting
+                # the session goes on: still connected, seated, and a valid command works
+                assert core.online and core.mirror.seat == 0
+                notes.clear()
+                await core.command("show")
+                assert [n.kind for n in notes] == ["show"]
 
 
 def _run(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
@@ -107,27 +99,21 @@ async def test_unicode_digits_and_endless_numbers_are_refused_in_every_game(tmp_
     notes: list[Notice] = []
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "bob") as bob:
-                table = await create(bob, game, 2)
-                await join(bob, table, 1)
-                core = ClientCore(url, "ann", notes.append, default_game=game)
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(core.run)
-                    await core.join(table, 0)
-                    for n in (SUP, LONG):
-                        for pattern in ODD_NUMBERS[game] + LOBBY:
-                            text = pattern.format(n=n)
-                            for cut in (len(text), len(text) - 1, text.rfind(" ") + 1):
-                                completions(core, text[:cut] + " ")
-                                complete_line(core, text[:cut])
-                            notes.clear()
-                            await core.command(text)
-                            with trio.move_on_after(3):      # a server's error comes a moment later
-                                while not any(x.kind in ("rejected", "error") for x in notes):
-                                    await trio.sleep(0.01)
-                            assert any(x.kind in ("rejected", "error") for x in notes), (text[:60], notes)
-                    assert core.online and core.mirror.seat == 0
-                    nursery.cancel_scope.cancel()
+            async with core_beside_bob(url, notes, game, default_game=game) as (table, core):
+                await core.join(table, 0)
+                for n in (SUP, LONG):
+                    for pattern in ODD_NUMBERS[game] + LOBBY:
+                        text = pattern.format(n=n)
+                        for cut in (len(text), len(text) - 1, text.rfind(" ") + 1):
+                            completions(core, text[:cut] + " ")
+                            complete_line(core, text[:cut])
+                        notes.clear()
+                        await core.command(text)
+                        with trio.move_on_after(3):      # a server's error comes a moment later
+                            while not any(x.kind in ("rejected", "error") for x in notes):
+                                await trio.sleep(0.01)
+                        assert any(x.kind in ("rejected", "error") for x in notes), (text[:60], notes)
+                assert core.online and core.mirror.seat == 0
 
 
 def test_the_replay_viewer_seq_prompt_and_seat_take_odd_digits(tmp_path):

@@ -11,10 +11,9 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.core import LOBBY_COMMANDS, ClientCore, Notice
-from wildtable.client.net import connect
+from wildtable.client.core import LOBBY_COMMANDS, Notice
 
-from serverkit import create, join, running_server
+from serverkit import core_beside_bob, running_server
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -65,52 +64,40 @@ async def test_create_at_a_table_is_refused_and_sends_nothing(tmp_path, how):
     notes: list[Notice] = []
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "bob") as bob:
-                table = await create(bob, "run-wild", 2)
-                await join(bob, table, 1)
-                core = ClientCore(url, "ann", notes.append)
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(core.run)
-                    await (core.join(table, 0) if how == "seated" else core.spectate(table))
-                    for typed in ("create", "new run-wild 3", "create go-wild 2 turn_timer=0"):
-                        notes.clear()
-                        await core.command(typed)
-                        with trio.move_on_after(0.5):        # anything the server would answer
-                            await _wait_for(notes, ("info", "error"), 0.5)
-                        rejected = [n for n in notes if n.kind == "rejected"]
-                        assert len(rejected) == 1 and rejected[0].text == typed, notes
-                        _, code, reason = rejected[0].data
-                        assert code == "bad_command" and f"table {table}" in reason and "leave" in reason, reason
-                        assert not [n for n in notes if n.kind in ("info", "error")], notes
-                    assert list(server.tables) == [table]     # no empty table was left behind
-                    assert core.mirror.table == table
-                    nursery.cancel_scope.cancel()
+            async with core_beside_bob(url, notes) as (table, core):
+                await (core.join(table, 0) if how == "seated" else core.spectate(table))
+                for typed in ("create", "new run-wild 3", "create go-wild 2 turn_timer=0"):
+                    notes.clear()
+                    await core.command(typed)
+                    with trio.move_on_after(0.5):        # anything the server would answer
+                        await _wait_for(notes, ("info", "error"), 0.5)
+                    rejected = [n for n in notes if n.kind == "rejected"]
+                    assert len(rejected) == 1 and rejected[0].text == typed, notes
+                    _, code, reason = rejected[0].data
+                    assert code == "bad_command" and f"table {table}" in reason and "leave" in reason, reason
+                    assert not [n for n in notes if n.kind in ("info", "error")], notes
+                assert list(server.tables) == [table]     # no empty table was left behind
+                assert core.mirror.table == table
 
 
 async def test_extra_words_after_leave_list_show_are_refused_with_the_usage(tmp_path):
     notes: list[Notice] = []
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "bob") as bob:
-                table = await create(bob, "run-wild", 2)
-                await join(bob, table, 1)
-                core = ClientCore(url, "ann", notes.append)
-                async with trio.open_nursery() as nursery:
-                    await nursery.start(core.run)
-                    await core.join(table, 0)
-                    for typed, word in (("leave x", "leave"), ("list x", "list"), ("ls all", "list"),
-                                        ("show x y", "show")):
-                        notes.clear()
-                        await core.command(typed)
-                        await _wait_for(notes, ("info", "tables", "show"), 0.5)
-                        said = [n for n in notes if n.kind not in ("event", "flash", "table")]   # the deal
-                        assert [n.kind for n in said] == ["rejected"], notes
-                        _, code, reason = said[0].data
-                        assert code == "bad_command" and reason.startswith(f"{word} takes nothing after it")
-                        assert LOBBY_COMMANDS[word] in reason, reason
-                    assert core.mirror.table == table and core.mirror.seat == 0     # still seated
+            async with core_beside_bob(url, notes) as (table, core):
+                await core.join(table, 0)
+                for typed, word in (("leave x", "leave"), ("list x", "list"), ("ls all", "list"),
+                                    ("show x y", "show")):
                     notes.clear()
-                    await core.command("leave")                # the bare commands still work
-                    await _wait_for(notes, ("info",))
-                    assert any(n.kind == "info" and n.text == f"you left table {table}" for n in notes), notes
-                    nursery.cancel_scope.cancel()
+                    await core.command(typed)
+                    await _wait_for(notes, ("info", "tables", "show"), 0.5)
+                    said = [n for n in notes if n.kind not in ("event", "flash", "table")]   # the deal
+                    assert [n.kind for n in said] == ["rejected"], notes
+                    _, code, reason = said[0].data
+                    assert code == "bad_command" and reason.startswith(f"{word} takes nothing after it")
+                    assert LOBBY_COMMANDS[word] in reason, reason
+                assert core.mirror.table == table and core.mirror.seat == 0     # still seated
+                notes.clear()
+                await core.command("leave")                # the bare commands still work
+                await _wait_for(notes, ("info",))
+                assert any(n.kind == "info" and n.text == f"you left table {table}" for n in notes), notes

@@ -5,14 +5,12 @@ protocol error or a missing close code."""
 
 from __future__ import annotations
 
-import socket
-
 import trio
 from wsproto.events import CloseConnection
 
 from wildtable.protocol import messages as m
 
-from rawclient import RawClient, count_sends, make_tables, whole_messages_then_close
+from rawclient import count_sends, make_tables, small_buffered_client, stuck_client, whole_messages_then_close
 from serverkit import running_server
 
 
@@ -24,11 +22,7 @@ async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_p
         async with running_server(tmp_path / "data", outbox=8, durability="off") as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)              # list_tables answers of ~6 kB each
-            raw = await RawClient.open(port, rcvbuf=4096)
-            await raw.send(m.Hello(m.PROTOCOL_VERSION, "slow", ""))
-            assert isinstance(await raw.message(), m.Welcome)
-            [conn] = [c for c in server.connections if c.name == "slow"]
-            conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            raw, conn = await small_buffered_client(server, port, "slow")
             calls = count_sends(conn)
             sent = 0
             while not conn.slow:
@@ -56,19 +50,8 @@ async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path, monke
         async with running_server(tmp_path / "data", outbox=1_000_000, durability="off") as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
-            raw = await RawClient.open(port, rcvbuf=4096)
-            await raw.send(m.Hello(m.PROTOCOL_VERSION, "stuck", ""))
-            assert isinstance(await raw.message(), m.Welcome)
-            [conn] = [c for c in server.connections if c.name == "stuck"]
-            conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-            calls = count_sends(conn)
-            sent = 0
-            while not (conn.peer.backlog and conn.peer._lock.held):     # the writer is blocked mid-write
-                assert sent < 2000
-                await raw.send(m.ListTables())
-                sent += 1
-                while len(calls) < sent:
-                    await trio.sleep(0.001)
+            raw = await stuck_client(server, port, "stuck")     # the writer is blocked mid-write
+            conn, sent = raw.conn, raw.sent
             while not conn.peer.closed:                  # the send timeout fired
                 await trio.sleep(0.01)
             got, ev = await whole_messages_then_close(raw, m.TableList)

@@ -21,7 +21,8 @@ from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
 from proc import LineReader
-from serverkit import check_views, create, join, replay_by_seq, running_server
+from scripted import play_to_end
+from serverkit import check_views, collect_until_over, create, join, replay_by_seq, running_server
 
 G = find_game("go-fish-wildcard")
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -45,28 +46,14 @@ def scripted_command(view: dict) -> str | None:
 async def play_typed(conn, joined: m.Joined, log: list, *, probe: bool = True, timeout: float = 40) -> Mirror:
     """Play from the seat's view to the end by typed commands; every message goes to ``log``.
     With ``probe``, first send one move the rules refuse (end before asking)."""
-    mirror = Mirror()
-    mirror.absorb(joined)
-    next_id, inflight, need_seq = 1, None, 0
-    with trio.fail_after(timeout):
-        while mirror.over is None:
-            # decide on a view no older than the last move's own update (it follows "accepted")
-            if inflight is None and mirror.seq >= need_seq:
-                text = scripted_command(mirror.view)
-                if text is not None and probe:
-                    text, probe = "end", False
-                if text is not None:
-                    inflight = next_id
-                    next_id += 1
-                    await conn.send(m.Intent(inflight, gf.parse(text.split(), mirror.view)))
-            msg = await conn.receive()
-            log.append(msg)
-            mirror.absorb(msg)
-            if isinstance(msg, (m.Accepted, m.Rejected)) and msg.intent == inflight:
-                inflight = None
-                if isinstance(msg, m.Accepted):
-                    need_seq = msg.seq
-    return mirror
+    def choose(view: dict) -> dict | None:
+        nonlocal probe
+        text = scripted_command(view)
+        if text is not None and probe:
+            text, probe = "end", False
+        return None if text is None else gf.parse(text.split(), view)
+    # play_to_end decides on a view no older than the last move's own update
+    return await play_to_end(conn, joined, choose, timeout=timeout, log=log)
 
 
 def check_updates(messages: list, seat, log) -> int:
@@ -93,13 +80,7 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=ENV)
                 got: list = [joined]
                 async with trio.open_nursery() as nursery:
-                    async def spectate():
-                        while True:
-                            msg = await eve.receive()
-                            watched.append(msg)
-                            if isinstance(msg, m.GameOver):
-                                return
-                    nursery.start_soon(spectate)
+                    nursery.start_soon(collect_until_over, eve, watched)
                     mirror = await play_typed(ann, joined, got)
                 bot_out = await LineReader(bots.stdout).read_to_end()
                 assert await bots.wait() == 0, bot_out
@@ -145,13 +126,7 @@ async def test_turn_timer_plays_for_an_idle_seat(tmp_path):
                 got: list = []
                 heard: list = []
                 async with trio.open_nursery() as nursery:
-                    async def listen():
-                        while True:
-                            msg = await idle.receive()
-                            heard.append(msg)
-                            if isinstance(msg, m.GameOver):
-                                return
-                    nursery.start_soon(listen)
+                    nursery.start_soon(collect_until_over, idle, heard)
                     await play_typed(ann, joined, got, probe=False)
             t = server.tables[table]
             live = state_hash(G, t.state)

@@ -23,7 +23,7 @@ from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
 from proc import LineReader
-from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
+from serverkit import check_views, collect_until_over, create, join, replay_by_seq, reply_to, running_server, seated
 
 RED, YELLOW, ORANGE, BLUE, GREEN, WILD = range(6)
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -75,16 +75,9 @@ async def test_whole_game_between_bots_and_a_scripted_client_then_replay_verify(
                 assert isinstance(spec, m.Spectating) and spec.view["hand"] == []
                 seen_by_spectator: list = []
 
-                async def watch():
-                    while True:
-                        msg = await watcher.receive()
-                        seen_by_spectator.append(msg)
-                        if isinstance(msg, m.GameOver):
-                            return
-
                 mine: list = []
                 async with trio.open_nursery() as nursery:
-                    nursery.start_soon(watch)
+                    nursery.start_soon(collect_until_over, watcher, seen_by_spectator)
                     bots = await trio.lowlevel.open_process(
                         [sys.executable, "-m", "wildtable", "bots", url, "--table", table, "--count", "2",
                          "--delay", "0.01", "--name", "rob"], stdout=subprocess.PIPE, env=ENV)

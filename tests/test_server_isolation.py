@@ -14,7 +14,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.games import REGISTRY, run_wild
 from wildtable.protocol.logfmt import IntentRejected, read_log
 
-from serverkit import reply_to, running_server, seated
+from serverkit import ready_all, reply_to, running_server, seated
 
 
 def _buggy_engine() -> types.ModuleType:
@@ -31,13 +31,6 @@ def _buggy_engine() -> types.ModuleType:
     return g
 
 
-async def _ready_all(conns):
-    for i, c in enumerate(conns):
-        await c.send(m.Intent(900 + i, {"kind": "ready"}))
-    for i, c in enumerate(conns):
-        assert isinstance(await reply_to(c, 900 + i), m.Accepted)
-
-
 async def test_an_engine_bug_is_answered_as_ours_and_the_tables_go_on(tmp_path):
     REGISTRY["buggy-run-wild"] = _buggy_engine()
     try:
@@ -45,8 +38,8 @@ async def test_an_engine_bug_is_answered_as_ours_and_the_tables_go_on(tmp_path):
             async with running_server(tmp_path / "data") as (server, url):
                 async with seated(url, "buggy-run-wild", 2) as (bad_table, bad, _), \
                         seated(url, "run-wild", 2) as (good_table, good, _):
-                    await _ready_all(bad)
-                    await _ready_all(good)
+                    await ready_all(bad)
+                    await ready_all(good)
                     await bad[0].send(m.Intent(1, {"kind": "stuck"}))
                     r = await reply_to(bad[0], 1)
                     assert isinstance(r, m.Rejected) and r.code == "internal_error"
@@ -65,7 +58,7 @@ async def test_a_huge_refused_action_is_summarised_in_the_log(tmp_path):
     with trio.fail_after(30):
         async with running_server(tmp_path / "data") as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, _):
-                await _ready_all(conns)
+                await ready_all(conns)
                 huge = {"kind": "meld", "cards": list(range(72)) * 7, "values": []}
                 await conns[0].send(m.Intent(5, huge))
                 r = await reply_to(conns[0], 5)

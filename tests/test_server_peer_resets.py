@@ -14,29 +14,7 @@ from wildtable.protocol import messages as m
 
 from scripted import play_to_end
 from serverkit import running_server, seated
-from rawclient import RawClient, count_sends, make_tables
-
-
-async def _stuck_client(server, port: int, name: str, table: str | None = None) -> RawClient:
-    """A client with tiny buffers that asked for more than its socket holds and does not
-    read: its writer is blocked mid-write and frames wait in its backlog."""
-    raw = await RawClient.open(port, rcvbuf=4096)
-    await raw.send(m.Hello(m.PROTOCOL_VERSION, name, ""))
-    assert isinstance(await raw.message(), m.Welcome)
-    [conn] = [c for c in server.connections if c.name == name]
-    conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
-    if table is not None:
-        await raw.send(m.Spectate(table))
-    calls = count_sends(conn)
-    sent = 0
-    while not (conn.peer.backlog and conn.peer._lock.held):
-        assert sent < 2000
-        await raw.send(m.ListTables())
-        sent += 1
-        while len(calls) < sent:
-            await trio.sleep(0.001)
-    raw.conn = conn
-    return raw
+from rawclient import RawClient, make_tables, stuck_client
 
 
 def _reset(raw: RawClient) -> None:
@@ -55,7 +33,7 @@ async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(
             await make_tables(url, 30)
             async with seated(url, "run-wild", 2) as (table, conns, joined):
                 # some spectate the table being played (its arbiter writes to them), some not
-                raws = [await _stuck_client(server, port, f"v{i}", table if i % 2 else None) for i in range(12)]
+                raws = [await stuck_client(server, port, f"v{i}", table if i % 2 else None) for i in range(12)]
                 gone = [r.conn for r in raws]
                 results = []
 
@@ -102,7 +80,7 @@ async def test_shutdown_with_peers_that_do_not_read_is_bounded(tmp_path):
             port = await outer.start(serve)
             url = f"ws://127.0.0.1:{port}"
             await make_tables(url, 30)
-            raws = [await _stuck_client(server, port, f"s{i}") for i in range(12)]
+            raws = [await stuck_client(server, port, f"s{i}") for i in range(12)]
             start = trio.current_time()
             await server.shutdown("test")
             with trio.fail_after(8):
@@ -127,7 +105,7 @@ async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, monk
         async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
-            raw = await _stuck_client(server, port, "stuck")
+            raw = await stuck_client(server, port, "stuck")
             conn = raw.conn
             while not conn.peer.closed:          # until the send timeout fired
                 conn.send_bytes(data)            # raised BrokenResourceError (the bell had no reader)
@@ -155,7 +133,7 @@ async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_
         async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
-            raw = await _stuck_client(server, port, "closer")
+            raw = await stuck_client(server, port, "closer")
             conn = raw.conn
             await raw.stream.send_all(raw.ws.send(CloseConnection(1000)))
             while conn in server.connections:

@@ -3,16 +3,14 @@ outbox fills. Both are closed, with their own close code; nobody else waits for 
 
 from __future__ import annotations
 
-import socket
-
 import trio
 import trio_websocket
 
-from wildtable.client.net import Connection, connect
+from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
-from scripted import play_to_end
-from serverkit import running_server, seated
+from scripted import play_all_to_end
+from serverkit import running_server, seated, unread_spectator
 
 
 async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
@@ -33,22 +31,9 @@ async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_p
     with trio.fail_after(90):
         async with running_server(tmp_path / "data", outbox=8) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
-                port = int(url.rsplit(":", 1)[1])
-                async with trio.open_nursery() as nursery:
-                    # a real socket with a tiny receive buffer, then never read from
-                    stream = await trio.open_tcp_stream("127.0.0.1", port)
-                    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                    ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
-                    slow = Connection(ws)
-                    await slow.hello("slowpoke")
-                    await slow.send(m.Spectate(table))
-                    await slow.receive_until(lambda x: isinstance(x, m.Spectating))
-                    results = []
-                    async with trio.open_nursery() as players:
-                        for i in range(2):
-                            async def p(i=i):
-                                results.append(await play_to_end(conns[i], joined[i], timeout=80))
-                            players.start_soon(p)
+                # a real socket with a tiny receive buffer, then never read from
+                async with unread_spectator(url, table, "slowpoke") as ws:
+                    results = await play_all_to_end(conns, joined, timeout=80)
                     # the game finished for the players although one peer never read
                     assert len(results) == 2 and all(r.over is not None for r in results)
                     assert not server.tables[table].spectators      # the slow one was dropped
@@ -59,7 +44,6 @@ async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_p
                                 await ws.get_message()
                     except trio_websocket.ConnectionClosed as closed:
                         assert closed.reason.code in (1013, 1006)   # 1006 when the close frame could not get through
-                    nursery.cancel_scope.cancel()
 
 
 async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(tmp_path, monkeypatch):
@@ -70,22 +54,9 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
     with trio.fail_after(90):
         async with running_server(tmp_path / "data", outbox=1_000_000) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
-                port = int(url.rsplit(":", 1)[1])
-                async with trio.open_nursery() as nursery:
-                    stream = await trio.open_tcp_stream("127.0.0.1", port)
-                    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-                    ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
-                    stuck = Connection(ws)
-                    await stuck.hello("stuck")
-                    await stuck.send(m.Spectate(table))
-                    await stuck.receive_until(lambda x: isinstance(x, m.Spectating))
+                async with unread_spectator(url, table, "stuck"):
                     [theirs] = [c for c in server.connections if c.name == "stuck"]
-                    results = []
-                    async with trio.open_nursery() as players:
-                        for i in range(2):
-                            async def p(i=i):
-                                results.append(await play_to_end(conns[i], joined[i], timeout=80))
-                            players.start_soon(p)
+                    results = await play_all_to_end(conns, joined, timeout=80)
                     assert len(results) == 2 and all(r.over is not None for r in results)
                     # the stuck spectator is gone: closed by the send timeout, not as slow
                     with trio.fail_after(10):
@@ -93,7 +64,6 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
                             await trio.sleep(0.05)
                     assert theirs.closed and not theirs.slow
                     assert not server.tables[table].spectators
-                    nursery.cancel_scope.cancel()
 
 
 async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_path):
