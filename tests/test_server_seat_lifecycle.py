@@ -86,9 +86,11 @@ class Gate:
 
 
 async def until(pred, what):
-    with trio.fail_after(5):
+    """Wait up to 5 s for ``pred()``; a timeout fails saying what was awaited."""
+    with trio.move_on_after(5):
         while not pred():
             await trio.sleep(0.005)
+    assert pred(), f"timed out waiting for {what}"
 
 
 @pytest.mark.parametrize("game", GAMES)
