@@ -1,12 +1,14 @@
 """The stack's own limit: a bare trio-websocket server doing only the fan-out that
 wildtable's server does for one action (one reply to the sender, one update frame of the
-same size to every seat of the table), with a writer task per connection, and none of
-the game: no decoding beyond a msgpack header, no engine, no log, no views. It accepts
-connections through server/wire.py, as wildtable does.
+same size to every seat of the table), and none of the game: no decoding beyond a
+msgpack header, no engine, no log, no views. It accepts connections through
+server/wire.py, as wildtable does.
 
-Two ways of writing, chosen by ``--writes``:
+Three ways of writing, chosen by ``--writes``:
   per-frame  trio-websocket as its API offers it: a bounded outbox per connection that
              its writer task drains with one ``send_message`` per frame;
+  direct     the plainest fan-out: the receiving task itself awaits ``send_message``
+             for the reply and for every seat's frame (no outbox, no writer task);
   wire       exactly as wildtable's server writes (server/wire.py): a frame goes to the
              socket at once when it is free, else waits in the peer's backlog, which the
              writer task flushes in one write when woken. With the same way of writing,
@@ -40,6 +42,7 @@ async def main_async(args) -> None:
     groups: dict[int, Group] = {}
     pad = b"u" * max(0, args.update_bytes - 20)
     on_wire = args.writes == "wire"
+    direct = args.writes == "direct"
 
     async def handler(peer: wire.Peer) -> None:
         # per-frame: the outbox holds messages; wire: a bell rung when frames wait
@@ -67,13 +70,23 @@ async def main_async(args) -> None:
             try:
                 hello = msgpack.unpackb(await peer.receive())
                 g = groups.setdefault(hello["group"], Group())
-                g.members[hello["seat"]] = deliver
+                g.members[hello["seat"]] = peer if direct else deliver
                 deliver(msgpack.packb({"ok": True}))
                 while True:
                     msg = msgpack.unpackb(await peer.receive())
                     g.seq += 1
-                    deliver(msgpack.packb({"id": msg["id"], "ack": g.seq}))
+                    ack = msgpack.packb({"id": msg["id"], "ack": g.seq})
                     frame = msgpack.packb({"seq": g.seq, "pad": pad})
+                    if direct:
+                        # the plainest fan-out: the receiving task awaits each send itself
+                        await peer.send(ack)
+                        for member in list(g.members.values()):
+                            try:
+                                await member.send(frame)
+                            except wire.ConnectionClosed:
+                                pass
+                        continue
+                    deliver(ack)
                     for member in g.members.values():
                         member(frame)
             except wire.ConnectionClosed:
@@ -90,8 +103,9 @@ def main(argv=None) -> int:
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--update-bytes", type=int, default=900)
-    ap.add_argument("--writes", choices=("per-frame", "wire"), default="per-frame",
-                    help="per-frame: one send_message per frame (default); wire: as wildtable's server writes (server/wire.py)")
+    ap.add_argument("--writes", choices=("per-frame", "wire", "direct"), default="per-frame",
+                    help="per-frame: one send_message per frame from a writer task (default); direct: the receiving "
+                         "task awaits send_message itself; wire: as wildtable's server writes (server/wire.py)")
     args = ap.parse_args(argv)
     # the same collector settings as `wildtable serve` (server/main.py)
     gc.collect()

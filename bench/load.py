@@ -11,9 +11,9 @@
 3. Stops the server with SIGTERM and reads every table's log: every seq a client saw
    accepted must be there ("actions lost" counts those that are not).
 4. Runs the same connections and pace against bench/bare_server.py (the bare
-   trio-websocket fan-out, same frame sizes), twice: with trio-websocket's per-frame
-   send, and writing exactly as our server does (server/wire.py), and reports our
-   figures beside both.
+   trio-websocket fan-out, same frame sizes) three ways: trio-websocket's send from a
+   writer task per connection, the same send awaited by the receiving task, and writing
+   exactly as our server does (server/wire.py); reports our figures beside each.
 
 Prints a table and writes the figures as JSON.
 """
@@ -34,6 +34,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 CLK = os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+# (row name, bare_server.py --writes)
+BARE_ROWS = (("bare stack", "per-frame"), ("bare direct", "direct"), ("bare on wire", "wire"))
+RATIO_KEYS = {"bare stack": "ratio_intents_per_s", "bare direct": "ratio_to_bare_direct",
+              "bare on wire": "ratio_to_bare_on_wire"}
 
 
 def cpu_seconds(pid: int) -> float:
@@ -178,8 +184,9 @@ def main(argv=None) -> int:
     ap.add_argument("--generators", type=int, default=1, help="load-generator processes (default 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-bare", action="store_true", help="do not run the bare-stack comparison")
-    ap.add_argument("--bare-writes", choices=("both", "per-frame", "wire"), default="both",
-                    help="which bare stacks to run: trio-websocket's per-frame send, our server's way of writing, or both (default)")
+    ap.add_argument("--bare-writes", choices=("all", "per-frame", "direct", "wire"), default="all",
+                    help="which bare stacks to run: trio-websocket's per-frame send from a writer task, "
+                         "trio-websocket's send awaited by the receiving task, our server's way of writing, or all (default)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
 
@@ -201,11 +208,12 @@ def main(argv=None) -> int:
         ours["server_exit_code"] = server.returncode
         rows = {"wildtable": ours}
         if not args.skip_bare:
-            # the bare stack, both ways of writing (bench/bare_server.py): "bare stack" is
-            # trio-websocket's own per-frame send; "bare on wire" writes exactly as our
-            # server does (server/wire.py)
-            for name, writes in (("bare stack", "per-frame"), ("bare on wire", "wire")):
-                if args.bare_writes not in ("both", writes):
+            # the bare stack, three ways of writing (bench/bare_server.py): "bare stack" is
+            # trio-websocket's own per-frame send from a writer task per connection; "bare
+            # direct", the same send awaited by the receiving task itself; "bare on wire"
+            # writes exactly as our server does (server/wire.py)
+            for name, writes in BARE_ROWS:
+                if args.bare_writes not in ("all", writes):
                     continue
                 bare, burl = start([sys.executable, str(HERE / "bare_server.py"), "--port", "0", "--update-bytes",
                                     str(int(ours["avg_update_bytes"])), "--writes", writes], tmp / f"bare-{writes}.log")
@@ -231,11 +239,11 @@ def main(argv=None) -> int:
               f"{r['server_cpu_share']:>6.0%}{r['server_rss_mb']:>8.0f}{str(r.get('actions_lost', '-')):>6}"
               f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_share']):>9}")
     print()
-    for name in ("bare stack", "bare on wire"):
+    for name, _ in BARE_ROWS:
         if name in rows:
             ratio = rows["wildtable"]["intents_per_s"] / max(1e-9, rows[name]["intents_per_s"])
             print(f"wildtable / {name} ({rows[name]['writes']} writes), intents per second: {ratio:.0%}")
-            rows["ratio_intents_per_s" if name == "bare stack" else "ratio_to_bare_on_wire"] = ratio
+            rows[RATIO_KEYS[name]] = ratio
     w = rows["wildtable"]
     print(f"rejections by code: {w['rejected'] or 'none'}; errors: {w['errors'] or 'none'}; "
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")

@@ -93,7 +93,7 @@ class Connection:
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
-        self.send_bytes(m.encode(_fit(message)))
+        self.send_bytes(self.encode(message))
 
     def send_bytes(self, data: bytes) -> None:
         """Written to the socket at once when it is free; otherwise it waits in the peer's
@@ -101,8 +101,22 @@ class Connection:
         if not self._open:
             return
         waiting = self.peer.write(data)
-        if not waiting:
+        if waiting:
+            self._wait_or_close(waiting)
+
+    def send_frames(self, frames: list[bytes]) -> None:
+        """``send_bytes`` for several encoded messages at once: one write to the socket."""
+        if not self._open:
             return
+        waiting = self.peer.write_many(frames) if len(frames) > 1 else self.peer.write(frames[0])
+        if waiting:
+            self._wait_or_close(waiting)
+
+    def encode(self, message) -> bytes:
+        return m.encode(_fit(message))
+
+    def _wait_or_close(self, waiting: int) -> None:
+        """``waiting`` frames wait in the backlog: wake the writer, or close a slow consumer."""
         if waiting > self.server.outbox:
             self.slow = True
             log.warning("closing slow consumer %s (%s): more than %d frames waiting", self.peer.remote, self.name, self.server.outbox)

@@ -39,16 +39,19 @@ async def _small_ws(nursery, port: int):
 
 
 def _watch(server, name: str) -> list:
-    """Shrink the server's send buffer for ``name``; note the backlog after every frame."""
+    """Shrink the server's send buffer for ``name``; note the backlog after every write."""
     [conn] = [c for c in server.connections if c.name == name]
     conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     seen = []
-    orig = conn.send_bytes
 
-    def watching(data):
-        orig(data)
-        seen.append(conn.peer.backlog)
-    conn.send_bytes = watching
+    def watched(send):
+        def watching(data):
+            send(data)
+            seen.append(conn.peer.backlog)
+        return watching
+    # a table writes a delivery pass with send_frames; the connection itself, send_bytes
+    conn.send_bytes = watched(conn.send_bytes)
+    conn.send_frames = watched(conn.send_frames)
     return seen
 
 
