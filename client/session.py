@@ -13,7 +13,8 @@ import attrs
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.protocol.engine import games as engine_games
+from wildtable.protocol.engine import TableConfig, games as engine_games
+from wildtable.protocol.errors import IllegalAction
 
 from . import games
 from .bots import run_bot
@@ -72,10 +73,13 @@ class Launch:
                 return f"there is no bot for {self.game} yet"
             if self.players is not None and self.players < self.bots + 1:
                 return f"--players {self.players} leaves no seat for you beside {self.bots} bots"
-            if bad := self.seats_problem():
+            if bad := self.seats_problem() or self.settings_problem():
                 return bad
         elif self.players is not None:
             return "--players goes with --bots (the seats of the new table they are seated at)"
+        elif self.settings:
+            return ("--set goes with --bots (the settings of the new table they are seated at); "
+                    "in the lobby: create GAME PLAYERS NAME=VALUE...")
         if (self.seat is not None or self.spectate) and self.table is None:
             return "--seat and --spectate go with --table"
         return None
@@ -91,6 +95,18 @@ class Launch:
         elif not low <= self.bots + 1 <= high:
             return (f"{title} is for {low} to {high} players: --bots {self.bots} and you make {self.bots + 1}; "
                     f"use --bots {low - 1} to {high - 1}")
+        return None
+
+
+    def settings_problem(self) -> str | None:
+        """Why the game would refuse the --set settings of the new table, asked of the
+        game's own rules (pure, no server needed), so nothing starts for a table that
+        cannot be made."""
+        seats = self.players if self.players is not None else self.bots + 1
+        try:
+            engine_games()[self.game].new_table(TableConfig(self.game, seats, dict(self.settings)))
+        except IllegalAction as e:
+            return f"--set: {e.reason}"
         return None
 
 

@@ -36,6 +36,11 @@ def _play(*args: str) -> subprocess.CompletedProcess:
     (["--game", "wild-shots", "--bots", "0", "--players", "1"], "is for 2 to 4 players, not --players 1"),
     (["--players", "3"], "--players goes with --bots"),
     (["--game", "nope", "--bots", "1"], "there is no game 'nope'; choose one of: "),
+    # settings the game refuses: asked of the game's rules before anything starts
+    (["--bots", "1", "--set", "rounds=0"], "--set: setting 'rounds': must be 1 to 100"),
+    (["--bots", "1", "--set", "nope=3"], "--set: unknown setting 'nope'; known: allow_all_wild_melds, "),
+    (["--game", "go-wild", "--bots", "2", "--set", "turn_timer=abc"], "--set: setting 'turn_timer' must be "),
+    (["--set", "rounds=2"], "--set goes with --bots"),
 ])
 def test_a_table_the_game_cannot_have_is_refused_before_anything_starts(args, says):
     done = _play(*args)
@@ -45,12 +50,15 @@ def test_a_table_the_game_cannot_have_is_refused_before_anything_starts(args, sa
     assert len(err.splitlines()) == 1 and err.startswith("wildtable play: ") and says in err, err
 
 
-def test_a_server_error_at_start_up_is_printed_once():
-    done = _play("--bots", "1", "--set", "rounds=0")
+async def test_a_server_error_at_start_up_is_printed_once(tmp_path):
+    # a refusal only the server can give (it holds no more tables), so the client's own
+    # checks pass and the session starts
+    async with running_server(tmp_path / "data", max_tables=0) as (_, url):
+        done = await trio.to_thread.run_sync(lambda: _play(url, "--bots", "1"))
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     errors = [x for x in done.stdout.splitlines() if x.startswith("error")]
     assert len(errors) == 1, done.stdout
-    assert errors[0].startswith("error cannot create the table: bad_settings: "), errors
+    assert errors[0].startswith("error cannot create the table: too_many_tables: "), errors
 
 
 async def _wait_for(notes: list[Notice], kinds: tuple[str, ...], seconds: float = 3) -> None:
