@@ -164,6 +164,8 @@ def lost_actions(data_dir: Path, accepted: dict) -> tuple[int, int]:
     lost = checked = 0
     for table, seqs in accepted.items():
         path = data_dir / f"{table}.wlog"
+        if not path.exists():                   # a finished game the server has forgotten
+            path = data_dir / "finished" / f"{table}.wlog"
         logged = {r.seq for r in read_log(path.read_bytes()).records if type(r) is ActionAccepted} \
             if path.exists() else set()
         for s in seqs:

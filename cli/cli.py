@@ -27,6 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--durability", choices=("always", "batch", "off"), default="always",
                    help="always: fsync before anyone hears of an action (default); batch: fsync every 0.5 s; off: at shutdown")
     s.add_argument("--max-tables", type=int, default=1000, help="open tables at most (default 1000)")
+    s.add_argument("--keep-finished", type=float, default=3600.0, metavar="SECONDS",
+                   help="how long a finished game stays listed and watchable (default 3600); then, once nobody "
+                   "is at it, the server forgets it and moves its log to DATA_DIR/finished/")
     s.add_argument("--max-connections", type=int, default=5000, help="connections at most (default 5000)")
     s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
     s.add_argument("--quiet", action="store_true", help="log warnings and errors only")

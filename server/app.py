@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import datetime
 import logging
+import os
+import re
 import secrets
+import time
 from pathlib import Path
 
 import trio
@@ -30,6 +33,9 @@ from .table import Table, secure_permutation
 log = logging.getLogger("wildtable.server")
 
 LOG_SUFFIX = ".wlog"
+FINISHED_DIR = "finished"     # where the logs of finished games go once the server forgets them
+KEEP_FINISHED = 3600.0        # seconds a finished table stays listed and watchable
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _check_lobby_facts(path: Path, contents) -> list:
@@ -52,8 +58,11 @@ def _check_lobby_facts(path: Path, contents) -> list:
 class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
-                 chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT):
+                 chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT,
+                 keep_finished: float = KEEP_FINISHED):
         self.data_dir = Path(data_dir)
+        self.finished_dir = self.data_dir / FINISHED_DIR
+        self.keep_finished = keep_finished
         self.writer = LogWriter(durability)
         self.durability = durability
         self.max_tables = max_tables
@@ -79,8 +88,16 @@ class Server:
     def _new_id(self) -> str:
         while True:
             tid = "t" + secrets.token_hex(4)
-            if tid not in self.tables and not (self.data_dir / (tid + LOG_SUFFIX)).exists():
+            if tid not in self.tables and not (self.data_dir / (tid + LOG_SUFFIX)).exists() \
+                    and not (self.finished_dir / (tid + LOG_SUFFIX)).exists():
                 return tid
+
+    def no_table(self, table_id: str) -> str:
+        """Why there is no table ``table_id`` here, for the `no_such_table` error."""
+        if _TABLE_ID.fullmatch(table_id) and (self.finished_dir / (table_id + LOG_SUFFIX)).exists():
+            return (f"table {table_id!r} is over and no longer held (finished games are kept for "
+                    f"{self.keep_finished:g} s); its log is {FINISHED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir")
+        return f"no table {table_id!r}; list_tables shows the open ones"
 
     async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "") -> Table:
         game = find_game(game_name)
@@ -97,7 +114,7 @@ class Server:
         try:
             table = await trio.to_thread.run_sync(
                 lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
-                                     created, name, on_finished=self._finished, chance=self.chance))
+                                     created, name, **self._table_kw()))
             self._start_table(table)
         finally:
             self._creating -= 1
@@ -108,16 +125,49 @@ class Server:
         self.tables[table.id] = table
         self._tables_nursery.start_soon(table.run)
 
+    def _table_kw(self) -> dict:
+        return dict(on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
+                    on_evict=self._evict)
+
     def _finished(self, table: Table) -> None:
         o = table.game.outcome(table.state)
         log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners))
 
+    def _evict(self, table: Table) -> None:
+        """A finished table nobody is at, held for keep_finished: forget it, and move its
+        log out of the way of recovery (called by its arbiter as it ends)."""
+        if self.tables.get(table.id) is table:
+            del self.tables[table.id]
+        table.logfile.close()
+        log.info("table %s forgotten (finished, nobody at it); its log goes to %s/", table.id, FINISHED_DIR)
+        self._nursery.start_soon(trio.to_thread.run_sync, self._archive, table.logfile.path)
+
+    def _archive(self, path: Path) -> bool:
+        """Move a finished game's log into finished/, durably (the rename and both
+        directories fsynced). Its contents are not touched. On failure it stays where it
+        is (recovery archives it next time) and the reason is logged."""
+        try:
+            self.finished_dir.mkdir(exist_ok=True)
+            os.rename(path, self.finished_dir / path.name)
+            for d in (self.finished_dir, self.data_dir):
+                fd = os.open(d, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        except OSError as e:
+            log.warning("%s: cannot move the finished game's log to %s/: %s", path, FINISHED_DIR, e.strerror or e)
+            return False
+        return True
     # ---------------------------------------------------------------- recovery
     def recover(self) -> list[Table]:
         """Rebuild every table in the data dir from its log: an unfinished one to play on,
         a finished one read-only (its log is not opened for writing; it answers spectate,
-        rejoin and list_tables, and does not count against max_tables)."""
+        rejoin and list_tables, and does not count against max_tables) until keep_finished
+        has passed since it finished; one that finished longer ago has its log moved to
+        finished/, which recovery does not read, so start-up does not grow with history."""
         tables = []
+        archived = 0
         for path in sorted(self.data_dir.glob("*" + LOG_SUFFIX)):
             try:
                 data = path.read_bytes()
@@ -140,12 +190,21 @@ class Server:
                 continue
             h = contents.header
             over = result.game.outcome(result.state).over
+            finished_ago = 0.0
+            if over:
+                # how long ago it finished: its log was last written then
+                finished_ago = max(0.0, time.time() - path.stat().st_mtime)
+                if finished_ago >= self.keep_finished and self._archive(path):
+                    archived += 1
+                    continue
             # a finished game's log is left as it is (a torn tail too): nothing more is written to it
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
-                          seq=result.seq, seat_records=seat_records, on_finished=self._finished,
-                          chance=self.chance, readonly=over)
+                          seq=result.seq, seat_records=seat_records, readonly=over, finished_ago=finished_ago,
+                          **self._table_kw())
             tables.append(table)
+        if archived:
+            log.info("moved the logs of %d game(s) finished over %g s ago to %s/", archived, self.keep_finished, FINISHED_DIR)
         return tables
 
     # ---------------------------------------------------------------- connections

@@ -301,7 +301,13 @@ class Connection:
 
     async def _submit(self, table, req) -> None:
         self.route = table
-        await table.submit(req)
+        try:
+            await table.submit(req)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            # its arbiter has ended: a finished table just forgotten, or a server stopping
+            self.route = None
+            raise IllegalAction("no_such_table", f"table {table.id!r} is closed (its game is over, or the server "
+                                "is stopping); list_tables shows the open ones") from None
 
     def _strike(self) -> bool:
         self.bad_frames += 1
@@ -336,7 +342,7 @@ class Connection:
         elif t in ("join", "rejoin", "spectate"):
             table = srv.tables.get(msg.table)
             if table is None:
-                raise IllegalAction("no_such_table", f"no table {msg.table!r}; list_tables shows the open ones")
+                raise IllegalAction("no_such_table", srv.no_table(msg.table))
             if t == "join":
                 await self._submit(table, JoinReq(self, msg.seat, self.name))
             elif t == "rejoin":

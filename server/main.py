@@ -37,7 +37,11 @@ def _tune_gc() -> None:
 def main(args) -> int:
     logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
+    if not args.keep_finished >= 0:          # NaN too
+        print("wildtable serve: --keep-finished wants seconds, 0 or more", file=sys.stderr)
+        return 2
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
+                    keep_finished=args.keep_finished,
                     max_connections=args.max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10))
     _tune_gc()

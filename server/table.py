@@ -123,6 +123,9 @@ class LeaveReq:
     notify: bool = True          # False when the connection is already gone
 
 
+_EVICT = object()      # the deadline of a finished table: time to forget it
+
+
 def _put(frames: dict, conn, data: bytes) -> None:
     got = frames.get(conn)
     if got is None:
@@ -135,7 +138,8 @@ class Table:
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
-                 readonly: bool = False):
+                 readonly: bool = False, keep_finished: float = math.inf, finished_ago: float = 0.0,
+                 on_evict=None):
         self.id = table_id
         self.game = game
         self.name = name
@@ -154,6 +158,14 @@ class Table:
         # list_tables, and never writes to its log (which is not even opened).
         self.readonly = readonly and self.finished
         self.on_finished = on_finished
+        # A finished table is held (listed, watchable) for keep_finished seconds, then for
+        # as long as anyone is still at it; then its arbiter ends and on_evict lets the
+        # server forget it (and archive its log), so a long-running server neither grows
+        # nor lists every game it ever hosted.
+        self.keep_finished = keep_finished
+        self._finished_ago = finished_ago      # a table loaded finished: how long ago (log's mtime)
+        self._evict_at = math.inf
+        self.on_evict = on_evict
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         self.accepted = 0
         self.rejected = 0
@@ -163,12 +175,11 @@ class Table:
     # ------------------------------------------------------------ creation / recovery
     @classmethod
     def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, path, writer: LogWriter,
-               created: str, name: str = "", on_finished=None, chance=secure_permutation) -> "Table":
+               created: str, name: str = "", **kw) -> "Table":
         state = game.new_table(TableConfig(game.NAME, seats, settings))   # may raise IllegalAction
         header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, created=created)
         logfile = LogFile.create(path, encode_record(header))
-        return cls(table_id, game, seats, settings, state, logfile, writer, name=name, on_finished=on_finished,
-                   chance=chance)
+        return cls(table_id, game, seats, settings, state, logfile, writer, name=name, **kw)
 
     # ------------------------------------------------------------ lobby facts
     @property
@@ -214,6 +225,8 @@ class Table:
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         self._last_activity = trio.current_time()
+        if self.finished:
+            self._evict_at = self._last_activity - self._finished_ago + self.keep_finished
         # A table recovered mid-game may owe chance or table actions (none are lost: they
         # are derived from the state), so settle them first.
         records, out = [], []
@@ -230,6 +243,14 @@ class Table:
                     except trio.EndOfChannel:
                         return
                 records, out = [], []
+                if req is None and timeout is _EVICT:
+                    if not self._audience():
+                        if self.on_evict is not None:
+                            self.on_evict(self)
+                        return          # the inbox closes: later requests get no_such_table
+                    # someone is still at it: look again a little later
+                    self._evict_at = trio.current_time() + min(self.keep_finished, 60.0)
+                    continue
                 if req is None:
                     self._apply_timeout(timeout, records, out)
                 else:
@@ -258,7 +279,9 @@ class Table:
                 out.append(("to", req.conn, m.Error("internal_error", why)))
 
     def _deadline(self):
-        if not self.started or self.finished:
+        if self.finished:
+            return self._evict_at, _EVICT
+        if not self.started:
             return math.inf, None
         t = self.game.timeout_action(self.state)
         if t is None:
@@ -459,6 +482,7 @@ class Table:
             self._accept(state, events, None, to_data(action), None, "table", None, records, out)
         if not self.finished and self.game.outcome(self.state).over:
             self.finished = True
+            self._evict_at = trio.current_time() + self.keep_finished
             records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
             out.append(("over", self._audience()))
             if self.on_finished is not None:

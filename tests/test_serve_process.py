@@ -73,3 +73,12 @@ async def test_port_in_use_is_a_clear_error(tmp_path):
         finally:
             proc.send_signal(signal.SIGTERM)
             await proc.wait()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan"])
+def test_keep_finished_must_be_seconds(tmp_path, value):
+    done = subprocess.run([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir",
+                           str(tmp_path / "d"), "--keep-finished", value], capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2, done
+    assert done.stderr.strip() == "wildtable serve: --keep-finished wants seconds, 0 or more", done.stderr
+    assert not (tmp_path / "d").exists()          # nothing started

@@ -124,3 +124,77 @@ async def test_after_a_restart_a_finished_table_can_be_watched_and_rejoined_read
             for other in data.glob("*.wlog"):       # drop the table made to test the cap
                 if other != path:
                     other.unlink()
+
+
+async def _listed(conn) -> set:
+    await conn.send(m.ListTables())
+    msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
+    return {t["table"] for t in msg.tables}
+
+
+async def _until_forgotten(server, table: str, seconds: float = 5) -> None:
+    with trio.fail_after(seconds):
+        while table in server.tables or not (server.finished_dir / f"{table}.wlog").exists():
+            await trio.sleep(0.02)
+
+
+async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_finished(tmp_path):
+    """A long-running server must not hold and list every game it ever hosted: once
+    keep_finished has passed and nobody is at it, a finished table is forgotten and its
+    log, unchanged, moves to finished/ (where recovery does not read it)."""
+    data = tmp_path / "data"
+    with trio.fail_after(20):
+        async with running_server(data, keep_finished=0.3) as (server, url):
+            table, joined, over = await play_out(url)
+            before = (data / f"{table}.wlog").read_bytes()
+            await _until_forgotten(server, table)
+            assert not (data / f"{table}.wlog").exists()
+            moved = server.finished_dir / f"{table}.wlog"
+            assert moved.read_bytes() == before
+            async with connect(url, "wes") as wes:
+                assert table not in await _listed(wes)
+                for ask in (m.Spectate(table), m.Rejoin(table, 0, joined[0].token), m.Join(table, None)):
+                    await wes.send(ask)
+                    e = await answer(wes)
+                    assert isinstance(e, m.Error) and e.code == "no_such_table", e
+                    assert f"finished/{table}.wlog" in e.message and "is over" in e.message, e.message
+                # the server goes on: a new table works, with an id of its own
+                assert await create(wes, "go-wild", 2, **FAST) != table
+        # and a restart does not bring it back
+        async with running_server(data, keep_finished=0.3) as (server, url):
+            assert table not in server.tables
+
+
+async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path):
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data", keep_finished=0.2) as (server, url):
+            async with connect(url, "wes") as wes:
+                table, _, over = await play_out(url)
+                await wes.send(m.Spectate(table))
+                assert isinstance(await answer(wes), m.Spectating)
+                assert await nxt(wes) == over
+                await trio.sleep(0.8)               # well past keep_finished: still watched, still held
+                assert table in server.tables
+                assert (await info(wes, table))["status"] == "over"
+                await wes.send(m.Leave())
+                assert isinstance(await answer(wes), m.Left)
+                await _until_forgotten(server, table)       # looked at again within keep_finished
+                assert table not in await _listed(wes)
+
+
+async def test_at_start_a_game_that_finished_long_ago_is_moved_not_loaded(tmp_path):
+    """Recovery replays a finished log once to learn it is finished; one that finished
+    more than keep_finished ago (its log's mtime) goes to finished/ and is not held."""
+    import os
+    data = tmp_path / "data"
+    with trio.fail_after(20):
+        async with running_server(data) as (server, url):
+            old, _, _ = await play_out(url)
+            recent, _, _ = await play_out(url)
+        week_ago = os.stat(data / f"{old}.wlog").st_mtime - 7 * 86400
+        os.utime(data / f"{old}.wlog", (week_ago, week_ago))
+        async with running_server(data, keep_finished=3600) as (server, url):
+            assert old not in server.tables and (server.finished_dir / f"{old}.wlog").exists()
+            assert server.tables[recent].finished and (data / f"{recent}.wlog").exists()
+            async with connect(url, "wes") as wes:
+                assert await _listed(wes) == {recent}
