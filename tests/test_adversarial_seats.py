@@ -126,15 +126,21 @@ async def test_a_seated_player_cannot_also_spectate_and_gets_each_update_once(tm
                 await conns[0].send(m.Spectate(table))
                 r = await conns[0].receive_until(lambda x: isinstance(x, (m.Error, m.Spectating)))
                 assert isinstance(r, m.Error) and r.code == "already_at_table", r
-                await ready_all(conns)
+                # everything seat 0 gets from here on is kept: the deal, the Go!, every draw
+                seen = []
+                for i, c in enumerate(conns):
+                    await c.send(m.Intent(900 + i, {"kind": "ready"}))
+                assert isinstance(await reply_to(conns[0], 900, keep=seen), m.Accepted)
+                assert isinstance(await reply_to(conns[1], 901), m.Accepted)
                 for k in range(5):
                     await conns[0].send(m.Intent(k + 1, {"kind": "draw"}))
-                    assert isinstance(await reply_to(conns[0], k + 1), m.Accepted)
+                    assert isinstance(await reply_to(conns[0], k + 1, keep=seen), m.Accepted)
                 await conns[0].send(m.ListTables())
-                seen = []
                 await conns[0].receive_until(lambda x: isinstance(x, m.TableList), keep=seen)
                 seqs = [u.seq for u in seen if isinstance(u, m.Update)]
-                assert len(seqs) == len(set(seqs)), f"updates twice: {seqs}"
+                # at least: the ready, the deal's shuffle, Go! and five draws, each once
+                assert len(seqs) >= 8, seqs
+                assert seqs == sorted(set(seqs)), f"updates twice or out of order: {seqs}"
                 assert all("hand" in u.view for u in seen if isinstance(u, m.Update))
                 info = [x for x in (await _list(conns[1])) if x["table"] == table][0]
                 assert info["spectators"] == 0
