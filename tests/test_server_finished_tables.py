@@ -4,6 +4,7 @@ restart the finished tables are loaded read-only, so they can still be watched."
 
 from __future__ import annotations
 
+import pytest
 import trio
 
 from wildtable.client.net import connect
@@ -165,9 +166,10 @@ async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_f
             assert table not in server.tables
 
 
-async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path):
+@pytest.mark.parametrize("keep", [0.2, 0.0])
+async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path, keep):
     with trio.fail_after(20):
-        async with running_server(tmp_path / "data", keep_finished=0.2) as (server, url):
+        async with running_server(tmp_path / "data", keep_finished=keep) as (server, url):
             async with connect(url, "wes") as wes:
                 table, _, over = await play_out(url)
                 await wes.send(m.Spectate(table))
