@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")
     sp.add_argument("game", help="the game: " + ", ".join(_games()))
     sp.add_argument("--players", type=int, default=4, help="number of players (default 4)")
-    sp.add_argument("--seed", type=int, default=None, help="seed for players and shuffles (repeatable runs)")
+    sp.add_argument("--seed", type=int, default=None,
+                    help="seed for players and shuffles (repeatable runs; default: a random one, printed)")
     sp.add_argument("--log", default=None, help="write the action log to this file")
     sp.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
@@ -83,7 +84,8 @@ def parse_settings(pairs: list[str]) -> dict:
     out = {}
     for pair in pairs:
         if "=" not in pair:
-            raise SystemExit(f"wildtable: --set wants NAME=VALUE, got {pair!r}")
+            print(f"wildtable: --set wants NAME=VALUE (e.g. --set rounds=2), got {pair!r}", file=sys.stderr)
+            raise SystemExit(2)     # a usage problem, like argparse's own
         k, v = pair.split("=", 1)
         try:
             out[k] = json.loads(v)

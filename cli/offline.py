@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import sys
 from pathlib import Path
 
@@ -31,19 +32,25 @@ def _score_table(game, state) -> str:
 
 def selfplay_main(args) -> int:
     from wildtable.cli import parse_settings
+    # without --seed, a seed of its own, printed, so that any run can be played again
+    seed = args.seed if args.seed is not None else random.randrange(2 ** 32)
     try:
         game = find_game(args.game)
-        result = play(game, args.players, parse_settings(args.set), seed=args.seed)
+        result = play(game, args.players, parse_settings(args.set), seed=seed)
     except IllegalAction as e:
         print(f"wildtable selfplay: {e.reason}", file=sys.stderr)
         return 2
-    print(f"{game.TITLE}: {args.players} players, seed {args.seed}, {result.steps} records")
+    print(f"{game.TITLE}: {args.players} players, seed {seed}, {result.steps} records")
     print(_score_table(game, result.state))
     o = game.outcome(result.state)
     print("winner" + ("s" if len(o.winners) != 1 else "") + ": " + ", ".join(f"seat {w}" for w in o.winners))
     if args.log:
         data = encode_record(result.header) + b"".join(encode_record(r) for r in result.records)
-        Path(args.log).write_bytes(data)
+        try:
+            Path(args.log).write_bytes(data)
+        except OSError as e:
+            print(f"wildtable selfplay: cannot write the log to {args.log}: {e.strerror or e}", file=sys.stderr)
+            return 1
         print(f"log written to {args.log} ({len(data)} bytes)")
     return 0
 

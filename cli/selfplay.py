@@ -53,7 +53,9 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
             rec_fn = lambda s, a: ChanceRecorded(s, a.purpose, a.permutation)
         else:
             action = game.auto_action(state)
-            if action is None:
+            by = "table"            # as the server logs them: the table's own actions,
+            if action is None:      # a player's, and a default move the timer made
+                by = "player"
                 if game.outcome(state).over:
                     break
                 movers = list(game.to_move(state))
@@ -65,10 +67,10 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
                     t = game.timeout_action(state)
                     if t is None:
                         raise RuntimeError(f"{game.NAME}: nobody can act and no timeout applies")
-                    seat, action = t.seat, t.action
+                    seat, action, by = t.seat, t.action, "timer"
                 else:
                     action = pick(rng, choices) if pick else rng.choice(choices)
-            rec_fn = lambda s, a, seat=seat: ActionAccepted(s, seat, to_data(a))
+            rec_fn = lambda s, a, seat=seat, by=by: ActionAccepted(s, seat, to_data(a), by=by)
         before = state
         state, events = game.apply(state, seat, action)
         seq += 1

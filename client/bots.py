@@ -12,6 +12,7 @@ import random
 import sys
 from typing import Callable
 
+import attrs
 import trio
 
 from wildtable.protocol import messages as m
@@ -21,6 +22,7 @@ from .core import CannotConnect, ClientCore, Notice, NotConnected
 from .net import connect
 
 ANSWER_TIMEOUT = 10.0
+NAME_MAX = attrs.fields(m.Hello).name.metadata["max_len"]     # a bot's name: --name prefix + its number
 IDLE_LOOK = 2.0      # look at the table again after this long even if nothing changed
 
 
@@ -46,6 +48,7 @@ class Bot:
         self._refused: tuple[int, set] = (-1, set())
         self.actions = 0
         self.refusals = 0
+        self._seated = False            # until then, a refusal is reported once, by run's BotError
 
     def _on_notice(self, n: Notice) -> None:
         if n.kind in ("table", "over"):
@@ -61,28 +64,38 @@ class Bot:
             self._changed.set()
         elif n.kind == "connection" and "lost" in n.text:
             self.report(f"{self.name}: {n.text}")
-        elif n.kind == "error":
+        elif n.kind == "error" and self._seated:
             self.report(f"{self.name}: {n.text}")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> m.GameOver | None:
-        """Join, play until the game is over, return the GameOver (None if cancelled first)."""
+        """Join, play until the game is over, return the GameOver (None if cancelled first).
+        BotError if it cannot take its seat. (Raised here, after the nursery, not inside
+        it, where Trio would wrap it in an ExceptionGroup that no ``except BotError`` catches.)"""
+        problem = None
         async with trio.open_nursery() as nursery:
             try:
                 await nursery.start(self.core.run)
             except CannotConnect as e:
-                raise BotError(f"{self.name}: {e}") from None
-            reply = await self.core.join(self.table, self.seat)
-            if isinstance(reply, m.Error):
-                raise BotError(f"{self.name}: cannot join table {self.table}: {reply.code}: {reply.message}")
-            self.seat = reply.seat
-            plugin = games.plugin_for(reply.game)
-            if self.delay is None:
-                self.delay = plugin.BOT_DELAY
-            if self.verbose:
-                self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
-            task_status.started(reply.seat)
-            await self._play(plugin)
+                problem = f"{self.name}: {e}"
+            else:
+                try:
+                    reply = await self.core.join(self.table, self.seat)
+                except (NotConnected, trio.TooSlowError) as e:
+                    reply = m.Error("no_answer", str(e) if isinstance(e, NotConnected) else "the server did not answer")
+                if isinstance(reply, m.Error):
+                    problem = f"{self.name}: cannot join table {self.table}: {reply.code}: {reply.message}"
+                else:
+                    self.seat, self._seated = reply.seat, True
+                    plugin = games.plugin_for(reply.game)
+                    if self.delay is None:
+                        self.delay = plugin.BOT_DELAY
+                    if self.verbose:
+                        self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
+                    task_status.started(reply.seat)
+                    await self._play(plugin)
             nursery.cancel_scope.cancel()
+        if problem is not None:
+            raise BotError(problem)
         over = self.core.mirror.over
         if over is not None and self.verbose:
             self.report(f"{self.name}: game over, scores {list(over.scores)}, winners {list(over.winners)}")
@@ -94,6 +107,11 @@ class Bot:
             with trio.move_on_after(IDLE_LOOK):
                 await self._changed.wait()
             self._changed = trio.Event()
+            if core.mirror.table is None:
+                # back in the lobby: the server forgot the table, or took the seat back
+                # (the core said why); there is nothing more to play
+                self.report(f"{self.name}: no longer at table {self.table}; stopping")
+                return
             if core.mirror.over is not None or not core.online:
                 continue
             await trio.sleep(self.delay * self.rng.uniform(0.75, 1.25))
@@ -132,12 +150,19 @@ async def run_bot(url: str, table: str, name: str, delay: float | None = None,
         return None
 
 
-async def table_game(url: str, table: str) -> str | None:
-    """Which game a table plays (None: no such table)."""
+async def table_info(url: str, table: str) -> dict | None:
+    """The lobby's entry for a table (game, status, players...); None: no such table."""
     async with connect(url, "bot-scout") as conn:
         await conn.send(m.ListTables())
-        msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
-    return next((t["game"] for t in msg.tables if t["table"] == table), None)
+        with trio.fail_after(ANSWER_TIMEOUT):
+            msg = await conn.receive_until(lambda x: isinstance(x, m.TableList))
+    return next((t for t in msg.tables if t.get("table") == table), None)
+
+
+async def table_game(url: str, table: str) -> str | None:
+    """Which game a table plays (None: no such table)."""
+    info = await table_info(url, table)
+    return None if info is None else info["game"]
 
 
 async def _bots_main(args) -> int:
@@ -145,18 +170,37 @@ async def _bots_main(args) -> int:
         print(text, flush=True)
 
     try:
-        game = await table_game(args.url, args.table)
+        info = await table_info(args.url, args.table)
     except Exception as e:
         from .core import is_network_error, _reason
         if not is_network_error(e):
             raise
         print(f"wildtable bots: cannot connect to {args.url}: {_reason(e)}", file=sys.stderr)
         return 1
-    if game is None:
-        print(f"wildtable bots: no table {args.table!r} on {args.url}", file=sys.stderr)
+    if info is None:
+        print(f"wildtable bots: no table {args.table!r} on {args.url} (the lobby lists its tables: "
+              f"wildtable play {args.url})", file=sys.stderr)
+        return 1
+    game = info["game"]
+    if info.get("status") == "over":
+        print(f"wildtable bots: the game at table {args.table} is over; there is nothing left to play",
+              file=sys.stderr)
+        return 1
+    players = info.get("players") or []
+    free = sum(1 for p in players if not p)
+    # before the deal a free seat is listed without a name; once play began, a seat its
+    # player left keeps the name although anyone may take it, so only joining can tell
+    if players and info.get("status") == "waiting" and args.count > free:
+        print(f"wildtable bots: table {args.table} has {free} free seat(s) of {len(players)}; "
+              f"--count {free} or fewer", file=sys.stderr)
         return 1
     if not games.has_bot(game):
         print(f"wildtable bots: there is no bot for {game} yet", file=sys.stderr)
+        return 2
+    longest = f"{args.name}{args.count}"
+    if len(longest) > NAME_MAX:
+        print(f"wildtable bots: --name {args.name!r} is too long: the bots' names ({longest!r}, ...) must "
+              f"be {NAME_MAX} characters at most", file=sys.stderr)
         return 2
     results: list = [None] * args.count
     failed: list[str] = []

@@ -26,6 +26,9 @@ from .seats import SeatBook
 LOCAL_HOST = "127.0.0.1"
 
 
+NAME_MAX = attrs.fields(m.Hello).name.metadata["max_len"]      # what the server accepts in hello
+
+
 @attrs.define
 class Launch:
     """What `wildtable play` was asked to do (see cli.py's play parser)."""
@@ -60,6 +63,8 @@ class Launch:
         """Why these options cannot work together, or None."""
         if self.url is not None and (bad := url_problem(self.url)):
             return bad
+        if len(self.name) > NAME_MAX or not self.name.strip() or not self.name.strip().isprintable():
+            return f"--name wants 1 to {NAME_MAX} printable characters, not {self.name[:60]!r}"
         if self.game not in engine_games():
             return f"--game: there is no game {self.game!r}; choose one of: {', '.join(sorted(engine_games()))}"
         if self.bot_delay is not None and not 0 <= self.bot_delay < float("inf"):

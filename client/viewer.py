@@ -72,9 +72,16 @@ class Timeline:
                     problem = f"this record no longer applies: {e}"
                 seq = r.seq
             elif t is SeatClaimed:
-                names[r.seat] = r.name
-            elif t is StateHashed and r.seq == seq and state_hash(self.game, state) != r.hash:
-                problem = "the replayed state differs from this hash: the rules changed since this game"
+                if 0 <= r.seat < len(names):
+                    names[r.seat] = r.name
+                else:
+                    problem = f"there is no seat {r.seat} at this {len(names)}-seat table: the log was edited"
+            elif t is StateHashed:
+                if r.seq != seq:
+                    problem = (f"this hash is for seq {r.seq} but follows seq {seq}: hashes follow the record "
+                               f"they hash, so the log was moved or edited")
+                elif state_hash(self.game, state) != r.hash:
+                    problem = "the replayed state differs from this hash: the rules changed since this game"
             self.steps.append(Step(r, seq, state, events, tuple(names), problem))
 
     def __len__(self) -> int:
@@ -100,15 +107,24 @@ class Timeline:
     # ------------------------------------------------------------ text
     def _action_text(self, action: dict) -> str:
         label = getattr(self.plugin, "label_action", None)
-        if label is not None:
+        if label is not None and isinstance(action, dict) and isinstance(action.get("kind"), str):
             try:
-                return label(action)
-            except (KeyError, TypeError, ValueError):
-                pass
-        return games.compact(action)
+                text = label(action)
+            except (LookupError, TypeError, ValueError, AttributeError):
+                text = None     # a refused intent may name cards or melds that do not exist: show it raw
+            if isinstance(text, str) and text:
+                return text
+        return raw(action)
 
-    def record_line(self, i: int) -> str:
-        """One line naming record ``i``."""
+    @staticmethod
+    def hidden_from(r: Any, perspective: Any) -> bool:
+        """Whether ``perspective`` may not see what rejected intent ``r`` asked for: a seat
+        sees its own refused intents only (their cards would show another hand); a
+        spectator sees none. The all-seeing view sees them all."""
+        return perspective != ALL and type(r) is IntentRejected and r.seat != perspective
+
+    def record_line(self, i: int, perspective: Any = ALL) -> str:
+        """One line naming record ``i``, as ``perspective`` may see it."""
         step = self.steps[i]
         r = step.record
         ctx = self.ctx(i)
@@ -123,25 +139,28 @@ class Timeline:
             return f"seq {r.seq}: {who}: {self._action_text(r.action)}"
         if t is IntentRejected:
             who = ctx.seat_label(r.seat) if r.seat is not None else "?"
-            return f"REJECTED after seq {r.after}: {who}: {self._action_text(r.action)} - {r.code}"
+            what = "(not shown to this view)" if self.hidden_from(r, perspective) else self._action_text(r.action)
+            return f"REJECTED after seq {r.after}: {who}: {what} - {r.code}"
         if t is SeatClaimed:
             return f"seat {r.seat} {'claimed by ' + r.name if r.token_hash else 'released by ' + r.name}"
         if t is StateHashed:
             return f"hash at seq {r.seq}: {r.hash.hex()[:12]}" + (" DIFFERS" if step.problem else " ok")
         return f"{type(r).__name__}"
 
-    def detail_lines(self, i: int) -> list[str]:
-        """Record ``i`` in full: what it says and what it did."""
+    def detail_lines(self, i: int, perspective: Any = ALL) -> list[str]:
+        """Record ``i`` in full: what it says and what it did, as ``perspective`` may see it."""
         step = self.steps[i]
         r = step.record
         ctx = self.ctx(i)
-        lines = [self.record_line(i)]
+        lines = [self.record_line(i, perspective)]
         if type(r) is ActionAccepted:
             extra = [f"by {r.by}"]
             if r.intent is not None:
                 extra.append(f"intent {r.intent}")
-            lines.append("  " + ", ".join(extra) + f"; action {games.compact(r.action)}")
-        if type(r) is IntentRejected:
+            lines.append("  " + ", ".join(extra) + f"; action {raw(r.action)}")
+        if type(r) is IntentRejected and self.hidden_from(r, perspective):
+            lines.append("  what another seat sent, and why it was refused, are not shown to this view")
+        elif type(r) is IntentRejected:
             lines.append(f"  reason: {r.reason}")
             lines.append(f"  checked against the state after seq {r.after}; intent {r.intent}")
         for ev in step.events:
@@ -180,14 +199,23 @@ def parse_perspective(value: str | None, seats: int) -> Any:
     raise ValueError(f"--seat wants 0..{seats - 1}, all or spectator, not {value!r}")
 
 
+def raw(value: Any) -> str:
+    """A map as compact JSON, as a client sent it: byte strings (which msgpack carries
+    and JSON does not) as hex."""
+    return json.dumps(value, separators=(",", ":"),
+                      default=lambda x: x.hex() if isinstance(x, (bytes, bytearray)) else repr(x))
+
+
 # ---------------------------------------------------------------- plain
 
 def print_plain(timeline: Timeline, perspective: Any, upto: int | None, out=sys.stdout) -> None:
     """Every record, then the state after it (indented), down to seq ``upto``."""
+    if upto is not None:
+        upto = max(upto, 0)         # as --json and --verify: below 0 is the table before any record
     for i, step in enumerate(timeline.steps):
         if upto is not None and step.seq > upto:
             break
-        for line in timeline.detail_lines(i):
+        for line in timeline.detail_lines(i, perspective):
             out.write(f"[{i:>4}] {line}\n")
         if i == 0 or type(step.record) in (ActionAccepted, ChanceRecorded):
             for line in timeline.state_lines(i, perspective):
@@ -270,11 +298,11 @@ class ViewerApp(App):
         for k in range(lo, min(len(tl), lo + height)):
             if k > lo:
                 rec.append("\n")
-            line = tl.record_line(k)
+            line = tl.record_line(k, self.perspective)
             style = "reverse bold" if k == i else ("red" if line.startswith("REJECTED") else "")
             rec.append(("> " if k == i else "  ") + line, style)
         self.query_one("#records", Static).update(rec)
-        self.query_one("#detail", Static).update(Text("\n".join(tl.detail_lines(i))))
+        self.query_one("#detail", Static).update(Text("\n".join(tl.detail_lines(i, self.perspective))))
         self.query_one("#state", Static).update(Text("\n".join(tl.state_lines(i, self.perspective))))
 
     def action_step(self, delta: int) -> None:

@@ -41,6 +41,9 @@ def _play(*args: str) -> subprocess.CompletedProcess:
     (["--bots", "1", "--set", "nope=3"], "--set: unknown setting 'nope'; known: allow_all_wild_melds, "),
     (["--game", "go-wild", "--bots", "2", "--set", "turn_timer=abc"], "--set: setting 'turn_timer' must be "),
     (["--set", "rounds=2"], "--set goes with --bots"),
+    # a name the server's hello refuses is a usage problem, not "cannot connect"
+    (["--bots", "1", "--name", "n" * 41], "--name wants 1 to 40 printable characters, not 'nnnn"),
+    (["--bots", "1", "--name", "  "], "--name wants 1 to 40 printable characters, not '  '"),
 ])
 def test_a_table_the_game_cannot_have_is_refused_before_anything_starts(args, says):
     done = _play(*args)
