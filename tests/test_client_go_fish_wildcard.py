@@ -355,20 +355,13 @@ def test_full_screen_ui_plays_a_whole_game_against_a_bot_by_typed_commands():
     """`wildtable play --game go-fish-wildcard --bots 1` (private server in the process):
     ann types every move as a player would (what the bot would do, as its label); the
     screen shows her hand, both players, the pile, whose turn and the asks at 80x24."""
-    from textual.widgets import Static
-
     from wildtable.client.session import Launch
     from wildtable.client.tui import PlayApp
 
-    def text_of(app, selector):
-        return str(app.query_one(selector, Static).content)
+    from functools import partial
 
-    async def until(pilot, what, pred, timeout=15.0):
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while not pred():
-            assert loop.time() < end, f"timed out waiting for {what}"
-            await pilot.pause(0.02)
+    from uikit import text_of, until as wait_until
+    until = partial(wait_until, timeout=15.0)       # each wait may span several of the bot's turns
 
     async def scenario():
         app = PlayApp(Launch(name="ann", game="go-fish-wildcard", bots=1, bot_delay=0.02))

@@ -6,7 +6,6 @@ and the full-screen UI driven headless."""
 from __future__ import annotations
 
 import asyncio
-import io
 import os
 import random
 import subprocess
@@ -16,8 +15,7 @@ from collections import Counter
 import attrs
 import pytest
 import trio
-from rich.console import Console
-from textual.widgets import RichLog, Static
+from textual.widgets import RichLog
 
 from wildtable.client.games import CommandError, Ctx, ctx_from, generic, has_bot, plugin_for
 from wildtable.client.games import go_wild as gw
@@ -29,6 +27,7 @@ from wildtable.protocol.games import go_wild as E
 from wildtable.selfplay import play as selfplay
 
 from proc import LineReader
+from uikit import screen_text, text_of, until
 
 RED, YELLOW, ORANGE, BLUE, GREEN, WILD = range(6)
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -445,27 +444,6 @@ async def test_plain_mode_plays_a_whole_game_against_bots_in_its_own_server():
 
 
 # ------------------------------------------------------------------ the full-screen UI
-
-def screen_text(app) -> str:
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True, color_system=None,
-                      legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console.export_text()
-
-
-def text_of(app, selector: str) -> str:
-    return str(app.query_one(selector, Static).content)
-
-
-async def until(pilot, what: str, pred, timeout: float = 10.0) -> None:
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{screen_text(pilot.app)}")
-        await pilot.pause(0.02)
-
 
 def test_full_screen_table_at_80x24_takes_a_typed_play():
     """Alone with two bots: ann leads the first trick, sees her hand and the turn marker,

@@ -7,14 +7,11 @@ so the test knows what everyone holds: ann can meld and go out, bob holds a Draw
 from __future__ import annotations
 
 import asyncio
-import io
 import socket
 import threading
-from collections.abc import Callable
 
 import trio
-from rich.console import Console
-from textual.widgets import DataTable, RichLog, Static
+from textual.widgets import DataTable, RichLog
 
 from wildtable.client.net import connect
 from wildtable.client.session import Launch
@@ -23,6 +20,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.games.run_wild import DECK_SIZE, card_id
 
 from serverkit import create, join, reply_to, running_server
+from uikit import screen_text, text_of, until
 
 
 def cid(label: str) -> int:
@@ -94,32 +92,9 @@ class ServerThread:
         return await asyncio.to_thread(trio.from_thread.run, go, trio_token=self.token)
 
 
-def screen_text(app) -> str:
-    """What the terminal shows now, as plain text (no colour)."""
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True, color_system=None,
-                      legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console.export_text()
-
-
-def text_of(app, selector: str) -> str:
-    return str(app.query_one(selector, Static).content)
-
-
 def events_text(app) -> str:
     log = app.query_one("#events", RichLog)
     return "\n".join(line.text for line in log.lines)
-
-
-async def until(pilot, what: str, pred: Callable[[], bool], timeout: float = 10.0) -> None:
-    """Let the app run (no key pressed) until ``pred()``; fail naming ``what``."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while not pred():
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}; the screen shows:\n{screen_text(pilot.app)}")
-        await pilot.pause(0.02)
 
 
 async def type_line(pilot, text: str) -> None:

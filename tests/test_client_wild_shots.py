@@ -312,20 +312,12 @@ def test_full_screen_table_with_bots_tab_completes_and_plays_a_card():
     Tab types a card you may play; the play is accepted; the trump flashes."""
     import asyncio
 
-    from textual.widgets import Input, Static
+    from textual.widgets import Input
 
     from wildtable.client.session import Launch
     from wildtable.client.tui import PlayApp
 
-    def text(app, sel: str) -> str:
-        return str(app.query_one(sel, Static).content)
-
-    async def until(pilot, what: str, pred, timeout: float = 10.0) -> None:
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while not pred():
-            assert loop.time() < end, f"timed out waiting for {what}"
-            await pilot.pause(0.02)
+    from uikit import text_of as text, until
 
     async def scenario():
         app = PlayApp(Launch(name="ann", game="wild-shots", bots=2, bot_delay=0.05))
