@@ -22,7 +22,7 @@ import attrs
 
 import msgpack
 
-from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, _no_ext, packb, to_data, unpackb
+from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, builder, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
 FORMAT_VERSION = 1
@@ -187,9 +187,14 @@ def _unpack(payload: bytes | memoryview) -> Any:
 _unpackb_default = msgpack.unpackb
 
 
-def decode_record(obj: Any) -> Any:
-    """A record from plain data. Action records, nearly all of a log, take a fast path
-    with the same checks; their ``action`` map is decoded strictly by the game at replay."""
+_new_action = builder(ActionAccepted)     # ActionAccepted(...) for the fast path, set directly
+
+
+def _action_record(obj: Any) -> ActionAccepted | None:
+    """The ActionAccepted of a well-formed action record, with the checks the strict path
+    makes; None for anything else, which that path then decodes or refuses with its path.
+    Action records are nearly all of a log; their ``action`` map is decoded strictly by
+    the game at replay."""
     if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS and "seat" in obj:
         seq, seat, action = obj.get("seq"), obj["seat"], obj.get("action")
         intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
@@ -201,8 +206,14 @@ def decode_record(obj: Any) -> Any:
                 and (intent is None or (type(intent) is int and _INT_MIN <= intent <= _INT_MAX))
                 and type(by) is str and len(by) <= MAX_STR
                 and (recv is None or type(recv) is float)):
-            return ActionAccepted(seq, seat, action, intent, by, recv)
-    return RECORDS.decode(obj)
+            return _new_action(seq, seat, action, intent, by, recv)
+    return None
+
+
+def decode_record(obj: Any) -> Any:
+    """A record from plain data: action records take the fast path of _action_record."""
+    r = _action_record(obj)
+    return r if r is not None else RECORDS.decode(obj)
 
 
 def read_log(data: bytes) -> LogContents:
@@ -215,13 +226,14 @@ def read_log(data: bytes) -> LogContents:
     last_seq = 0
     try:
         for off, payload in _frames(data):
+            # the common case, first: an action record in its place, unpacked as _unpack's
+            # fast half does; any other payload takes decode_record(_unpack(...)) below
             try:
-                r = decode_record(_unpack(payload))
-            except ProtocolError as e:
-                raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
-            t = type(r)
-            if (t is ActionAccepted or t is ChanceRecorded) and header is not None:
-                # the common case, first: a state-changing record in its place
+                obj = _unpackb_default(payload)
+            except Exception:
+                obj = None
+            r = _action_record(obj) if header is not None else None
+            if r is not None:
                 if r.seq != last_seq + 1:
                     raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {r.seq}", offset=off, seq=last_seq + 1)
                 last_seq = r.seq
@@ -229,6 +241,10 @@ def read_log(data: bytes) -> LogContents:
                 offsets.append(off)
                 good = off + FRAME_HEADER + len(payload)
                 continue
+            try:
+                r = decode_record(_unpack(payload))
+            except ProtocolError as e:
+                raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
             if header is None:
                 if not isinstance(r, Header):
                     raise LogError("no_header", "the first record is not a header", offset=off)

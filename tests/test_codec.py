@@ -6,6 +6,7 @@ a size cap on every frame)."""
 from __future__ import annotations
 
 import math
+import typing
 
 import attrs
 import msgpack
@@ -15,13 +16,15 @@ from hypothesis import strategies as st
 
 from wildtable.protocol import codec, messages as m
 from wildtable.protocol.codec import (
-    INT_MAX, INT_MIN, MAX_DEPTH, MAX_FRAME, MAX_ITEMS, MAX_SERVER_FRAME, MAX_STR, Registry, to_data,
+    INT_MAX, INT_MIN, MAX_DEPTH, MAX_FRAME, MAX_SERVER_FRAME, MAX_STR, Registry, to_data,
 )
 from wildtable.protocol.errors import ProtocolError
 from wildtable.protocol.logfmt import (
     RECORDS, ActionAccepted, ChanceRecorded, Header, IntentRejected, SeatClaimed, StateHashed,
     encode_record, read_log,
 )
+
+from typed import typed
 
 # ------------------------------------------------------------------ samples
 
@@ -523,3 +526,156 @@ def test_shared_update_frames_decode_exactly_like_whole_updates():
                 whole = encode(Update(9, events, {**public, **private}))
                 assert frame == whole
                 assert decode(frame) == Update(9, tuple(events), {**public, **private})
+
+
+# ------------------------------------------------------------------ the decoders' shortcuts
+
+def test_builder_builds_what_the_class_builds():
+    from wildtable.protocol.games import run_wild as rw
+    for cls, args in [(ActionAccepted, (3, None, {"kind": "draw"}, 7, "timer", 1.5)), (rw.Add, (2, 5, None)),
+                      (rw.PlayMeld, ((1, 2, 3), ())), (rw.Draw, ())]:
+        build = codec.builder(cls)
+        assert build is not cls
+        made, want = build(*args), cls(*args)
+        assert typed(made) == typed(want) and made == want and repr(made) == repr(want)
+        if cls is not ActionAccepted:        # its ``action`` map makes it unhashable
+            assert hash(made) == hash(want)
+        with pytest.raises(attrs.exceptions.FrozenInstanceError):
+            made.x = 1
+
+
+def test_builder_leaves_classes_whose_init_does_more_to_the_class():
+    @attrs.frozen
+    class Validated:
+        a: int = attrs.field(validator=attrs.validators.instance_of(int))
+
+    @attrs.frozen
+    class Converted:
+        a: int = attrs.field(converter=int)
+
+    @attrs.frozen
+    class PostInit:
+        a: int
+
+        def __attrs_post_init__(self):
+            raise ValueError("checked")
+
+    @attrs.frozen(cache_hash=True)
+    class CachedHash:
+        a: int
+
+    @attrs.frozen
+    class NotInit:
+        a: int
+        b: int = attrs.field(init=False, default=0)
+
+    @attrs.frozen(slots=False)
+    class NoSlots:
+        a: int
+
+    @attrs.frozen(init=False)
+    class OwnInit:
+        a: int
+
+        def __init__(self, a):
+            self.__attrs_init__(a * 2)
+
+    for cls in (Validated, Converted, PostInit, CachedHash, NotInit, NoSlots, OwnInit):
+        assert codec.builder(cls) is cls, cls.__name__
+
+
+def _tagged_classes():
+    """Every class the codec decodes by a tag: the four games' actions, the messages, the
+    log records, and this file's test actions."""
+    from wildtable.protocol.engine import games
+    return [(reg, tag, cls) for reg in [g.ACTIONS for g in games().values()] + [m.MESSAGES, RECORDS, ACTIONS]
+            for tag, cls in sorted(reg.classes.items())]
+
+
+_TAGGED_CLASSES = _tagged_classes()
+_near_ints = (st.integers(-3, 130) | st.sampled_from([INT_MIN, INT_MAX, INT_MIN - 1, INT_MAX + 1])
+              | st.booleans() | st.floats(-2, 130) | st.none() | st.text(max_size=3))
+_field_values = _near_ints | st.lists(_near_ints, max_size=6) | st.lists(st.integers(0, 71), max_size=80) | _values
+
+
+@st.composite
+def _tagged_map(draw):
+    """Maps shaped like an action, message or record: its tag, mostly its own field names,
+    values near what the fields take (ints just in and out of range, bools, floats, long lists)."""
+    reg, tag, cls = draw(st.sampled_from(_TAGGED_CLASSES))
+    obj = {reg.tag_key: tag} if draw(st.integers(0, 9)) else {}
+    for f in attrs.fields(cls):
+        if draw(st.integers(0, 4)):
+            obj[f.name] = draw(_field_values)
+    if draw(st.integers(0, 9)) == 0:
+        obj[draw(st.sampled_from(["card", "cards", "x", "kind", "type", "meld", "value"]))] = draw(_field_values)
+    return reg, cls, obj
+
+
+@settings(max_examples=2000)
+@given(_tagged_map())
+def test_the_one_pass_decoders_accept_only_what_the_field_checkers_accept(case):
+    """Each generated one-pass decoder (codec._fast_decoder) must give exactly what the
+    field-by-field checks give, or step aside (None) for them to refuse with a path."""
+    reg, cls, obj = case
+    fast = codec._fast_decoder(cls, reg.tag_key)
+    if fast is None:
+        return
+    got = fast(obj)
+    try:
+        want = codec._decode_fields_checked(cls, obj, "$", reg.tag_key)
+    except ProtocolError:
+        assert got is None
+        return
+    assert got is None or typed(got) == typed(want)
+    if obj.get(reg.tag_key) == cls.TAG:
+        assert typed(reg.decode(obj)) == typed(want)
+
+
+def test_every_action_of_the_four_games_has_a_one_pass_decoder():
+    from wildtable.protocol.engine import games
+    for g in games().values():
+        for tag, cls in g.ACTIONS.classes.items():
+            assert codec._fast_decoder(cls, "kind") is not None, (g.NAME, tag)
+
+
+def _accepts(check, value) -> bool:
+    try:
+        check(value, "$")
+    except ProtocolError:
+        return False
+    return True
+
+
+def test_the_one_pass_decoders_keep_each_int_tuple_field_to_its_bounds():
+    """At the edges, where random maps seldom go: the item cap, each item's range, and the
+    types a tuple of ints refuses (a bool or float item, a string for the list)."""
+    checked = 0
+    for reg, tag, cls in _TAGGED_CLASSES:
+        fast = codec._fast_decoder(cls, reg.tag_key)
+        if fast is None:
+            continue
+        hints = typing.get_type_hints(cls)
+        for f in attrs.fields(cls):
+            items = codec._int_items(hints[f.name], dict(f.metadata))
+            if items is None:
+                continue
+            cap, lo, hi = items
+            # every other required field at a value its checker accepts
+            base = {reg.tag_key: tag}
+            for name, check, has_default, _ in codec._plan(cls)[0]:
+                if name != f.name and not has_default:
+                    base[name] = next(v for v in (0, "", [], {}, False, 0.0) if _accepts(check, v))
+            for value, ok in [([lo] * min(cap, 100), True), ([hi], True), ([lo] * (cap + 1), False),
+                              ([lo - 1], False), ([hi + 1], False), ([True], False), ([float(lo)], False),
+                              ("1", False), ((lo,), False)]:
+                obj = dict(base, **{f.name: value})
+                got = fast(obj)
+                try:
+                    want = codec._decode_fields_checked(cls, obj, "$", reg.tag_key)
+                except ProtocolError:
+                    assert got is None and not ok, (tag, f.name, value)
+                    continue
+                assert ok and typed(got) == typed(want), (tag, f.name, value)
+                checked += 1
+    assert checked >= 6

@@ -725,3 +725,21 @@ def test_legal_actions_are_all_accepted_on_a_busy_table():
     st2, _ = act(stuck, 0, Stuck())
     assert rw.legal_actions(st2, 0) == []       # nothing shrinks the hand: a stuck seat waits
     assert rw.legal_actions(st2, 5) == [] and rw.legal_actions(st2, None) == []
+
+
+def test_a_meld_is_found_by_its_id_whatever_the_ids_on_the_table():
+    """_find_meld looks at index id - first id before it scans (ids are handed out in
+    order); a table whose ids have gaps or another order must find the same melds."""
+    st = State.arranged(2, hands={0: ["B4", "G9"], 1: ["Y4"]},
+                        melds=[["R4", "R5", "R6"], ["B1", "B2", "B3"], ["G5", "Y5", "P5", "B5"]])
+    for ids in [(1, 2, 3), (2, 3, 5), (5, 3, 2), (7, 8, 9), (0, 4, 1)]:
+        table = st._replace(melds=tuple(m._replace(id=i) for m, i in zip(st.melds, ids)))
+        run, blues, fives = table.melds
+        after, _ = act(table, 0, Add(blues.id, c("B4"), None))
+        assert meld(after, blues.id).cards == blues.cards + (c("B4"),)
+        assert [m.id for m in after.melds] == list(ids)
+        after, _ = act(table, 1, Take(fives.id, c("Y5")))
+        assert c("Y5") not in meld(after, fives.id).cards and hand(after, 1) == sorted([c("Y4"), c("Y5")])
+        for missing in {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10} - set(ids):
+            refused(table, 0, Add(missing, c("B4"), None), "no_such_meld")
+            refused(table, 1, Take(missing, c("Y5")), "no_such_meld")
