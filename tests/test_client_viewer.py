@@ -79,8 +79,10 @@ def test_viewer_steps_forward_and_back_switches_views_and_jumps(game_log):
             assert "REJECTED after seq 0: ann: draw - not_started" in detail
             assert "reason: the game starts when every seat is taken" in detail
             # jump to a seq; see it as seat 1 (bob), then all-seeing again
-            await pilot.press("g", "2", "0", "enter")
-            assert timeline.steps[app.index].seq == 20
+            # (a seq the game has: a lucky deal can end a one-round game in under 20 seqs)
+            target = min(20, final.seq)
+            await pilot.press("g", *str(target), "enter")
+            assert timeline.steps[app.index].seq == target
             await pilot.press("1")
             as_bob = state_text(app)
             assert "bob (you)" in as_bob and "your hand (" in as_bob and "pile (" not in as_bob
