@@ -13,7 +13,7 @@ import attrs
 
 from .engine import ChanceOutcome, TableConfig, game as find_game, state_hash
 from .errors import IllegalAction, LogError, ProtocolError
-from .logfmt import ActionAccepted, ChanceRecorded, Header, LogContents, StateHashed
+from .logfmt import ActionAccepted, ChanceRecorded, Header, LogContents, SeatClaimed, StateHashed
 
 
 @attrs.frozen
@@ -55,7 +55,18 @@ def step(g: ModuleType, state: Any, record: Any) -> Any:
 
 def replay(contents: LogContents, *, verify_hashes: bool = True, upto: int | None = None) -> ReplayResult:
     g, state = initial_state(contents.header)
+    check_seats(contents)
     return fold(g, state, contents.records, verify_hashes=verify_hashes, upto=upto)
+
+
+def check_seats(contents: LogContents) -> None:
+    """A seat record names a seat of the table, or the log cannot be trusted (the fold
+    does not look at seat records: they change who holds a seat, not the game)."""
+    seats = contents.header.seats
+    for off, r in zip(contents.offsets, contents.records):
+        if type(r) is SeatClaimed and not 0 <= r.seat < seats:
+            raise LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats 0..{seats - 1}",
+                           offset=off)
 
 
 def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bool = True,

@@ -39,20 +39,13 @@ _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 def _check_lobby_facts(path: Path, contents) -> list:
-    """What replay does not check: the table id is the file's, and every seat record names
-    a seat of the table. (A log copied under another name would be a second table with the
-    same id; a seat out of range stopped the server or took over another seat.)"""
+    """What replay does not check: the table id is the file's (a log copied under another
+    name would be a second table with the same id). Returns the seat records, whose seats
+    replay has checked (one out of range stopped the server or took over another seat)."""
     h = contents.header
     if h.table != path.stem:
         raise LogError("bad_record", f"the header names table {h.table!r}, but the file is {path.name!r}", offset=0)
-    seats = []
-    for off, r in zip(contents.offsets, contents.records):
-        if type(r) is SeatClaimed:
-            if not 0 <= r.seat < h.seats:
-                raise LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats 0..{h.seats - 1}",
-                               offset=off)
-            seats.append(r)
-    return seats
+    return [r for r in contents.records if type(r) is SeatClaimed]
 
 
 class Server:

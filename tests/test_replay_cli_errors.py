@@ -75,3 +75,18 @@ def test_replay_of_a_header_that_cannot_start_a_table_is_a_clear_error(tmp_path,
         assert proc.returncode == 1, proc.stderr
         assert "Traceback" not in proc.stderr, proc.stderr
         assert str(path) in proc.stderr and words in proc.stderr, proc.stderr
+
+
+@pytest.mark.parametrize("seat", [2, 99, -1])
+def test_replay_refuses_a_seat_record_for_a_seat_the_table_does_not_have(tmp_path, capsys, seat):
+    """Found: recovery refused such a log, but `replay --verify` and `--json` called it
+    good. replay() checks it now, for both."""
+    from wildtable.protocol.logfmt import SeatClaimed
+    path = tmp_path / "t1.wlog"
+    raw = _write(path, "go-wild", 2, {}, [SeatClaimed(0, "ann", b"\x01" * 32), SeatClaimed(seat, "zed", b"x" * 32)])
+    offset = read_log(raw).offsets[1]
+    for flag in ("--verify", "--json"):
+        rc, out, err = _run(capsys, path, flag)
+        assert rc == 1 and out == "", (flag, out, err)
+        assert f"a seat record for seat {seat}, but the table has seats 0..1" in err, err
+        assert str(offset) in err, err
