@@ -65,6 +65,11 @@ def replay_main(args) -> int:
     if not (args.verify or args.json):
         from wildtable.client.viewer import viewer_main
         return viewer_main(args, data)
+    if getattr(args, "seat", None) is not None:
+        # --verify and --json report the all-seeing state; a seat's view is the viewer's
+        print("wildtable replay: --seat goes with the viewer or --plain, not with --verify or --json",
+              file=sys.stderr)
+        return 2
     try:
         contents = read_log(data)
         result = replay(contents, verify_hashes=True, upto=args.upto)

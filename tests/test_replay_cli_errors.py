@@ -90,3 +90,13 @@ def test_replay_refuses_a_seat_record_for_a_seat_the_table_does_not_have(tmp_pat
         assert rc == 1 and out == "", (flag, out, err)
         assert f"a seat record for seat {seat}, but the table has seats 0..1" in err, err
         assert str(offset) in err, err
+
+
+@pytest.mark.parametrize("flag", ["--verify", "--json"])
+def test_seat_with_verify_or_json_is_a_usage_error(tmp_path, capsys, flag):
+    """--verify and --json report the all-seeing state: a --seat there was ignored (exit 0)."""
+    path = tmp_path / "t1.wlog"
+    _write(path, "go-wild", 2, {}, [])
+    rc, out, err = _run(capsys, path, flag, "--seat", "junk")
+    assert rc == 2 and out == "", (out, err)
+    assert err.strip() == "wildtable replay: --seat goes with the viewer or --plain, not with --verify or --json"
