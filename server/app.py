@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import datetime
+import errno
 import logging
 import os
 import re
@@ -73,6 +74,7 @@ class Server:
         self._tables_nursery: trio.Nursery | None = None
         self._listen_scope = trio.CancelScope()
         self.refused_logs: dict[str, str] = {}
+        self._moving: set[str] = set()          # forgotten tables whose logs are on their way to finished/
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
@@ -87,9 +89,10 @@ class Server:
 
     def no_table(self, table_id: str) -> str:
         """Why there is no table ``table_id`` here, for the `no_such_table` error."""
-        if _TABLE_ID.fullmatch(table_id) and (self.finished_dir / (table_id + LOG_SUFFIX)).exists():
-            return (f"table {table_id!r} is over and no longer held (finished games are kept for "
-                    f"{self.keep_finished:g} s); its log is {FINISHED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir")
+        if table_id in self._moving or (
+                _TABLE_ID.fullmatch(table_id) and (self.finished_dir / (table_id + LOG_SUFFIX)).exists()):
+            return (f"table {table_id!r} is over and no longer held by this server; its log is "
+                    f"{FINISHED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir")
         return f"no table {table_id!r}; list_tables shows the open ones"
 
     async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "") -> Table:
@@ -101,14 +104,19 @@ class Server:
         open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating
         if open_tables >= self.max_tables:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.max_tables} open tables; join an existing one or try later")
-        tid = self._new_id()
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self._creating += 1
         try:
+            tid = self._new_id()
             table = await trio.to_thread.run_sync(
                 lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
                                      created, name, **self._table_kw()))
             self._start_table(table)
+        except OSError as e:
+            # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
+            log.error("cannot create a table's log in %s: %s", self.data_dir, e)
+            raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
+                                "try later or tell its operator") from None
         finally:
             self._creating -= 1
         log.info("table %s created: %s for %d", tid, game.NAME, seats)
@@ -133,7 +141,15 @@ class Server:
             del self.tables[table.id]
         table.logfile.close()
         log.info("table %s forgotten (finished, nobody at it); its log goes to %s/", table.id, FINISHED_DIR)
-        self._nursery.start_soon(trio.to_thread.run_sync, self._archive, table.logfile.path)
+        # until the move (in a thread) is done, no_table knows it from here, not from finished/
+        self._moving.add(table.id)
+        self._nursery.start_soon(self._move_out, table.id, table.logfile.path)
+
+    async def _move_out(self, table_id: str, path: Path) -> None:
+        try:
+            await trio.to_thread.run_sync(self._archive, path)
+        finally:
+            self._moving.discard(table_id)
 
     def _archive(self, path: Path) -> bool:
         """Move a finished game's log into finished/, durably (the rename and both
@@ -141,7 +157,11 @@ class Server:
         is (recovery archives it next time) and the reason is logged."""
         try:
             self.finished_dir.mkdir(exist_ok=True)
-            os.rename(path, self.finished_dir / path.name)
+            target = self.finished_dir / path.name
+            if os.path.lexists(target):
+                # rename replaces silently: never destroy a log already archived there
+                raise FileExistsError(errno.EEXIST, f"{FINISHED_DIR}/{path.name} exists already (left as it is)")
+            os.rename(path, target)
             for d in (self.finished_dir, self.data_dir):
                 fd = os.open(d, os.O_RDONLY)
                 try:

@@ -36,13 +36,22 @@ class LogFile:
     @classmethod
     def create(cls, path: Path, first: bytes) -> "LogFile":
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        os.write(fd, first)
-        os.fsync(fd)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
         try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
+            os.write(fd, first)
+            os.fsync(fd)
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        except OSError:
+            # a full disk, say: no fd leaked per attempt, no headless log left for recovery to refuse
+            os.close(fd)
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            raise
         return cls(path, fd, len(first))
 
     @classmethod
@@ -106,6 +115,13 @@ class LogWriter:
             return
         done = trio.Event()
         await self._send.send(_Commit(log, data, done, self.durability == "always"))
+        await done.wait()
+
+    async def sync(self, log: LogFile) -> None:
+        """Return once everything committed to ``log`` so far is written and fsynced
+        (commits are taken in order), whatever the durability setting."""
+        done = trio.Event()
+        await self._send.send(_Commit(log, b"", done, True))
         await done.wait()
 
     def summary(self) -> str:
