@@ -516,11 +516,16 @@ class ClientCore:
         words.update(self.plugin.COMMANDS if self.at_table else games.plugin_for(self.default_game).COMMANDS)
         return words
 
+    def command_word(self, word: str) -> str:
+        """A typed command word through the aliases (``p`` -> ``play``), lower-cased."""
+        plugin = self.plugin if self.at_table else games.plugin_for(self.default_game)
+        w = word.lower()
+        return LOBBY_ALIASES.get(w, getattr(plugin, "ALIASES", {}).get(w, w))
+
     def help_text(self, word: str | None = None) -> str:
         plugin = self.plugin if self.at_table else games.plugin_for(self.default_game)
         if word:
-            w = LOBBY_ALIASES.get(word, getattr(plugin, "ALIASES", {}).get(word, word))
-            line = self.command_words().get(w)
+            line = self.command_words().get(self.command_word(word))
             return line if line else f"no command {word!r}; help lists them all"
         lines = [f"{plugin.TITLE} commands:"]
         lines += ["  " + x for x in plugin.COMMANDS.values()]
@@ -603,8 +608,14 @@ class ClientCore:
             plugin = self.plugin if self.at_table else games.plugin_for(self.default_game)
             known = set(plugin.COMMANDS) | set(getattr(plugin, "ALIASES", {}))
             if word not in known:
+                if not self.at_table and any(word in p.COMMANDS or word in getattr(p, "ALIASES", {})
+                                             for p in games.PLUGINS.values()):
+                    self._need_seat()           # another game's command, typed in the lobby
                 raise CommandError(f"unknown command {words[0]!r}; help lists the commands")
             self._need_seat()
+            if mir.over is not None:
+                raise CommandError("the game is over: no more moves; show prints the final table, "
+                                   "leave goes back to the lobby")
             action = plugin.parse(words, mir.view)
             await self.act(action, text)
 

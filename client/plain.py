@@ -76,15 +76,19 @@ class PlainOutput:
         phase = (view.get("phase"), view.get("round"))
         if phase != self._phase and view.get("phase") is not None:
             self._phase = phase
-            rounds = f" round {view['round']} of {view['rounds']}" if "round" in view and "rounds" in view else ""
+            rounds = f" round {view['round']}" if view.get("round") else ""
+            rounds += f" of {view['rounds']}" if rounds and "rounds" in view else ""
             self.line("phase", f"{view['phase']}{rounds}")
         due, self._hand_due = self._hand_due, False
         if "hand" in view and view.get("phase") not in ("dealing", "deal"):    # nothing dealt yet
-            hand = (tuple(sorted(view["hand"])), view.get("pile"))
+            # a rank turning wild changes the stars of Go Fish Wildcard's hand line
+            hand = (tuple(sorted(view["hand"])), view.get("pile"), tuple(view.get("wild_ranks") or ()))
             if hand != self._hand or due:
                 self._hand = hand
+                by_view = getattr(core.plugin, "view_hand_labels", None)
                 labels = getattr(core.plugin, "hand_labels", None)
-                cards = " ".join(labels(view["hand"])) if labels else " ".join(map(str, view["hand"]))
+                cards = " ".join(by_view(view) if by_view else labels(view["hand"]) if labels
+                                 else map(str, view["hand"]))
                 self.line("hand", cards + (f" | pile {view['pile']}" if "pile" in view else ""))
 
 

@@ -22,7 +22,7 @@ import traceback
 
 import trio
 from rich.text import Text
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
@@ -40,6 +40,7 @@ FLASH_SECONDS = 2.5
 # info lines that answer a lobby command, shown on the result line too
 _LOBBY_OUTCOMES = ("joined table", "watching table", "you left", "created table", "took your seat", "seating")
 LOBBY_REFRESH = 3.0
+NARROW = 64         # columns: narrower, the events pane hides and the table takes the width
 
 KEYS_HELP = """\
 Keys: Tab completes the word you type (Right arrow accepts the grey suggestion),
@@ -142,7 +143,7 @@ class PlayApp(App):
     #tables { height: 1fr; }
     #board-top { height: auto; }
     #board-mid { height: 1fr; }
-    #board-bottom { height: auto; }
+    #board-bottom { height: auto; dock: bottom; }
     #result { height: auto; max-height: 3; }
     #cmdline { height: 1; }
     #prompt { width: 2; }
@@ -197,6 +198,7 @@ class PlayApp(App):
         dt = self.query_one("#tables", DataTable)
         for col in ("#", "table", "game", "seats", "status", "players"):
             dt.add_column(col, key=col)
+        self._fit_width()
         self._update_top()
         self._update_hints("")
         self.query_one("#cmd", CommandInput).focus()
@@ -337,7 +339,7 @@ class PlayApp(App):
         self.query_one("#flash", Static).display = False
 
     # ---------------------------------------------------------------- drawing
-    def _update_top(self) -> None:
+    def _update_top(self, width: int | None = None) -> None:
         core = self.core
         parts = ["wildtable"]
         if core is not None:
@@ -352,7 +354,7 @@ class PlayApp(App):
         mark = "*" if self._status == "online" else "!"
         left = " " + " | ".join(parts) + f" | {mark} {self._status}"
         right = "F1 help  ^Q quit "
-        width = max(self.size.width, 40)
+        width = max(self.size.width if width is None else width, 40)
         line = left if len(left) + len(right) + 1 > width else left + " " * (width - len(left) - len(right)) + right
         self.query_one("#top", Static).update(Text(line))
 
@@ -402,7 +404,7 @@ class PlayApp(App):
         words = split_for_completion(value)
         usage = ""
         if len(words) > 1:
-            usage = core.command_words().get(words[0].lower(), "").split("  - ")[0]
+            usage = core.command_words().get(core.command_word(words[0]), "").split("  - ")[0]
         cands = completions(core, value) if value else []
         text = usage
         if cands:
@@ -451,8 +453,15 @@ class PlayApp(App):
         box = self.query_one("#board-mid", VerticalScroll)
         box.scroll_relative(y=step * max(1, box.size.height - 1))
 
-    def on_resize(self) -> None:
-        self._update_top()
+    def on_resize(self, event: events.Resize) -> None:
+        self._fit_width(event.size.width)
+        self._update_top(event.size.width)
+
+    def _fit_width(self, width: int | None = None) -> None:
+        """Below NARROW columns the events pane would leave the table too little room: it
+        hides (its lines are kept and come back with a wider terminal)."""
+        width = self.size.width if width is None else width
+        self.query_one("#events", RichLog).display = width >= NARROW
 
 
 def run_tui(launch: Launch) -> int:

@@ -11,6 +11,8 @@ exposes:
     ALIASES: dict[str, str]           short words -> command words (optional)
     HELP: str                         a few lines on handles (how cards and melds are typed)
     hand_labels(hand) -> list[str]    the hand as handles (the line mode's "hand:" line; optional)
+    view_hand_labels(view) -> list[str]   the same from the whole view, where it needs more than
+                                      the hand (Go Fish Wildcard stars its wild cards; optional)
     parse(words, view) -> dict        a command's words (the command word first) -> the action
                                       map sent in an intent; raises CommandError with a sentence
     complete(words, view) -> list     candidates for the last word of ``words`` (may be "")

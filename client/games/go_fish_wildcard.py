@@ -91,8 +91,13 @@ def label(c: int, wild: set[int] | None = None) -> str:
 
 
 def hand_labels(hand, wild: set[int] | None = None) -> list[str]:
-    """The hand as labels, by rank then suit (the line mode's hand line)."""
+    """The hand as labels, by rank then suit."""
     return [label(c, wild) for c in sorted(hand)]
+
+
+def view_hand_labels(view: dict) -> list[str]:
+    """The line mode's hand line: the hand as the table shows it, wild cards starred."""
+    return hand_labels(view["hand"], wild_set(view))
 
 
 def is_set(cards, wild: set[int]) -> bool:
@@ -198,6 +203,8 @@ def _parse_ask(args: list[str], view: dict) -> dict:
             raise CommandError(f"{bad!r} is not a rank: ranks are A 2 3 4 5 6 7 8 9 10 J Q K, {example}")
     else:
         rank = _rank_token(args[0])
+        if rank is None and _player_token(args[0], seats) is not None:
+            raise CommandError(f"ask {args[0]} for what? name a rank you hold, e.g. ask {args[0]} for 7s")
         if rank is None:
             raise CommandError(f"{args[0]!r} is not a rank: ranks are A 2 3 4 5 6 7 8 9 10 J Q K, {example}")
         others = [p["seat"] for p in view.get("players") or () if p["seat"] != me]

@@ -171,7 +171,7 @@ def _groups_typed(words: list[str]) -> tuple[dict[int, int | str], list[int]]:
     return want, ids
 
 
-def _pick(view: dict, want: dict[int, int | str], ids: list[int]) -> list[int]:
+def _pick(view: dict, want: dict[int, int | str], ids: list[int], slough: bool = False) -> list[int]:
     """The card ids for a typed play: explicit ids, then the lowest ids of each colour."""
     hand = set(view.get("hand") or ())
     out: list[int] = []
@@ -186,7 +186,7 @@ def _pick(view: dict, want: dict[int, int | str], ids: list[int]) -> list[int]:
         n = want[col]
         have = by[col]
         if not have:
-            raise CommandError(f"you hold no {NAMES[col]} card" + (" to slough" if col == WILD else "")
+            raise CommandError(f"you hold no {NAMES[col]} card" + (" to slough" if slough else "")
                                + (f"; your hand: {_hand_line(hand)}" if hand else ""))
         if n == "all":
             n = len(have)
@@ -219,7 +219,7 @@ def parse(words: list[str], view: dict) -> dict:
             want, ids = _groups_typed(args)
         if ids or set(want) - {WILD}:
             raise CommandError("only wild cards can be sloughed, e.g. slough 2; to play colour cards use play")
-        return {"kind": "play", "cards": _pick(view, want, [])}
+        return {"kind": "play", "cards": _pick(view, want, [], slough=True)}
     raise CommandError(f"unknown command {words[0]!r}; help lists the commands")
 
 

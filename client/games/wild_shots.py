@@ -132,7 +132,7 @@ def _token(words: list[str]) -> tuple[str, object]:
         if 1 <= v <= 10:
             return "value", v
         raise CommandError(f"{text}: values go from 1 to 10")
-    if len(ws) > 1 and not _WORD_RE.match(ws[0].upper()):
+    if len(ws) > 2 or len(ws) > 1 and not _WORD_RE.match(ws[0].upper()):
         raise CommandError("play one card at a time, e.g. play R3")
     raise CommandError(f"{' '.join(ws)!r} is not a card: type a suit letter and a value, e.g. R3 (red 3), "
                        f"K7 (black 7), G10, B1")

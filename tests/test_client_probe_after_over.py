@@ -1,0 +1,47 @@
+"""Game commands typed after the game is over, or in the lobby after leaving a table of
+another game than the client's default, are refused with the real reason (a real server
+in the process; the turn timer plays both seats to a one-point game)."""
+
+from __future__ import annotations
+
+import trio
+
+from wildtable.client.core import ClientCore, Notice
+from wildtable.client.net import connect
+
+from serverkit import create, join, running_server
+
+
+async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
+    notes: list[Notice] = []
+
+    def rejected(text: str) -> str:
+        (n,) = [n for n in notes if n.kind == "rejected" and n.text == text]
+        return n.data[2]
+
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with connect(url, "bob") as bob:
+                table = await create(bob, "go-wild", 2, target=1, turn_timer=0.05, first_player=0)
+                await join(bob, table, 1)
+                core = ClientCore(url, "ann", notes.append)          # default game: run-wild
+                async with trio.open_nursery() as nursery:
+                    await nursery.start(core.run)
+                    await core.join(table, 0)
+                    while core.mirror.over is None:
+                        await trio.sleep(0.02)
+                    hand = core.mirror.view["hand"]
+                    assert hand                       # cards left, so only the game's end stops a play
+                    await core.command("play 1 red")
+                    await core.command("slough")
+                    for text in ("play 1 red", "slough"):
+                        assert rejected(text).startswith("the game is over: no more moves"), rejected(text)
+                    await core.command("leave")
+                    while core.at_table:
+                        await trio.sleep(0.02)
+                    notes.clear()
+                    await core.command("p 1 red")
+                    assert rejected("p 1 red").startswith("you are not at a table"), rejected("p 1 red")
+                    await core.command("frobnicate")
+                    assert rejected("frobnicate").startswith("unknown command 'frobnicate'")
+                    nursery.cancel_scope.cancel()
