@@ -28,7 +28,7 @@ from wildtable.protocol.replay import replay
 
 from . import wire
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, Connection
-from .logwriter import LogFile, LogWriter
+from .logwriter import LogFile, LogWriter, StorageFailed
 from .table import Table, secure_permutation
 
 log = logging.getLogger("wildtable.server")
@@ -243,7 +243,7 @@ class Server:
         recovered = await trio.to_thread.run_sync(self.recover)
         async with trio.open_nursery() as outer:
             self._nursery = outer
-            await outer.start(self.writer.run)
+            await outer.start(self._write_logs)
             try:
                 async with trio.open_nursery() as tables_nursery:
                     self._tables_nursery = tables_nursery
@@ -271,6 +271,22 @@ class Server:
             t.logfile.close()
         log.info("log writer: %s", self.writer.summary())
         log.info("stopped; all logs flushed and fsynced")
+
+    async def _write_logs(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """The log writer; if the logs cannot be written the server stops (nothing more
+        can be made durable, so nothing more may be acknowledged), telling its clients why."""
+        try:
+            await self.writer.run(task_status=task_status)
+        except StorageFailed as e:
+            log.error("%s: stopping the server (every acknowledged action is in the logs)", e)
+            data = m.encode(m.Goodbye(f"server stopping: {e}"))
+            for c in list(self.connections):
+                c.send_bytes(data)
+                c.close_soon(1011, "server cannot write its logs")
+            with trio.move_on_after(1):
+                while self.connections:
+                    await trio.sleep(0.02)
+            raise
 
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop accepting, tell every client, close them, let run() flush and return."""

@@ -86,6 +86,12 @@ def _load_syncfs():
 _syncfs = _load_syncfs()
 
 
+class StorageFailed(Exception):
+    """The logs cannot be written (a full disk, a file size limit, an I/O error). Nothing
+    after the failed group was acknowledged, so the server must stop: it cannot keep its
+    promise that what it tells of is durable."""
+
+
 @attrs.define(eq=False)
 class _Commit:
     log: LogFile | None
@@ -195,7 +201,10 @@ class LogWriter:
                 now = trio.current_time()
                 sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
                 with trio.CancelScope(shield=True):
-                    await trio.to_thread.run_sync(self._write_group, group, sync)
+                    try:
+                        await trio.to_thread.run_sync(self._write_group, group, sync)
+                    except OSError as e:
+                        raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
                 if sync:
                     last_sync = now
                 self.groups += 1
@@ -203,4 +212,7 @@ class LogWriter:
                     if c.done is not None:
                         c.done.set()
         with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self._sync)
+            try:
+                await trio.to_thread.run_sync(self._sync)
+            except OSError as e:
+                raise StorageFailed(f"cannot fsync the table logs: {e.strerror or e}") from e

@@ -10,6 +10,7 @@ import sys
 import trio
 
 from .app import Server
+from .logwriter import StorageFailed
 
 
 async def serve_until_signalled(server: Server, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -46,10 +47,17 @@ def main(args) -> int:
                     rate_burst=max(args.rate_limit * 2, 10))
     _tune_gc()
     failed: list[OSError] = []
+    storage: list[StorageFailed] = []
     try:
         trio.run(serve_until_signalled, server, args.host, args.port)
+    except* StorageFailed as group:
+        storage.extend(_leaves(group))
     except* OSError as group:
         failed.extend(_leaves(group))
+    if storage:
+        print(f"wildtable serve: {storage[0]}; stopped. Every action it acknowledged is in the logs: make room "
+              f"(or mend {args.data_dir}) and start it again to carry on", file=sys.stderr)
+        return 1
     if failed:
         e = failed[0]
         print(f"wildtable serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}"
