@@ -139,6 +139,9 @@ class Server:
         log out of the way of recovery (called by its arbiter as it ends)."""
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+        for c in self.connections:
+            if c.route is table:        # so that nothing keeps the forgotten table in memory
+                c.route = None
         table.logfile.close()
         log.info("table %s forgotten (finished, nobody at it); its log goes to %s/", table.id, FINISHED_DIR)
         # until the move (in a thread) is done, no_table knows it from here, not from finished/
@@ -172,6 +175,7 @@ class Server:
             log.warning("%s: cannot move the finished game's log to %s/: %s", path, FINISHED_DIR, e.strerror or e)
             return False
         return True
+
     # ---------------------------------------------------------------- recovery
     def recover(self) -> list[Table]:
         """Rebuild every table in the data dir from its log: an unfinished one to play on,

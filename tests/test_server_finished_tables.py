@@ -4,6 +4,9 @@ restart the finished tables are loaded read-only, so they can still be watched."
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 import trio
 
@@ -178,10 +181,15 @@ async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path, keep):
                 await trio.sleep(0.8)               # well past keep_finished: still watched, still held
                 assert table in server.tables
                 assert (await info(wes, table))["status"] == "over"
+                held = weakref.ref(server.tables[table])
                 await wes.send(m.Leave())
                 assert isinstance(await answer(wes), m.Left)
                 await _until_forgotten(server, table)       # looked at again within keep_finished
                 assert table not in await _listed(wes)
+                # forgotten for good: nothing keeps the table in memory (wes's connection
+                # sent its last request there)
+                gc.collect()
+                assert held() is None, gc.get_referrers(held())
 
 
 async def test_at_start_a_game_that_finished_long_ago_is_moved_not_loaded(tmp_path):
