@@ -436,7 +436,7 @@ class ClientCore:
             asked = self._asked_lists > 0
             if asked:
                 self._asked_lists -= 1
-            self.notify("tables", "", (self.tables, asked))
+            self.notify("tables", "", (self.tables, asked, msg.omitted))
         elif t is m.GameOver:
             mir.absorb(msg)
             if self.seat_book is not None:

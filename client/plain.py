@@ -54,9 +54,11 @@ class PlainOutput:
             for text in n.text.splitlines():
                 self.line(k, text)
         elif k == "tables":
-            tables, asked = n.data
+            tables, asked, omitted = n.data
             if asked:
-                self.line("tables", f"{len(tables)} table(s)" + ("" if tables else ": create one with create"))
+                more = f" (and {omitted} more the server did not list: games in play and finished ones)" if omitted else ""
+                self.line("tables", f"{len(tables)} table(s)" + ("" if tables or omitted else ": create one with create")
+                          + more)
                 for i, t in enumerate(tables, 1):
                     players = ", ".join(p or "-" for p in t.get("players", []))
                     taken = sum(1 for p in t.get("players", []) if p)

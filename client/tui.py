@@ -291,9 +291,11 @@ class PlayApp(App):
             self._log(n.text, "bold red")
             self._result("error: " + n.text, "bold red")
         elif k == "tables":
-            self._fill_lobby(n.data[0])
-            if n.data[1]:
-                self._result(f"{len(n.data[0])} table(s) on this server")
+            tables, asked, omitted = n.data
+            self._fill_lobby(tables)
+            if asked:
+                more = f" (and {omitted} more not listed)" if omitted else ""
+                self._result(f"{len(tables)} table(s) on this server{more}")
         elif k == "sent":
             self._result(f"... {n.text} (sent)", "dim")
         elif k == "accepted":

@@ -113,6 +113,7 @@ class Error:
 @_frozen
 class TableList:
     tables: tuple[dict, ...] = _d((), max_items=100_000)
+    omitted: int = _d(0, min=0, max=2**31)      # tables left out to keep the answer within a frame
 
 
 @msg("table_created")

@@ -21,6 +21,7 @@ import trio
 
 from wildtable import __version__
 from wildtable.protocol import messages as m
+from wildtable.protocol.codec import MAX_SERVER_FRAME, packb
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import SeatClaimed, read_log
@@ -37,6 +38,8 @@ LOG_SUFFIX = ".wlog"
 FINISHED_DIR = "finished"     # where the logs of finished games go once the server forgets them
 KEEP_FINISHED = 3600.0        # seconds a finished table stays listed and watchable
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+LIST_BUDGET = MAX_SERVER_FRAME // 2   # bytes of table entries in one list_tables answer at most
+LIST_ENTRY_MAX = 4096                 # an entry's size is bounded (name, players, settings the game checked)
 
 
 def _check_lobby_facts(path: Path, contents) -> list:
@@ -86,6 +89,25 @@ class Server:
             if tid not in self.tables and not (self.data_dir / (tid + LOG_SUFFIX)).exists() \
                     and not (self.finished_dir / (tid + LOG_SUFFIX)).exists():
                 return tid
+
+    def table_list(self) -> m.TableList:
+        """The answer to list_tables, within LIST_BUDGET bytes whatever the number of tables
+        (a client refuses a frame over MAX_SERVER_FRAME, and finished tables are not capped
+        by max_tables): waiting tables first, then those in play, then the most recently
+        finished; what does not fit is counted in ``omitted``. Listed in creation order."""
+        infos = [t.info() for t in self.tables.values()]
+        if len(infos) * LIST_ENTRY_MAX <= LIST_BUDGET:
+            return m.TableList(tuple(infos))
+        rank = {"waiting": 0, "playing": 1, "over": 2}
+        order = sorted(range(len(infos)), key=lambda i: (rank.get(infos[i]["status"], 2), -i))
+        chosen, used = set(), 0
+        for i in order:
+            size = len(packb(infos[i]))
+            if used + size > LIST_BUDGET:
+                break
+            chosen.add(i)
+            used += size
+        return m.TableList(tuple(x for i, x in enumerate(infos) if i in chosen), len(infos) - len(chosen))
 
     def no_table(self, table_id: str) -> str:
         """Why there is no table ``table_id`` here, for the `no_such_table` error."""

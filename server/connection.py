@@ -335,7 +335,7 @@ class Connection:
         if t == "hello":
             raise ProtocolError("already_said_hello", "hello was already received", "$.type")
         if t == "list_tables":
-            self.send_message(m.TableList(tuple(tb.info() for tb in srv.tables.values())))
+            self.send_message(srv.table_list())
         elif t == "create_table":
             table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name)
             self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))

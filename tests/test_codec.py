@@ -44,7 +44,7 @@ MESSAGE_SAMPLES = {
     "welcome": m.Welcome(version=m.PROTOCOL_VERSION, server="wildtable 0.1", max_frame=MAX_FRAME, heartbeat=15.0),
     "error": m.Error(code="bad_field", message="expected int, got str", path="$.id", ref="intent"),
     "table_list": m.TableList(tables=({"table": "t1", "game": "run-wild", "seats": 4, "free": [1, 2]},
-                                      {"table": "t2", "game": "go-wild", "seats": 2, "free": []})),
+                                      {"table": "t2", "game": "go-wild", "seats": 2, "free": []}), omitted=3),
     "table_created": m.TableCreated(table="t1", game="run-wild", seats=4, settings={"target": 100}),
     "joined": m.Joined(table="t1", game="run-wild", seat=1, token="tok", seq=12,
                        view={"hand": [1, 2, 3], "melds": [[4, 5, 6]], "you": 1},
