@@ -555,6 +555,10 @@ class ClientCore:
             self.notify("rejected", text, (None, "not_connected", str(e)))
         except trio.TooSlowError:
             self.notify("rejected", text, (None, "no_answer", "the server did not answer in time"))
+        except Exception as e:
+            # a bug of ours in reading the command must not end the session: say so and go on
+            self.notify("rejected", text, (None, "client_bug", f"the client failed on this command (our bug: "
+                                           f"{type(e).__name__}: {e}); nothing was sent, and the game goes on"))
 
     async def _run_command(self, word: str, words: list[str], text: str) -> None:
         mir = self.mirror

@@ -118,13 +118,14 @@ class HelpScreen(ModalScreen):
     #help-title { height: 1; text-style: bold; }
     """
 
-    def __init__(self, text: str):
+    def __init__(self, text: str, title: str = "Help"):
         super().__init__()
         self.text = text
+        self.title_text = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static("Help - Esc closes", id="help-title")
+            yield Static(f"{self.title_text} - Esc closes", id="help-title")
             with VerticalScroll():
                 yield Static(Text(self.text), id="help-text")
 
@@ -314,6 +315,9 @@ class PlayApp(App):
         elif k == "show":
             for line in n.text.splitlines():
                 self._log(line)
+            if not self.query_one("#events", RichLog).display:
+                # a narrow terminal hides the events pane: show the table in a window instead
+                self.push_screen(HelpScreen(n.text, "The table"))
         elif k == "quit":
             self.run_worker(self.action_quit(), exclusive=True)
         elif k == "fatal":

@@ -112,3 +112,31 @@ async def test_extra_words_after_leave_list_show_are_refused_with_the_usage(tmp_
                 await core.command("leave")                # the bare commands still work
                 await _wait_for(notes, ("info",))
                 assert any(n.kind == "info" and n.text == f"you left table {table}" for n in notes), notes
+
+
+async def test_a_bug_in_reading_a_command_is_a_refusal_and_the_session_goes_on(tmp_path, monkeypatch):
+    """Found: a game's parser that raised anything but CommandError (a StopIteration in
+    Run Wild's meld, since fixed) ended the whole client. Any such bug of ours is now a
+    refusal naming it, nothing is sent, and the next command works. The bug is injected:
+    none is known to remain."""
+    from wildtable.client.games import run_wild as plugin
+
+    def broken(words, view):
+        raise ZeroDivisionError("division by zero")
+
+    notes: list[Notice] = []
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with core_beside_bob(url, notes) as (table, core):
+                await core.join(table, 0)
+                monkeypatch.setattr(plugin, "parse", broken)
+                notes.clear()
+                await core.command("draw")
+                [r] = [n for n in notes if n.kind == "rejected"]
+                assert r.data[1] == "client_bug" and "our bug: ZeroDivisionError" in r.data[2], r
+                assert not [n for n in notes if n.kind == "sent"]
+                monkeypatch.undo()
+                notes.clear()
+                await core.command("ready")
+                await _wait_for(notes, ("accepted",))
+                assert any(n.kind == "accepted" for n in notes), notes

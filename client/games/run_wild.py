@@ -256,6 +256,8 @@ def parse(words: list[str], view: dict) -> dict:
         if len(cards) < 3:
             raise CommandError("a set or run needs at least 3 cards, e.g. meld B6 G6 Y6")
         items = [hand.pick(t) for t in cards]
+        if any(is_draw3(c) for c, _ in items):
+            raise CommandError("a Draw-3 is never part of a set or run: play it with draw3")
         return {"kind": "meld", "cards": [c for c, _ in items], "values": infer_values(items)}
     if cmd in ("add", "take", "swap"):
         if len(melds) != 1:
@@ -267,6 +269,8 @@ def parse(words: list[str], view: dict) -> dict:
             c, v = hand.pick(cards[0])
             if is_wild(c) and v is None:
                 v = _wild_value_for(_find_meld(view, mid))
+                if v is not None and not 1 <= v <= 12:
+                    raise CommandError(f"m{mid} already runs from 1 to 12: a wild has no number left there")
             return {"kind": "add", "meld": mid, "card": c, "value": v if is_wild(c) else None}
         if cmd == "take":
             if len(cards) != 1:
@@ -308,9 +312,18 @@ def complete(words: list[str], view: dict) -> list[str]:
         return []
     cmd = command_of(words, ALIASES)
     done = [w for w in words[1:-1] if w.lower() not in _FILLER]
+    named_melds = [w for w in done if _meld_id(w) is not None]
+    if named_melds and cmd in ("add", "take", "swap"):
+        done = [w for w in done if _meld_id(w) is None]    # the meld named first: add m3 W=5
+        wanted = 2 if cmd == "swap" else 1
+        if len(done) >= wanted:
+            return []                                      # the command is whole
+        return (_hand_handles(view) if cmd == "add" or done else
+                _meld_card_handles(view, _meld_id(named_melds[0])))
     if cmd == "meld":
-        named = {w.upper() for w in done}
-        return [h for h in _hand_handles(view) if h == "W" or h not in named]
+        named = [w.upper() for w in done]
+        wilds_left = sum(1 for c in view.get("hand") or () if is_wild(c)) - sum(1 for w in named if _WILD_RE.match(w))
+        return [h for h in _hand_handles(view) if (wilds_left > 0 if h == "W" else h not in named)]
     if cmd == "add":
         return _hand_handles(view) if not done else (["to"] if len(done) == 1 and words[-2].lower() != "to" else []) + _meld_handles(view)
     if cmd == "take":
