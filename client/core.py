@@ -38,7 +38,7 @@ LOBBY_COMMANDS = {
     "create": "create [GAME] [PLAYERS] [NAME=VALUE...]  - a new table, which you join; e.g. create run-wild 3 rounds=2",
     "join": "join TABLE [SEAT]  - take a seat at a table (the first free one unless you name it)",
     "spectate": "spectate TABLE  - watch a table without playing",
-    "leave": "leave  - leave the table; your seat is released for someone else",
+    "leave": "leave  - leave the table; while the game is on, your seat is released for someone else",
     "bots": "bots N  - seat N bots at this table; they run inside this client",
     "show": "show  - the whole table as text",
     "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',

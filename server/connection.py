@@ -355,6 +355,12 @@ class Connection:
             await self._submit(self.table, LeaveReq(self))
         elif t == "intent":
             if self.table is None or self.seat is None:
-                await self._answer_intent(m.Rejected(msg.id, "not_seated", "you do not hold a seat; join or rejoin a table first"))
+                if self.table is not None:
+                    # a spectator: "join first" alone would only earn already_at_table
+                    why = (f"you are watching table {self.table.id} as a spectator, and spectators cannot act; "
+                           "send leave, then join a free seat (or rejoin yours)")
+                else:
+                    why = "you do not hold a seat; join or rejoin a table first"
+                await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
             await self._submit(self.table, IntentReq(self, msg, time.time()))

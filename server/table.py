@@ -573,7 +573,9 @@ class Table:
             return
         s = self.seats[req.seat]
         if not s.token_hash or not hmac.compare_digest(s.token_hash, token_hash(req.token)):
-            out.append(("to", conn, m.Error("bad_token", f"that token does not hold seat {req.seat} at table {self.id}; join a free seat instead", path="$.token", ref="rejoin")))
+            # at a finished table no seat can be joined: point to what does work
+            todo = "the game is over: spectate it to see the result" if self.finished else "join a free seat instead"
+            out.append(("to", conn, m.Error("bad_token", f"that token does not hold seat {req.seat} at table {self.id}; {todo}", path="$.token", ref="rejoin")))
             return
         old = s.conn
         if old is not None and old is not conn:
@@ -596,9 +598,12 @@ class Table:
         for i, s in enumerate(self.seats):
             if s.conn is conn:
                 s.conn = None
-                if req.notify and not self.readonly:
+                if req.notify and not self.finished:
                     # An explicit leave releases the seat: its token stops working and
                     # anyone may join it (the seat keeps its cards, DECISIONS.md "All games").
+                    # Not once the game is over: nobody can join it then, and voiding the
+                    # token only shut its player out of the final view (and wrote to a
+                    # finished game's log), unlike the same table after a restart.
                     self.seats[i] = Seat(s.name, b"", None)
                     records.append(encode_record(SeatClaimed(i, s.name, b"")))
         conn.detach(self)
