@@ -363,4 +363,4 @@ class Connection:
                     why = "you do not hold a seat; join or rejoin a table first"
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
-            await self._submit(self.table, IntentReq(self, msg, time.time()))
+            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time()))

@@ -86,7 +86,8 @@ class Seat:
 class IntentReq:
     conn: Any
     intent: m.Intent
-    recv: float
+    recv: float                  # wall clock, logged as information only
+    at: float = -math.inf        # trio's clock when read: ordered against the table's timer
 
 
 @attrs.frozen
@@ -238,9 +239,11 @@ class Table:
             while True:
                 deadline, timeout = self._deadline()
                 req = None
-                # an overdue timeout goes first, but a table is never forgotten with a
-                # request waiting for it
-                if trio.current_time() < deadline or (timeout is _EVICT and self._waiting()):
+                # Requests that wait are taken first even when the deadline has passed: an
+                # intent that arrived before it goes before the timer's move (the arbiter may
+                # have been busy committing at the deadline), one that came after, after it
+                # (below); and a table is never forgotten with a request waiting for it.
+                if trio.current_time() < deadline or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through
@@ -282,8 +285,19 @@ class Table:
                         except (trio.WouldBlock, trio.EndOfChannel):
                             break
                     for r in batch:
+                        # (a deadline only moves later while a batch is handled: the first
+                        # one bounds them all, and the common case costs one comparison)
+                        if type(r) is IntentReq and r.at >= deadline:
+                            self._timer_first(r.at, records, out)
                         self._handle_guarded(r, records, out)
                 await self._commit(records, out)
+
+    def _timer_first(self, at: float, records: list, out: list) -> None:
+        """The timer's move, if it fell due before ``at`` (when the next intent arrived)
+        and is still due: the order of the log is the order things happened."""
+        deadline, timeout = self._deadline()
+        if timeout is not None and timeout is not _EVICT and deadline <= at:
+            self._apply_timeout(timeout, records, out)
 
     def _waiting(self) -> int:
         return self.inbox.statistics().current_buffer_used
