@@ -11,10 +11,11 @@ import math
 import time
 from typing import TYPE_CHECKING
 
+import attrs
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.protocol.codec import MAX_FRAME, MAX_STR
+from wildtable.protocol.codec import MAX_FRAME, MAX_STR, unpackb
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 
 from . import wire
@@ -36,6 +37,7 @@ CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 CLOSE_GOING_AWAY = 1001
 CLOSE_TRY_LATER = 1013
+INTENT_ID_MAX = attrs.fields(m.Intent).id.metadata["max"]
 
 
 def _clip(text: str) -> str:
@@ -51,6 +53,22 @@ def _fit(message):
     if t is m.Rejected and len(message.reason) > MAX_STR:
         return m.Rejected(message.intent, message.code, _clip(message.reason))
     return message
+
+
+def _what_it_was(data) -> tuple[int | None, str | None]:
+    """Of a frame that does not decode as a message: the intent id, if it is an intent
+    whose id can be read, and the message type it names (for the error's ref)."""
+    try:
+        raw = unpackb(data, max_size=MAX_FRAME)
+    except Exception:
+        return None, None
+    if type(raw) is not dict or type(raw.get("type")) is not str:
+        return None, None
+    tag = raw["type"] if raw["type"] in m.CLIENT_MESSAGES else None
+    i = raw.get("id")
+    if tag == "intent" and type(i) is int and 0 <= i <= INTENT_ID_MAX:
+        return i, tag
+    return None, tag
 
 
 class RateLimit:
@@ -282,7 +300,14 @@ class Connection:
                     raise ProtocolError("unexpected_message", f"{msg.TAG!r} is a server message; clients send: {', '.join(sorted(m.CLIENT_MESSAGES))}", "$.type")
                 await self._dispatch(msg)
             except ProtocolError as e:
-                self.send_message(m.Error(e.code, e.message, e.path, getattr(msg, "TAG", None)))
+                intent_id, tag = (None, msg.TAG) if msg is not None else _what_it_was(data)
+                if intent_id is not None and self.name is not None:
+                    # a malformed intent whose id can be read: still one answer per intent,
+                    # in order (a bare error would leave the client waiting on that id)
+                    reason = f"{e.path}: {e.message}" if e.path else e.message
+                    await self._answer_intent(m.Rejected(intent_id, e.code, reason))
+                else:
+                    self.send_message(m.Error(e.code, e.message, e.path, tag))
                 if self._strike():
                     return
             except IllegalAction as e:

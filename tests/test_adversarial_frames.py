@@ -285,12 +285,15 @@ class Probe:
                 self.version_mismatch = True
         elif isinstance(msg, m.Rejected):
             assert msg.code in CODES, f"undocumented rejection code {msg.code!r}"
-            assert msg.code == "not_seated", msg             # this client never holds a seat
+            if msg.code in STRIKE_CODES:
+                self.strikes += 1           # a malformed intent whose id could be read
+            else:
+                assert msg.code == "not_seated", msg         # this client never holds a seat
         else:
             assert expected is None, (expected, msg)
             assert isinstance(msg, (m.Welcome, m.TableList, m.TableCreated, m.Spectating, m.Left, m.Joined)), msg
         if expected is not None and not expected.startswith("close:"):
-            assert isinstance(msg, m.Error) and msg.code == expected, (expected, msg)
+            assert isinstance(msg, (m.Error, m.Rejected)) and msg.code == expected, (expected, msg)
 
     async def before_hello(self, frame):
         data, expected = _build(frame, self.table)
