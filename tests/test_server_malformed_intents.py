@@ -12,7 +12,7 @@ import trio
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import create, join, ready_all, running_server
+from serverkit import ready_all, running_server, seated
 
 
 def _raw(**fields) -> bytes:
@@ -27,11 +27,9 @@ def _raw(**fields) -> bytes:
 async def test_a_malformed_intent_is_rejected_as_itself_in_order(tmp_path, bad, code, path):
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                table = await create(ann, "run-wild", 2)
-                await join(ann, table, 0)
-                await join(bob, table, 1)
-                await ready_all([ann, bob])
+            async with seated(url, "run-wild", 2) as (table, conns, joined):
+                ann = conns[0]
+                await ready_all(conns)
                 # three intents in a row, the middle one malformed, before any answer
                 await ann.send(m.Intent(1, {"kind": "draw"}))
                 await ann.send_raw(bad)
