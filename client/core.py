@@ -707,8 +707,10 @@ def completions(core: ClientCore, text: str) -> list[str]:
         elif cmd == "help" and len(words) == 2:
             pool = list(core.command_words())
         else:
-            plugin = core.plugin if core.at_table else games.plugin_for(core.default_game)
-            pool = plugin.complete(words, core.mirror.view) if core.at_table else []
+            # a game's words only while there is a game to play (not in the lobby, not
+            # once it is over: a move would be refused)
+            playing = core.at_table and core.mirror.over is None
+            pool = core.plugin.complete(words, core.mirror.view) if playing else []
     low = partial.lower()
     return [c for c in pool if c.lower().startswith(low) and c.lower() != low] or \
         ([c for c in pool if c.lower() == low] if partial else [])

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.core import ClientCore, Notice
+from wildtable.client.core import ClientCore, Notice, completions
 from wildtable.client.net import connect
 
 from serverkit import create, join, running_server
@@ -36,6 +36,9 @@ async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
                     await core.command("slough")
                     for text in ("play 1 red", "slough"):
                         assert rejected(text).startswith("the game is over: no more moves"), rejected(text)
+                    # and Tab no longer offers cards or colours for a move that would be refused
+                    assert completions(core, "play ") == [] and completions(core, "play 1 ") == []
+                    assert "leave" in completions(core, "l")
                     await core.command("leave")
                     while core.at_table:
                         await trio.sleep(0.02)
