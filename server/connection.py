@@ -126,7 +126,7 @@ class Connection:
         """``send_bytes`` for several encoded messages at once: one write to the socket."""
         if not self._open:
             return
-        waiting = self.peer.write_many(frames) if len(frames) > 1 else self.peer.write(frames[0])
+        waiting = self.peer.write_many(frames)
         if waiting:
             self._wait_or_close(waiting)
 

@@ -53,46 +53,31 @@ class Peer:
         """Frame one binary message and write it now if the socket is free; never waits.
         Returns how many frames wait in the backlog afterwards (0: all written; else the
         caller must see that ``flush`` runs)."""
-        if self._ws._close_reason is not None:
-            return 0            # closing or closed: nothing more can go out
-        framed = frame_header(len(data)) + data
-        backlog = self._backlog
-        if backlog or self._lock.held:
-            backlog.append(framed)
-            return len(backlog)
-        try:
-            n = self._sock.send(framed)
-        except BlockingIOError:
-            n = 0
-        except OSError:
-            n = 0               # reset, broken pipe: flush meets it and closes the connection
-        if n == len(framed):
-            return 0
-        if n:
-            self._head_partial = True
-            framed = framed[n:]
-        backlog.append(framed)
-        return 1
+        return self._write([frame_header(len(data)) + data])
 
     def write_many(self, messages: list[bytes]) -> int:
         """``write`` for several messages to this peer at once (one delivery pass of a
         table): framed one by one, handed to the kernel in one ``send``. What the kernel
         does not take waits in the backlog frame by frame, so the backlog's bound still
         counts frames. Returns how many frames wait afterwards, as ``write`` does."""
+        return self._write([frame_header(len(d)) + d for d in messages])
+
+    def _write(self, framed: list[bytes]) -> int:
         if self._ws._close_reason is not None:
-            return 0
-        framed = [frame_header(len(d)) + d for d in messages]
+            return 0            # closing or closed: nothing more can go out
         backlog = self._backlog
         if backlog or self._lock.held:
             backlog.extend(framed)
             return len(backlog)
+        data = framed[0] if len(framed) == 1 else b"".join(framed)
         try:
-            n = self._sock.send(b"".join(framed))
+            n = self._sock.send(data)
         except BlockingIOError:
             n = 0
         except OSError:
             n = 0               # reset, broken pipe: flush meets it and closes the connection
-        self._put_back(framed, n, False)
+        if n != len(data):
+            self._put_back(framed, n, False)
         return len(backlog)
 
     @property
@@ -147,8 +132,9 @@ class Peer:
                 raise
 
     def _put_back(self, frames: list[bytes], sent: int, was_partial: bool) -> None:
-        """The frames of an interrupted write, less the ``sent`` bytes that went out, back
-        at the head of the backlog (before what was added meanwhile)."""
+        """The frames of a write the kernel took only part of (or that was interrupted),
+        less the ``sent`` bytes that went out, back at the head of the backlog (before what
+        was added meanwhile), frame bounds kept."""
         i = 0
         while i < len(frames) and sent >= len(frames[i]):
             sent -= len(frames[i])
