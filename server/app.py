@@ -29,7 +29,7 @@ from wildtable.protocol.replay import replay
 
 from . import wire
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, Connection
-from .logwriter import LogFile, LogWriter, StorageFailed
+from .logwriter import LogFile, LogWriter, StorageFailed, fsync_dir
 from .table import Table, secure_permutation
 
 log = logging.getLogger("wildtable.server")
@@ -187,12 +187,8 @@ class Server:
                 # rename replaces silently: never destroy a log already archived there
                 raise FileExistsError(errno.EEXIST, f"{FINISHED_DIR}/{path.name} exists already (left as it is)")
             os.rename(path, target)
-            for d in (self.finished_dir, self.data_dir):
-                fd = os.open(d, os.O_RDONLY)
-                try:
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+            fsync_dir(self.finished_dir)
+            fsync_dir(self.data_dir)
         except OSError as e:
             log.warning("%s: cannot move the finished game's log to %s/: %s", path, FINISHED_DIR, e.strerror or e)
             return False
@@ -305,23 +301,22 @@ class Server:
             await self.writer.run(task_status=task_status)
         except StorageFailed as e:
             log.error("%s: stopping the server (every acknowledged action is in the logs)", e)
-            data = m.encode(m.Goodbye(f"server stopping: {e}"))
-            for c in list(self.connections):
-                c.send_bytes(data)
-                c.close_soon(1011, "server cannot write its logs")
-            with trio.move_on_after(1):
-                while self.connections:
-                    await trio.sleep(0.02)
+            await self._goodbye(f"server stopping: {e}", 1011, "server cannot write its logs", seconds=1)
             raise
 
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop accepting, tell every client, close them, let run() flush and return."""
         log.info("shutting down: %s", reason)
+        await self._goodbye(reason, 1001, "server shutting down", seconds=3)
+        self._listen_scope.cancel()
+
+    async def _goodbye(self, reason: str, code: int, close_reason: str, *, seconds: float) -> None:
+        """Tell every client why with a `goodbye`, close each with ``code``, and wait (at
+        most ``seconds``) until they are gone."""
         data = m.encode(m.Goodbye(reason))
         for c in list(self.connections):
             c.send_bytes(data)
-            c.close_soon(1001, "server shutting down")
-        with trio.move_on_after(3):
+            c.close_soon(code, close_reason)
+        with trio.move_on_after(seconds):
             while self.connections:
                 await trio.sleep(0.02)
-        self._listen_scope.cancel()

@@ -39,11 +39,7 @@ class LogFile:
         try:
             os.write(fd, first)
             os.fsync(fd)
-            dir_fd = os.open(path.parent, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+            fsync_dir(path.parent)
         except OSError:
             # a full disk, say: no fd leaked per attempt, no headless log left for recovery to refuse
             os.close(fd)
@@ -67,6 +63,15 @@ class LogFile:
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
+
+
+def fsync_dir(path: Path) -> None:
+    """Make the entries of directory ``path`` durable (a file created or renamed in it)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _load_syncfs():
@@ -119,16 +124,16 @@ class LogWriter:
         if self.durability == "off":
             await self._send.send(_Commit(log, data, None))
             return
-        done = trio.Event()
-        await self._send.send(_Commit(log, data, done, self.durability == "always"))
-        await done.wait()
+        await self._done(_Commit(log, data, trio.Event(), self.durability == "always"))
 
     async def sync(self, log: LogFile) -> None:
         """Return once everything committed to ``log`` so far is written and fsynced
         (commits are taken in order), whatever the durability setting."""
-        done = trio.Event()
-        await self._send.send(_Commit(log, b"", done, True))
-        await done.wait()
+        await self._done(_Commit(log, b"", trio.Event(), True))
+
+    async def _done(self, c: _Commit) -> None:
+        await self._send.send(c)
+        await c.done.wait()
 
     def summary(self) -> str:
         mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
