@@ -235,7 +235,7 @@ class Server:
             # a finished game's log is left as it is (a torn tail too): nothing more is written to it
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
-                          seq=result.seq, seat_records=seat_records, readonly=over, finished_ago=finished_ago,
+                          seq=result.seq, seat_records=seat_records, finished_ago=finished_ago,
                           **self._table_kw())
             tables.append(table)
         if archived:

@@ -87,7 +87,7 @@ class IntentReq:
     conn: Any
     intent: m.Intent
     recv: float                  # wall clock, logged as information only
-    at: float = -math.inf        # trio's clock when read: ordered against the table's timer
+    at: float                    # trio's clock when read: ordered against the table's timer
 
 
 @attrs.frozen
@@ -139,7 +139,7 @@ class Table:
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
-                 readonly: bool = False, keep_finished: float = math.inf, finished_ago: float = 0.0,
+                 keep_finished: float = math.inf, finished_ago: float = 0.0,
                  on_evict=None):
         self.id = table_id
         self.game = game
@@ -155,9 +155,6 @@ class Table:
         self.spectators: set = set()
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
         self.finished = game.outcome(state).over
-        # A finished table loaded from its log at startup: it answers spectate, rejoin and
-        # list_tables, and never writes to its log (which is not even opened).
-        self.readonly = readonly and self.finished
         self.on_finished = on_finished
         # A finished table is held (listed, watchable) for keep_finished seconds, then for
         # as long as anyone is still at it; then its arbiter ends and on_evict lets the
@@ -182,6 +179,12 @@ class Table:
         header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, created=created)
         logfile = LogFile.create(path, encode_record(header))
         return cls(table_id, game, seats, settings, state, logfile, writer, name=name, **kw)
+
+    @property
+    def readonly(self) -> bool:
+        """A finished table loaded from its log at start: its log is not even opened (it
+        answers spectate, rejoin and list_tables like any finished table)."""
+        return self.finished and self.logfile.fd < 0
 
     # ------------------------------------------------------------ lobby facts
     @property
@@ -232,7 +235,7 @@ class Table:
         # A table recovered mid-game may owe chance or table actions (none are lost: they
         # are derived from the state), so settle them first.
         records, out = [], []
-        if not self.readonly:
+        if not self.finished:
             self._settle(records, out)
         await self._commit(records, out)
         async with self.inbox:
@@ -459,8 +462,10 @@ class Table:
             out.append(("to", conn, m.Rejected(req.intent.id, "not_seated",
                                                "you do not hold a seat at this table; join or rejoin first")))
             return
-        if self.readonly:
-            # nothing more is written to a finished game's log loaded at startup
+        if self.finished:
+            # one answer for every finished table, loaded at start or ended during the run:
+            # nothing more is written to a finished game's log (the engines' own game_over
+            # refusal would have logged each of these)
             out.append(("to", conn, m.Rejected(req.intent.id, "game_over",
                                                "this game is over; nothing more can be played")))
             return
