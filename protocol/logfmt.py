@@ -171,17 +171,7 @@ def _frames(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
         off = end
 
 
-_INT_MIN, _INT_MAX = INT_MIN, INT_MAX
 _ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
-
-
-def _unpack(payload: bytes | memoryview) -> Any:
-    try:
-        # msgpack's defaults (str keys only, no decoding arguments to parse) are the fast
-        # path; an extension value can only reach fields that are checked again later
-        return _unpackb_default(payload)
-    except Exception:               # any malformed payload: let the strict path name it
-        return unpackb(bytes(payload), max_size=MAX_RECORD)
 
 
 _unpackb_default = msgpack.unpackb
@@ -200,10 +190,10 @@ def _action_record(obj: Any) -> ActionAccepted | None:
         intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
         # anything the strict path would refuse (a missing ``seat``, an int out of range, a
         # long ``by``) falls through to it and is refused there with its path
-        if (type(seq) is int and _INT_MIN <= seq <= _INT_MAX
-                and (seat is None or (type(seat) is int and _INT_MIN <= seat <= _INT_MAX))
+        if (type(seq) is int and INT_MIN <= seq <= INT_MAX
+                and (seat is None or (type(seat) is int and INT_MIN <= seat <= INT_MAX))
                 and type(action) is dict
-                and (intent is None or (type(intent) is int and _INT_MIN <= intent <= _INT_MAX))
+                and (intent is None or (type(intent) is int and INT_MIN <= intent <= INT_MAX))
                 and type(by) is str and len(by) <= MAX_STR
                 and (recv is None or type(recv) is float)):
             return _new_action(seq, seat, action, intent, by, recv)
@@ -226,8 +216,9 @@ def read_log(data: bytes) -> LogContents:
     last_seq = 0
     try:
         for off, payload in _frames(data):
-            # the common case, first: an action record in its place, unpacked as _unpack's
-            # fast half does; any other payload takes decode_record(_unpack(...)) below
+            # the common case, first: an action record in its place. msgpack's defaults (str
+            # keys only, no decoding arguments to parse) are the fast unpack; an extension
+            # value can only reach fields that are checked again later
             try:
                 obj = _unpackb_default(payload)
             except Exception:
@@ -242,7 +233,8 @@ def read_log(data: bytes) -> LogContents:
                 good = off + FRAME_HEADER + len(payload)
                 continue
             try:
-                r = decode_record(_unpack(payload))
+                # a payload the fast unpack refused is unpacked strictly, which names the fault
+                r = decode_record(obj if obj is not None else unpackb(bytes(payload), max_size=MAX_RECORD))
             except ProtocolError as e:
                 raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
             if header is None:
