@@ -169,7 +169,6 @@ class Table:
         self.rejected = 0
         self._last_activity = None
         self._since_hash = 0
-        self._unsynced = False      # records handed to the log writer that may not be durable yet
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
@@ -264,14 +263,13 @@ class Table:
                 records, out = [], []
                 if req is None and timeout is _EVICT:
                     if not self._audience():
-                        if self._unsynced:
+                        if self.writer.durability != "always":
                             # with durability off or batch the last records may still wait
                             # in the log writer's queue, or be unsynced: the file must not be
-                            # closed and moved before they are in it (they were dropped).
-                            # Requests may come meanwhile: then look again.
-                            self._unsynced = False
+                            # closed and moved before they are in it (they were dropped)
                             await self.writer.sync(self.logfile)
-                            continue
+                            if self._waiting():
+                                continue    # requests came meanwhile: them first, then look again
                         if self.on_evict is not None:
                             self.on_evict(self)
                         return          # the inbox closes: later requests get no_such_table
@@ -333,7 +331,6 @@ class Table:
         """Make the group durable, then deliver what it produced, in order."""
         if records:
             await self.writer.commit(self.logfile, b"".join(records))
-            self._unsynced = self.writer.durability != "always"
         # The frames of the whole group are gathered per connection and written with one
         # send each, not one per frame (the sends were a seventh of the flat-out profile).
         frames: dict = {}
