@@ -30,12 +30,25 @@ def _d(default, **meta):
     return attrs.field(default=default, metadata=meta)
 
 
+def version_mismatch_text(version: int) -> str:
+    """The sentence of a ``version_mismatch`` error: both versions, and which side is
+    older (so a newer client is not told to upgrade itself)."""
+    ours = PROTOCOL_VERSION
+    if version > ours:
+        return (f"this server speaks protocol version {ours}, older than the client's version {version}: "
+                f"use a client that speaks version {ours}, or upgrade the server")
+    return (f"this server speaks protocol version {ours}, newer than the client's version {version}: "
+            "upgrade the client")
+
+
 # ---------------------------------------------------------------- client -> server
 
 @msg("hello")
 @_frozen
 class Hello:
-    version: int = _f(min=0, max=1_000_000)
+    # Any integer msgpack can carry: every version other than ours gets version_mismatch
+    # (naming both), never bad_field, so that a client of any version learns which is older.
+    version: int = _f(min=-(2**63), max=2**64 - 1)
     name: str = _f(max_len=40)
     client: str = _d("", max_len=80)
 

@@ -347,7 +347,7 @@ class Connection:
             if t != "hello":
                 raise ProtocolError("hello_first", "say hello first: {type: hello, version, name}", "$.type")
             if msg.version != m.PROTOCOL_VERSION:
-                self.send_message(m.Error("version_mismatch", f"this server speaks protocol version {m.PROTOCOL_VERSION}, the client sent {msg.version}; upgrade the client", "$.version"))
+                self.send_message(m.Error("version_mismatch", m.version_mismatch_text(msg.version), "$.version", "hello"))
                 self.close_soon(CLOSE_POLICY, "protocol version mismatch")
                 return
             name = msg.name.strip()
