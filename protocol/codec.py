@@ -168,11 +168,14 @@ def _make_checker(tp: Any, meta: dict, registry_of: dict) -> Any:
         return check_float
     if tp is str:
         cap = meta.get("max_len", MAX_STR)
+        printable = meta.get("printable", False)
         def check_str(v, path):
             if type(v) is not str:
                 raise _fail(path, "str", v)
             if len(v) > cap:
                 raise ProtocolError("bad_field", f"string longer than {cap} characters", path)
+            if printable and not v.isprintable():
+                raise ProtocolError("bad_field", unprintable_text(v), path)
             return v
         return check_str
     if tp is bytes:
@@ -212,10 +215,20 @@ def _make_checker(tp: Any, meta: dict, registry_of: dict) -> Any:
     raise TypeError(f"unsupported field type {tp!r}")
 
 
+def unprintable_text(v: str) -> str:
+    """Why a string that must be printable is refused, naming its first bad character."""
+    c = next(c for c in v if not c.isprintable())
+    return (f"holds a character that is not printable (U+{ord(c):04X}): no control, escape, "
+            "formatting or line-breaking characters")
+
+
 def _fast(tp: Any, meta: dict):
-    """For scalar fields, (type, lo, hi) so decode_fields can accept a good value inline."""
+    """For scalar fields, (type, lo, hi) so decode_fields can accept a good value inline
+    (None for a string that must be printable: its checker looks at every character)."""
     if tp is int:
         return (int, meta.get("min", INT_MIN), meta.get("max", INT_MAX))
+    if tp is str and meta.get("printable"):
+        return None
     if tp is str:
         return (str, 0, meta.get("max_len", MAX_STR))
     if tp is bool:

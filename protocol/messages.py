@@ -65,7 +65,7 @@ class CreateTable:
     game: str = _f(max_len=40)
     seats: int = _f(min=1, max=16)
     settings: dict = attrs.field(factory=dict)
-    name: str = _d("", max_len=60)
+    name: str = _d("", max_len=60, printable=True)     # shown to everyone: no control characters
 
 
 @msg("join")
