@@ -10,3 +10,10 @@ settings.register_profile(
     derandomize=True,
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+# The shared test kits (serverkit, rawclient, uikit, ...) live beside this file; the
+# tests are filed by subject in protocol/, server/ and client/ below it.
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))

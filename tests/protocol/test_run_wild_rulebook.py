@@ -1,5 +1,5 @@
 """Run Wild rules audit: scenarios checking the engine against the rulebook and
-DECISIONS.md where tests/test_run_wild.py left a gap. Each test quotes the rule it checks."""
+DECISIONS.md where tests/protocol/test_run_wild.py left a gap. Each test quotes the rule it checks."""
 
 from __future__ import annotations
 

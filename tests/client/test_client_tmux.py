@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 TMUX = "/usr/bin/tmux"
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Tmux:

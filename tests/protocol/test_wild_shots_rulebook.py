@@ -1,6 +1,6 @@
 """Rules audit of the Wild Shots engine against /work/shared/rules/wild-shots.txt and
 DECISIONS.md ("All games", "Wild Shots"): scenarios that the engine once got wrong,
-plus the checks that tests/test_wild_shots.py did not cover yet.
+plus the checks that tests/protocol/test_wild_shots.py did not cover yet.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rules audit of the Go Wild! engine against go-wild.txt and DECISIONS.md "Go Wild!".
 
 Each test quotes the rule it checks. The audit found the engine faithful to every rule
-sentence; these are regression tests for corners tests/test_go_wild.py does not reach."""
+sentence; these are regression tests for corners tests/protocol/test_go_wild.py does not reach."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-PROTOCOL = Path(__file__).resolve().parent.parent / "protocol"
+PROTOCOL = Path(__file__).resolve().parents[2] / "protocol"
 
 # Networking, concurrency, clocks, randomness, the file system and processes.
 FORBIDDEN_MODULES = frozenset({
