@@ -84,6 +84,33 @@ class _Waiter:
         self.value: Any = None
 
 
+def printable(text: Any) -> str:
+    """Text that a peer chose (a player's or a table's name), fit for one line of a
+    terminal: a character that is not printable (a control or escape character, a line
+    break) shows as "?". Shown as plain text still, never read as markup."""
+    text = str(text)
+    return text if text.isprintable() else "".join(c if c.isprintable() else "?" for c in text)
+
+
+@attrs.frozen
+class LobbyRow:
+    """One table of the lobby list as the client shows it (full screen and line mode)."""
+    table: str
+    name: str           # the name its creator gave it, or ""
+    game: str
+    seats: str          # "taken/seats"
+    status: str
+    players: str        # "ann, -, bob" ("-": a free seat)
+
+
+def lobby_row(t: dict) -> LobbyRow:
+    players = t.get("players") or []
+    taken = sum(1 for p in players if p)
+    return LobbyRow(printable(t["table"]), printable(t.get("name") or ""), printable(t["game"]),
+                    f"{taken}/{t['seats']}", printable(t["status"]),
+                    ", ".join(printable(p) if p else "-" for p in players))
+
+
 def is_network_error(e: BaseException) -> bool:
     """A dropped or refused connection (possibly wrapped in a group), not a bug of ours."""
     if isinstance(e, BaseExceptionGroup):

@@ -18,7 +18,7 @@ from typing import TextIO
 
 import trio
 
-from .core import CannotConnect, ClientCore, Notice
+from .core import CannotConnect, ClientCore, Notice, lobby_row
 from .session import Launch, server_for, start_session
 
 
@@ -60,10 +60,9 @@ class PlainOutput:
                 self.line("tables", f"{len(tables)} table(s)" + ("" if tables or omitted else ": create one with create")
                           + more)
                 for i, t in enumerate(tables, 1):
-                    players = ", ".join(p or "-" for p in t.get("players", []))
-                    taken = sum(1 for p in t.get("players", []) if p)
-                    self.line("table", f"{i} {t['table']} {t['game']} {t['status']} seats {taken}/{t['seats']} "
-                                       f"players {players}")
+                    r = lobby_row(t)
+                    self.line("table", f"{i} {r.table} {r.game} {r.status} seats {r.seats} players {r.players}"
+                                       + (f" name {r.name}" if r.name else ""))
         elif k == "table":
             self._table_changed()
         elif k == "quit":

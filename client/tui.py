@@ -32,7 +32,7 @@ from textual.suggester import Suggester
 from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Static
 
 from .core import (
-    CannotConnect, ClientCore, Notice, completions, complete_line, split_for_completion,
+    CannotConnect, ClientCore, Notice, completions, complete_line, lobby_row, split_for_completion,
 )
 from .session import Launch, server_for, start_session
 
@@ -125,7 +125,7 @@ class HelpScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
-            yield Static(f"{self.title_text} - Esc closes", id="help-title")
+            yield Static(Text(f"{self.title_text} - Esc closes"), id="help-title")
             with VerticalScroll():
                 yield Static(Text(self.text), id="help-text")
 
@@ -197,7 +197,7 @@ class PlayApp(App):
 
     async def on_mount(self) -> None:
         dt = self.query_one("#tables", DataTable)
-        for col in ("#", "table", "game", "seats", "status", "players"):
+        for col in ("#", "table", "game", "seats", "status", "players", "name"):
             dt.add_column(col, key=col)
         self._fit_width()
         self._update_top()
@@ -266,7 +266,7 @@ class PlayApp(App):
         if message.error is not None and not isinstance(message.error, trio.Cancelled):
             trace = "".join(traceback.format_exception(message.error))
             self.fatal = f"wildtable: the network side stopped (a bug; please report it):\n{trace}"
-            self.exit(return_code=1, message=self.fatal)
+            self.exit(return_code=1, message=Text(self.fatal))
 
     # ---------------------------------------------------------------- notices
     def on_core_notice(self, message: CoreNotice) -> None:
@@ -322,7 +322,7 @@ class PlayApp(App):
             self.run_worker(self.action_quit(), exclusive=True)
         elif k == "fatal":
             self.fatal = f"wildtable play: {n.text}"
-            self.exit(return_code=1, message=self.fatal)
+            self.exit(return_code=1, message=Text(self.fatal))
 
     def _log(self, text: str, style: str = "") -> None:
         self.query_one("#events", RichLog).write(Text(text, style=style))
@@ -383,18 +383,16 @@ class PlayApp(App):
         self._update_hints(self.query_one("#cmd", CommandInput).value)
 
     def _fill_lobby(self, tables: list[dict]) -> None:
-        rows = [(t["table"], t["game"], t["seats"], t["status"], tuple(t.get("players", ()))) for t in tables]
+        rows = [lobby_row(t) for t in tables]
         if rows == self._lobby_rows:
             return          # refreshed every few seconds: leave the cursor alone when nothing changed
         self._lobby_rows = rows
         dt = self.query_one("#tables", DataTable)
         keep = dt.coordinate_to_cell_key(dt.cursor_coordinate).row_key.value if dt.row_count else None
         dt.clear()
-        for i, t in enumerate(tables, 1):
-            players = t.get("players", [])
-            taken = sum(1 for p in players if p)
-            dt.add_row(str(i), t["table"], t["game"], f"{taken}/{t['seats']}", t["status"],
-                       ", ".join(p or "-" for p in players), key=t["table"])
+        for i, (t, r) in enumerate(zip(tables, rows), 1):
+            # Text cells: a str cell would be read as markup (a player named "[/]" crashed the lobby)
+            dt.add_row(*map(Text, (str(i), r.table, r.game, r.seats, r.status, r.players, r.name)), key=t["table"])
         if keep is not None and keep in {t["table"] for t in tables}:
             dt.move_cursor(row=dt.get_row_index(keep))
         hint = self.query_one("#lobby-hint", Static)
