@@ -1,7 +1,8 @@
 """The stack's own limit: a bare trio-websocket server doing only the fan-out that
 wildtable's server does for one action (one reply to the sender, one update frame of the
 same size to every seat of the table), and none of the game: no decoding beyond a
-msgpack header, no engine, no log, no views. It accepts connections through
+msgpack header, no engine, no log, no views. ``per-frame`` and ``direct`` serve through
+trio-websocket's own server (its public API: ``serve_websocket``); ``wire`` through
 server/wire.py, as wildtable does.
 
 Three ways of writing, chosen by ``--writes``:
@@ -23,9 +24,11 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from functools import partial
 
 import msgpack
 import trio
+import trio_websocket
 
 from wildtable.server import wire
 
@@ -83,19 +86,42 @@ async def main_async(args) -> None:
                         for member in list(g.members.values()):
                             try:
                                 await member.send(frame)
-                            except wire.ConnectionClosed:
+                            except (wire.ConnectionClosed, trio_websocket.ConnectionClosed):
                                 pass
                         continue
                     deliver(ack)
                     for member in g.members.values():
                         member(frame)
-            except wire.ConnectionClosed:
+            except (wire.ConnectionClosed, trio_websocket.ConnectionClosed):
                 pass
             n.cancel_scope.cancel()
 
+    async def on_request(request: trio_websocket.WebSocketRequest) -> None:
+        try:
+            ws = await request.accept()
+        except trio_websocket.ConnectionClosed:
+            return
+        try:
+            await handler(_TrioWebSocketPeer(ws))
+        except trio_websocket.ConnectionClosed:
+            pass
+
     async with trio.open_nursery() as n:
-        port = await n.start(wire.serve, handler, args.host, args.port)
+        if on_wire:
+            port = await n.start(partial(wire.serve, limits=wire.Limits(max_per_address=0, max_handshakes=100_000)),
+                                 handler, args.host, args.port)
+        else:
+            server = await n.start(partial(trio_websocket.serve_websocket, on_request, args.host, args.port, None,
+                                           max_message_size=1 << 20))
+            port = server.port
         print(f"serving on ws://{args.host}:{port}", file=sys.stderr, flush=True)
+
+
+class _TrioWebSocketPeer:
+    """trio-websocket's connection with the two calls the handler uses."""
+
+    def __init__(self, ws: trio_websocket.WebSocketConnection):
+        self.receive, self.send = ws.get_message, ws.send_message
 
 
 def main(argv=None) -> int:

@@ -32,6 +32,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "is at it, the server forgets it and moves its log to DATA_DIR/finished/")
     s.add_argument("--max-connections", type=int, default=5000, help="connections at most (default 5000)")
     s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
+    s.add_argument("--max-per-address", type=int, default=32, metavar="N",
+                   help="connections from one IP address at once (default 32; 0: no cap). Behind a reverse "
+                   "proxy every client has the proxy's address: raise it or set 0")
+    s.add_argument("--max-handshakes", type=int, default=128, metavar="N",
+                   help="connections still in their opening handshake at once (default 128); each has 10 s")
+    s.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a web page origin (scheme://host[:port]) allowed to open WebSockets to this server, "
+                   "besides the server's own host; repeat for more. Browsers' other pages are refused (403)")
     s.add_argument("--quiet", action="store_true", help="log warnings and errors only")
 
     pl = sub.add_parser("play", help="play in the terminal (full-screen, or --plain line mode)",

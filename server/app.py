@@ -15,6 +15,7 @@ import os
 import re
 import secrets
 import time
+from functools import partial
 from pathlib import Path
 
 import trio
@@ -28,7 +29,7 @@ from wildtable.protocol.logfmt import SeatClaimed, read_log
 from wildtable.protocol.replay import replay
 
 from . import wire
-from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, Connection
+from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
 from .logwriter import LogFile, LogWriter, StorageFailed, fsync_dir
 from .table import Table, secure_permutation
 
@@ -56,7 +57,9 @@ class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
                  chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT,
-                 keep_finished: float = KEEP_FINISHED):
+                 keep_finished: float = KEEP_FINISHED, outbox_bytes: int = OUTBOX_BYTES,
+                 max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
+                 handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=()):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.keep_finished = keep_finished
@@ -67,6 +70,8 @@ class Server:
         self.rate_limit = rate_limit
         self.rate_burst = rate_burst
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
+        self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
+        self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins))
         self.hello_timeout = hello_timeout
         self.version = __version__
         self.tables: dict[str, Table] = {}
@@ -279,7 +284,7 @@ class Server:
                         log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
-                            self.port = await conns.start(wire.serve, self._on_peer, host, port)
+                            self.port = await conns.start(partial(wire.serve, limits=self.limits), self._on_peer, host, port)
                             log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
                                      self.data_dir, self.durability)
                             task_status.started(self.port)

@@ -7,7 +7,6 @@ reconnect and resync from a snapshot."""
 from __future__ import annotations
 
 import logging
-import math
 import time
 from typing import TYPE_CHECKING
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("wildtable.server")
 
 OUTBOX = 512                 # frames queued for one client at most
+OUTBOX_BYTES = 1024 * 1024   # bytes queued for one client at most (beyond one frame, however big)
 HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
 IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
@@ -98,6 +98,7 @@ class Connection:
         self.seat: int | None = None
         # rung when frames wait in the peer's backlog; the writer task then writes them
         self._bell_send, self._bell_recv = trio.open_memory_channel(1)
+        peer.wake = self._ring      # the WebSocket layer's own frames (pong, ping) wait too
         self._open = True            # False once closing: nothing more is sent
         self._scope = trio.CancelScope()         # the connection's nursery, once running
         self._close = (1000, "")
@@ -134,10 +135,13 @@ class Connection:
         return m.encode(_fit(message))
 
     def _wait_or_close(self, waiting: int) -> None:
-        """``waiting`` frames wait in the backlog: wake the writer, or close a slow consumer."""
-        if waiting > self.server.outbox:
+        """``waiting`` frames wait in the backlog: wake the writer, or close a slow consumer
+        (one that takes data slower than its table makes it, whatever its read rate: its
+        backlog grows past the bound in frames or in bytes)."""
+        if waiting > self.server.outbox or (waiting > 1 and self.peer.backlog_bytes > self.server.outbox_bytes):
             self.slow = True
-            log.warning("closing slow consumer %s (%s): more than %d frames waiting", self.peer.remote, self.name, self.server.outbox)
+            log.warning("closing slow consumer %s (%s): %d frames, %d bytes waiting (at most %d, %d)", self.peer.remote,
+                        self.name, waiting, self.peer.backlog_bytes, self.server.outbox, self.server.outbox_bytes)
             # not "send what is queued first": it cannot keep up, so stop now and let its
             # table forget it at once; it may reconnect and resync from a snapshot
             self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
@@ -145,12 +149,16 @@ class Connection:
             self._stop_writing()
             self._scope.cancel()
             return
+        self._ring()
+
+    def _ring(self) -> None:
+        """Wake the writer task: frames wait in the peer's backlog."""
         try:
             self._bell_send.send_nowait(None)
         except trio.WouldBlock:
             pass                    # already woken
-        except trio.BrokenResourceError:
-            pass                    # the writer is gone (send timeout): the close is under way
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass                    # the writer is gone (send timeout) or closing: the close is under way
 
     def _stop_writing(self) -> None:
         self._open = False
@@ -214,24 +222,22 @@ class Connection:
         self.detach(t)
 
     async def _writer(self, scope: trio.CancelScope) -> None:
-        # A peer that takes longer than SEND_TIMEOUT to take what is being written is
-        # closed. One scope for the writer's life whose deadline is armed around each
-        # write (entering a fresh timeout scope per write showed in the flat-out profile).
-        timer = trio.CancelScope()
+        # A peer that takes no byte of what waits for SEND_TIMEOUT is closed with 1001; one
+        # that takes bytes, however slowly, is not (if it falls behind its table, the backlog
+        # bound closes it as a slow consumer, 1013).
         peer = self.peer
+        stalled = False
         try:
-            with timer:
-                async with self._bell_recv:
-                    async for _ in self._bell_recv:
-                        timer.deadline = trio.current_time() + SEND_TIMEOUT
-                        await peer.flush()
-                        timer.deadline = math.inf
-                if peer.backlog:            # closing: what waits goes out before the close frame
-                    timer.deadline = trio.current_time() + SEND_TIMEOUT
-                    await peer.flush()
+            async with self._bell_recv:
+                async for _ in self._bell_recv:
+                    await peer.flush(SEND_TIMEOUT)
+            if peer.backlog:            # closing: what waits goes out before the close frame
+                await peer.flush(SEND_TIMEOUT)
+        except wire.SendStalled:
+            stalled = True
         except (wire.ConnectionClosed, trio.BrokenResourceError):
             pass
-        if timer.cancelled_caught:
+        if stalled:
             log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, SEND_TIMEOUT)
             if self._open:
                 self._close = (CLOSE_GOING_AWAY, f"send timeout: nothing taken for {SEND_TIMEOUT:g} s")

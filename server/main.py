@@ -41,10 +41,17 @@ def main(args) -> int:
     if not args.keep_finished >= 0:          # NaN too
         print("wildtable serve: --keep-finished wants seconds, 0 or more", file=sys.stderr)
         return 2
+    if args.max_per_address < 0:
+        print("wildtable serve: --max-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
+        return 2
+    if args.max_handshakes < 1:
+        print("wildtable serve: --max-handshakes wants a count, 1 or more", file=sys.stderr)
+        return 2
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
                     keep_finished=args.keep_finished,
                     max_connections=args.max_connections, rate_limit=args.rate_limit,
-                    rate_burst=max(args.rate_limit * 2, 10))
+                    rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
+                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin)
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []

@@ -1,58 +1,242 @@
-"""The only server module that touches the WebSocket library, so it can be measured and swapped."""
+"""The server's WebSocket layer: our own Trio I/O on plain sockets around the `websockets`
+library's Sans-I/O ``ServerProtocol``, which parses the handshake and every frame and
+checks them against RFC 6455. The only server module that touches a WebSocket library,
+so it can be measured and swapped; why this base: docs/ARCHITECTURE.md, "The WebSocket
+layer".
+
+What stays ours: the sockets, the caps on connections (in the handshake, per address),
+the Origin check, the backlog of outgoing frames (bounded by the connection, in frames
+and bytes), the data frames we send (framed here, written straight to the socket when it
+is free), and the close: after our close frame nothing more goes out, so a ping, pong or
+data frame the peer sends after it is ignored, not answered (RFC 6455 section 5.5.1).
+"""
 
 from __future__ import annotations
 
+import errno
+import logging
+import os
+import socket
 import struct
-from functools import partial
+from collections import deque
 from typing import Awaitable, Callable
+from urllib.parse import urlsplit
 
+import attrs
 import trio
-import trio_websocket
+from websockets.exceptions import PayloadTooBig
+from websockets.frames import Close, Frame, Opcode
+from websockets.http11 import Request
+from websockets.protocol import State
+from websockets.server import ServerProtocol
 
-# Frames bigger than this are refused by the WebSocket layer itself (close 1009);
-# frames between the protocol's cap and this one get a readable error first.
-WS_MAX_MESSAGE = 1024 * 1024
+from wildtable.protocol.codec import MAX_FRAME
 
-ConnectionClosed = trio_websocket.ConnectionClosed
+log = logging.getLogger("wildtable.server")
+# websockets logs every open and close at INFO; ours says what matters
+_ws_log = logging.getLogger("wildtable.server.websocket")
+_ws_log.setLevel(logging.WARNING)
+
+HANDSHAKE_TIMEOUT = 10.0     # seconds for a new connection to complete its opening handshake
+HANDSHAKE_MAX_BYTES = 16 * 1024   # the request head, at most
+MAX_HANDSHAKES = 128         # connections in their opening handshake at once
+MAX_PER_ADDRESS = 32         # connections from one IP address at once (0: no cap)
+CLOSE_LINGER = 2.0           # seconds to wait for the peer's side of a close before dropping it
+CLOSE_FLUSH = 2.0            # seconds for what waits, and the close frame, to go out at the close
+RECV_SIZE = 65536
+
+CLOSE_PROTOCOL_ERROR = 1002
+CLOSE_BAD_DATA = 1007
+CLOSE_TOO_BIG = 1009
+
+_BINARY, _TEXT, _CONT = Opcode.BINARY, Opcode.TEXT, Opcode.CONT
+_PING, _PONG, _CLOSE = Opcode.PING, Opcode.PONG, Opcode.CLOSE
+
+
+class ConnectionClosed(Exception):
+    """The WebSocket is closed or closing: nothing more can be read or written."""
+
+    def __init__(self, code: int | None = None, reason: str = ""):
+        super().__init__(code, reason)
+        self.code, self.reason = code, reason
+
+
+class SendStalled(Exception):
+    """The peer took no bytes of what waits for it within the timeout ``flush`` was given."""
+
+
+@attrs.frozen
+class Limits:
+    """What the listener admits. ``allow_origins``: browser origins (``scheme://host[:port]``)
+    allowed besides the server's own host."""
+
+    max_handshakes: int = MAX_HANDSHAKES
+    max_per_address: int = MAX_PER_ADDRESS
+    handshake_timeout: float = HANDSHAKE_TIMEOUT
+    allow_origins: tuple[str, ...] = ()
 
 
 class Peer:
-    """One accepted WebSocket: bytes in, bytes out, pings, close.
+    """One accepted WebSocket: messages in, bytes out, pings, close.
 
     Outgoing messages take the shortest way: ``write`` frames a message and, when nothing
-    is being written to this socket and nothing waits, hands it to the kernel at once
-    (no task switch, no lock, no scheduler trip). Otherwise, or when the kernel takes only
-    part of it, the rest waits in the peer's backlog until ``flush`` (the connection's
-    writer task) writes it. Whoever takes trio-websocket's stream lock writes the backlog
-    first (see ``_BacklogFirstLock``), so a ping, pong or close frame never lands inside
-    one of our frames and frames go out in the order they were written.
+    is being written to this socket and nothing waits, hands it to the kernel at once (no
+    task switch, no lock). Otherwise, or when the kernel takes only part of it, the rest
+    waits in the backlog until ``flush`` (the connection's writer task) writes it. Control
+    frames (pong, ping, close) join the same backlog, so they never land inside a frame
+    and everything goes out in the order it was written.
     """
 
-    __slots__ = ("_ws", "remote", "_sock", "_backlog", "_head_partial", "_lock")
+    __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
+                 "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
+                 "_parts_text", "_pong", "_aborted", "wake")
 
-    def __init__(self, ws: trio_websocket.WebSocketConnection):
-        self._ws = ws
-        try:
-            r = ws.remote
-        except OSError:             # the peer is already gone (reset right after the handshake)
-            r = "gone"
-        self.remote = f"{r.address}:{r.port}" if hasattr(r, "address") else str(r)
+    def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int):
+        self._sock = sock
+        self._proto = proto
+        self.host = host
+        self.remote = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         self._backlog: list[bytes] = []         # framed bytes not yet written, in order
+        self._backlog_bytes = 0
         self._head_partial = False              # the backlog starts with the rest of a partly written frame
-        # the OS socket under trio's SocketStream (serve() accepts plain TCP only)
-        self._sock = ws._stream.socket._sock
-        self._lock = ws._stream_lock = _BacklogFirstLock(self, ws._stream_lock)
+        self._flushing = False                  # a flush is writing: new frames queue behind it
+        self._flush_lock = trio.Lock()
+        self._closing = False                   # our close frame is written or queued: nothing more goes out
+        self._gone = False                      # the socket failed, or the peer closed: nothing more comes in
+        self._ended: tuple[int | None, str] = (None, "")
+        self._messages: deque = deque()         # whole messages parsed, not yet received
+        self._parts: list[bytes] = []           # the fragments of a message still coming
+        self._parts_text = False
+        self._pong: tuple[bytes, trio.Event] | None = None
+        self._aborted = False                   # give up on the close handshake: drop the socket at once
+        self.wake: Callable[[], None] | None = None   # called when control frames wait in the backlog
 
+    # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
-        return await self._ws.get_message()
+        """The next whole message: bytes for a binary one, str for a text one. Raises
+        ConnectionClosed once the peer has closed, failed the protocol, or gone."""
+        messages = self._messages
+        sock = self._sock
+        while not messages:
+            if self._gone:
+                raise ConnectionClosed(*self._ended)
+            try:
+                data = sock.recv(RECV_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                continue
+            except OSError as e:            # reset
+                self._lost(f"connection lost: {e.strerror or e}")
+                continue
+            if data:
+                self._proto.receive_data(data)
+                self._take_events()
+                # a peer with more to read must not keep the other tasks from running
+                await trio.lowlevel.checkpoint()
+            else:
+                self._proto.receive_eof()
+                self._take_events()
+                self._lost("the peer closed the connection without a close frame")
+        return messages.popleft()
 
+    def _take_events(self) -> None:
+        """Turn what the protocol parsed into messages; answer what must be answered."""
+        proto = self._proto
+        for frame in proto.events_received():
+            op = frame.opcode
+            if op is _BINARY or op is _TEXT:
+                if frame.fin:
+                    self._message(frame.data, op is _TEXT)
+                else:
+                    self._parts, self._parts_text = [frame.data], op is _TEXT
+            elif op is _CONT:
+                self._parts.append(frame.data)
+                if frame.fin:
+                    data, self._parts = b"".join(self._parts), []
+                    self._message(data, self._parts_text)
+            elif op is _PONG:
+                waiting = self._pong
+                if waiting is not None and frame.data == waiting[0]:
+                    self._pong = None
+                    waiting[1].set()
+            elif op is _CLOSE:
+                close = proto.close_rcvd
+                self._end(close.code if close else None, close.reason if close else "")
+            # a ping: the protocol has queued its pong (sent below, unless we are closing)
+            if self._gone:
+                break
+        exc = proto.parser_exc
+        if exc is not None and not self._gone:
+            if isinstance(exc, PayloadTooBig) and exc.size is not None and exc.size >= 1 << 63:
+                # RFC 6455 section 5.2: the most significant bit of a 64-bit length must be 0.
+                # The protocol sees only a big payload (1009); it is a malformed frame.
+                proto.data_to_send()
+                why = "invalid frame length: the top bit of a 64-bit length must be 0"
+                self._control([Frame(_CLOSE, Close(CLOSE_PROTOCOL_ERROR, why).serialize()).serialize(mask=False)])
+                self._closing = True
+                self._end(CLOSE_PROTOCOL_ERROR, why)
+            else:
+                sent = proto.close_sent
+                self._end(sent.code if sent else None, sent.reason if sent else str(exc))
+        out = proto.data_to_send()
+        if out and not self._closing:
+            self._control([d for d in out if d])
+        if proto.close_sent is not None:
+            self._closing = True
+
+    def _message(self, data: bytes, text: bool) -> None:
+        if self._closing:
+            return                  # after our close frame, data is ignored (RFC 6455 section 1.4)
+        if text:
+            try:
+                self._messages.append(data.decode())
+            except UnicodeDecodeError as e:
+                self._fail(CLOSE_BAD_DATA, f"invalid UTF-8 in a text frame at byte {e.start}")
+            return
+        self._messages.append(data)
+
+    def _fail(self, code: int, reason: str) -> None:
+        """Fail the WebSocket connection (RFC 6455 section 7.1.7): close frame, then the end."""
+        if not self._closing and self._proto.state is State.OPEN:
+            self._proto.fail(code, reason)
+            self._control([d for d in self._proto.data_to_send() if d])
+        self._closing = True
+        self._end(code, reason)
+
+    def _control(self, frames: list[bytes]) -> None:
+        """Write frames the protocol made (pong, ping, close) in order with ours; if they
+        must wait, wake whoever flushes (the connection's writer task)."""
+        if self._write(frames) and self.wake is not None:
+            self.wake()
+
+    def _end(self, code: int | None, reason: str) -> None:
+        if not self._gone:
+            self._gone = True
+            self._ended = (code, reason)
+            if self._pong is not None:
+                self._pong[1].set()
+
+    def _lost(self, why: str) -> None:
+        """The socket failed: nothing more goes out or comes in."""
+        self._end(1006, why)
+        self._aborted = True
+        self._closing = True
+        self._backlog.clear()
+        self._backlog_bytes = 0
+        self._head_partial = False
+
+    # ---------------------------------------------------------------- sending
     async def send(self, data: bytes) -> None:
-        await self._ws.send_message(data)
+        """Write one message and wait until it is written."""
+        self.write(data)
+        await self.flush(CLOSE_FLUSH)
 
     def write(self, data: bytes) -> int:
         """Frame one binary message and write it now if the socket is free; never waits.
         Returns how many frames wait in the backlog afterwards (0: all written; else the
         caller must see that ``flush`` runs)."""
+        if self._closing:
+            return 0            # closing or closed: nothing more can go out
         return self._write([frame_header(len(data)) + data])
 
     def write_many(self, messages: list[bytes]) -> int:
@@ -60,15 +244,18 @@ class Peer:
         table): framed one by one, handed to the kernel in one ``send``. What the kernel
         does not take waits in the backlog frame by frame, so the backlog's bound still
         counts frames. Returns how many frames wait afterwards, as ``write`` does."""
+        if self._closing:
+            return 0
         return self._write([frame_header(len(d)) + d for d in messages])
 
     def _write(self, framed: list[bytes]) -> int:
-        if self._ws._close_reason is not None:
-            return 0            # closing or closed: nothing more can go out
         backlog = self._backlog
-        if backlog or self._lock.held:
+        if backlog or self._flushing:
             backlog.extend(framed)
+            self._backlog_bytes += sum(map(len, framed))
             return len(backlog)
+        if not framed:
+            return 0
         data = framed[0] if len(framed) == 1 else b"".join(framed)
         try:
             n = self._sock.send(data)
@@ -85,26 +272,36 @@ class Peer:
         """Frames (or the rest of one) waiting to be written."""
         return len(self._backlog)
 
+    @property
+    def backlog_bytes(self) -> int:
+        """Bytes waiting to be written."""
+        return self._backlog_bytes
+
     def drop_backlog(self) -> None:
         """Forget what waits (a slow consumer is closed without it), except the rest of a
         frame already partly written: cut short, it would garble the close frame after it."""
-        del self._backlog[1 if self._head_partial else 0:]
+        keep = 1 if self._head_partial and self._backlog else 0
+        del self._backlog[keep:]
+        self._backlog_bytes = len(self._backlog[0]) if keep else 0
 
-    async def flush(self) -> None:
-        """Write the backlog (taking the stream lock writes it; see _BacklogFirstLock)."""
-        ws = self._ws
-        if ws._close_reason is not None:
-            raise ConnectionClosed(ws._close_reason)
-        async with self._lock:
-            pass
+    async def flush(self, stall_timeout: float | None = None) -> None:
+        """Write the backlog, and what is added meanwhile. Raises SendStalled if the peer
+        takes no byte for ``stall_timeout`` seconds (a peer that reads slowly but steadily
+        is not stalled), ConnectionClosed if the socket fails.
 
-    async def _write_backlog(self) -> None:
-        """With the stream lock held: write the backlog, and what is added meanwhile.
+        Cancelled part way, what was not written goes back to the head of the backlog,
+        frame bounds kept: a close frame written after it must not land inside a frame
+        cut short."""
+        if self._aborted:
+            raise ConnectionClosed(*self._ended)
+        async with self._flush_lock:
+            self._flushing = True
+            try:
+                await self._write_backlog(stall_timeout)
+            finally:
+                self._flushing = False
 
-        Cancelled part way (the send timeout, a slow consumer, shutdown), what was not
-        written goes back to the head of the backlog, frame bounds kept: a close frame
-        written after it must not land inside a frame cut short."""
-        ws = self._ws
+    async def _write_backlog(self, stall_timeout: float | None) -> None:
         backlog = self._backlog
         sock = self._sock
         while backlog:
@@ -112,6 +309,7 @@ class Peer:
             was_partial = self._head_partial
             data = b"".join(frames) if len(frames) > 1 else frames[0]
             backlog.clear()
+            self._backlog_bytes = 0
             self._head_partial = False
             sent = 0
             try:
@@ -121,12 +319,16 @@ class Peer:
                     try:
                         sent += sock.send(view[sent:])
                     except BlockingIOError:
-                        await trio.lowlevel.wait_writable(sock)
-            except (OSError, trio.ClosedResourceError):     # reset, broken pipe; or closed by Peer.close
-                backlog.clear()
-                self._head_partial = False
-                await ws._abort_web_socket()
-                raise ConnectionClosed(ws._close_reason) from None
+                        if stall_timeout is None:
+                            await trio.lowlevel.wait_writable(sock)
+                        else:
+                            with trio.move_on_after(stall_timeout) as wait:
+                                await trio.lowlevel.wait_writable(sock)
+                            if wait.cancelled_caught:
+                                raise SendStalled(f"nothing taken for {stall_timeout:g} s") from None
+            except OSError as e:            # reset, broken pipe
+                self._lost(f"connection lost: {e.strerror or e}")
+                raise ConnectionClosed(*self._ended) from None
             except BaseException:
                 self._put_back(frames, sent, was_partial)
                 raise
@@ -145,55 +347,71 @@ class Peer:
         if sent:
             rest[0] = rest[0][sent:]
         self._backlog[:0] = rest
+        self._backlog_bytes += sum(map(len, rest))
         self._head_partial = sent > 0 or (i == 0 and was_partial)
 
     async def ping(self) -> None:
-        await self._ws.ping()
+        """Send a ping and wait for its pong (the caller bounds the wait)."""
+        if self._closing or self._gone:
+            raise ConnectionClosed(*self._ended)
+        payload = os.urandom(4)
+        answered = trio.Event()
+        self._pong = (payload, answered)
+        self._proto.send_ping(payload)
+        self._control(self._proto.data_to_send())
+        await answered.wait()
+        if self._gone:
+            raise ConnectionClosed(*self._ended)
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
-        ws = self._ws
-        with trio.move_on_after(2) as scope:
+        """Send what waits, then our close frame (bounded: CLOSE_FLUSH seconds). After the
+        close frame nothing more goes out. The peer's side of the close is awaited by
+        ``serve`` once the handler is done."""
+        if not self._closing and self._proto.state is State.OPEN:
+            self._proto.send_close(code, _clip_reason(reason))
+            self._write(self._proto.data_to_send())
+        self._closing = True
+        if self._aborted:
+            return
+        with trio.move_on_after(CLOSE_FLUSH) as scope:
             scope.shield = True
-            await ws.aclose(code, reason[:120])
-            # A close the peer began returns at once from aclose, while trio-websocket's
-            # reader may still be writing its answer (with no timeout of its own) to a peer
-            # that reads nothing: wait for whoever holds the stream lock, within the 2 s.
-            async with self._lock._lock:
+            try:
+                await self.flush()
+            except ConnectionClosed:
                 pass
         if scope.cancelled_caught:
-            # Given up: close the socket, so no task stays stuck writing to it.
-            ws._stream.socket.close()
+            self._aborted = True        # it takes nothing: drop it without waiting for its close
 
     @property
     def closed(self) -> bool:
-        return self._ws.closed is not None
+        return self._closing or self._gone
+
+    async def linger(self) -> None:
+        """After our close frame: end our side of the TCP stream, then read (and ignore)
+        what the peer still sends until it closes too, at most CLOSE_LINGER seconds, so
+        our close frame is not lost to a reset (RFC 6455 section 7.1.1)."""
+        sock = self._sock
+        if self._aborted:
+            return
+        try:
+            sock.shutdown(socket.SHUT_WR)
+        except OSError:
+            return
+        with trio.move_on_after(CLOSE_LINGER):
+            while True:
+                try:
+                    if not sock.recv(RECV_SIZE):
+                        return
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(sock)
+                except OSError:
+                    return
 
 
-class _BacklogFirstLock:
-    """Takes the place of trio-websocket's stream lock (it only ever uses ``async with``
-    on it): whoever takes it writes the peer's backlog first, so every frame trio-websocket
-    writes itself (pong, ping, close) goes out after ours, never in the middle of one."""
-
-    __slots__ = ("_peer", "_lock", "held")
-
-    def __init__(self, peer: Peer, lock: trio.StrictFIFOLock):
-        self._peer, self._lock = peer, lock
-        self.held = False           # a plain attribute: Peer.write reads it for every frame
-
-    async def __aenter__(self) -> None:
-        await self._lock.acquire()
-        self.held = True
-        if self._peer._backlog:
-            try:
-                await self._peer._write_backlog()
-            except BaseException:
-                self.held = False
-                self._lock.release()
-                raise
-
-    async def __aexit__(self, *exc) -> None:
-        self.held = False
-        self._lock.release()
+def _clip_reason(reason: str) -> str:
+    """A close reason fits in a control frame: 123 bytes of UTF-8 at most."""
+    data = reason.encode()
+    return reason if len(data) <= 120 else data[:120].decode(errors="ignore")
 
 
 _SHORT = [bytes((0x82, n)) for n in range(126)]
@@ -210,35 +428,244 @@ def frame_header(size: int) -> bytes:
     return _LONG(0x82, 127, size)
 
 
-# What one peer vanishing can raise, from our handler or from trio-websocket's own
-# per-connection reader task.
-_PEER_GONE = (trio_websocket.ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
+# ---------------------------------------------------------------- the listener
+
+class _Gate:
+    """Counts what a stranger can make the listener hold: connections in their handshake,
+    and connections per address."""
+
+    def __init__(self, limits: Limits):
+        self.limits = limits
+        self.handshaking = 0
+        self.per_address: dict[str, int] = {}
+
+    def refusal(self, host: str) -> str | None:
+        lim = self.limits
+        if self.handshaking >= lim.max_handshakes:
+            return f"too many connections opening at once (at most {lim.max_handshakes}); try again in a moment"
+        if lim.max_per_address and self.per_address.get(host, 0) >= lim.max_per_address:
+            return (f"too many connections from your address (at most {lim.max_per_address}); "
+                    "close some, or ask the operator to raise --max-per-address")
+        return None
+
+    def admit(self, host: str) -> None:
+        self.handshaking += 1
+        self.per_address[host] = self.per_address.get(host, 0) + 1
+
+    def release(self, host: str) -> None:
+        n = self.per_address[host] - 1
+        if n:
+            self.per_address[host] = n
+        else:
+            del self.per_address[host]
+
+
+def _http_response(status: int, phrase: str, text: str) -> bytes:
+    body = text.encode()
+    return (f"HTTP/1.1 {status} {phrase}\r\nConnection: close\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def _refuse_now(sock: socket.socket, why: str) -> None:
+    """Over a cap: answer 503 without waiting for anything, and drop the connection."""
+    try:
+        try:
+            sock.recv(RECV_SIZE)        # what arrived already; unread, it would make close() reset
+        except OSError:
+            pass
+        sock.send(_http_response(503, "Service Unavailable", why + "\n"))
+        sock.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    sock.close()
+
+
+def _origin_allowed(request: Request, limits: Limits) -> str | None:
+    """None if the request may open a WebSocket; else why not. A browser names the page
+    that opened the socket in Origin; any page on the web could drive the server from a
+    player's browser, so only the server's own host (or an origin the operator allowed)
+    may. A client that is not a browser sends no Origin."""
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return None
+    if origin in limits.allow_origins:
+        return None
+    host = (request.headers.get("Host") or "").strip().lower()
+    try:
+        netloc = urlsplit(origin.strip()).netloc.lower()
+    except ValueError:
+        netloc = ""
+    if netloc and netloc == host:
+        return None
+    return (f"a page from {origin} may not open a WebSocket to this server; "
+            f"the operator can allow it with --allow-origin {origin}")
+
+
+async def _send_all(sock: socket.socket, chunks) -> None:
+    for data in chunks:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[sock.send(view):]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+
+
+async def _handshake(sock: socket.socket, limits: Limits) -> ServerProtocol | None:
+    """Read the opening handshake and answer it; the protocol, if the WebSocket is open."""
+    proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
+    received = 0
+    request = None
+    while request is None:
+        try:
+            data = sock.recv(RECV_SIZE)
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(sock)
+            continue
+        if not data:
+            return None
+        received += len(data)
+        proto.receive_data(data)
+        events = proto.events_received()
+        if events:
+            request = events[0]
+        elif proto.handshake_exc is not None:
+            out = [d for d in proto.data_to_send() if d]
+            # not HTTP at all: the protocol just drops it; say why
+            await _send_all(sock, out or [_http_response(400, "Bad Request", "this is a wildtable server: it speaks "
+                                                         "WebSocket (ws://HOST:PORT)\n")])
+            return None
+        elif received > HANDSHAKE_MAX_BYTES:
+            await _send_all(sock, [_http_response(431, "Request Header Fields Too Large",
+                                                  f"the request head is over {HANDSHAKE_MAX_BYTES} bytes\n")])
+            return None
+    why = _origin_allowed(request, limits)
+    response = proto.reject(403, why + "\n") if why else proto.accept(request)
+    proto.send_response(response)
+    await _send_all(sock, [d for d in proto.data_to_send() if d])
+    if response.status_code != 101:
+        if why:
+            log.warning("refused a WebSocket from %s: %s", sock.getpeername()[0], why)
+        return None
+    return proto
+
+
+def _listen(host: str, port: int) -> list[socket.socket]:
+    """Listening sockets for every address ``host`` names (as trio.open_tcp_listeners)."""
+    infos = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    socks: list[socket.socket] = []
+    seen = set()
+    try:
+        for family, kind, proto, _, addr in infos:
+            if (family, addr) in seen:
+                continue
+            seen.add((family, addr))
+            s = socket.socket(family, kind, proto)
+            socks.append(s)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            if port == 0 and len(socks) > 1:       # one port for every address
+                addr = (addr[0], socks[0].getsockname()[1], *addr[2:])
+            s.bind(addr)
+            s.listen(4096)
+            s.setblocking(False)
+    except BaseException:
+        for s in socks:
+            s.close()
+        raise
+    return socks
+
+
+_TCP_NOTSENT_LOWAT = getattr(socket, "TCP_NOTSENT_LOWAT", 25)     # Linux's number where Python lacks the name
+_ACCEPT_AGAIN = {errno.ECONNABORTED, errno.EPROTO, errno.EPERM}
+_ACCEPT_LATER = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int, *,
-                task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Accept WebSockets forever; ``task_status.started`` gets the bound port."""
+                limits: Limits = Limits(), task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Accept WebSockets until cancelled; ``task_status.started`` gets the bound port.
 
-    async def on_request(request: trio_websocket.WebSocketRequest) -> None:
+    Each connection runs in a task of its own; whatever it raises ends that connection
+    only (logged once, as our bug unless the peer went away), never the listener."""
+    socks = _listen(host, port)
+    gate = _Gate(limits)
+    try:
+        async with trio.open_nursery() as nursery:
+            for s in socks:
+                nursery.start_soon(_accept, s, gate, handler, nursery)
+            task_status.started(socks[0].getsockname()[1])
+    finally:
+        for s in socks:
+            trio.lowlevel.notify_closing(s)
+            s.close()
+
+
+async def _accept(lsock: socket.socket, gate: _Gate, handler, nursery: trio.Nursery) -> None:
+    last_warned = -1e9
+    while True:
         try:
-            ws = await request.accept()
-        except ConnectionClosed:
-            return          # the client left during the handshake: nothing to serve
-        await handler(Peer(ws))
-
-    listeners = await trio.open_tcp_listeners(port, host=host)
-    server = trio_websocket.WebSocketServer(
-        on_request, listeners, max_message_size=WS_MAX_MESSAGE, connect_timeout=10, disconnect_timeout=5)
-
-    async def on_stream(stream: trio.abc.Stream) -> None:
-        # One peer's failure ends that peer only. trio-websocket's reader task raises
-        # ConnectionClosed when a peer sends bytes that are not WebSocket and resets before
-        # the close frame goes out; unguarded, that stopped the whole server.
+            sock, addr = lsock.accept()
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(lsock)
+            continue
+        except OSError as e:
+            if e.errno in _ACCEPT_AGAIN:
+                continue
+            if e.errno in _ACCEPT_LATER:
+                now = trio.current_time()
+                if now - last_warned > 10:
+                    log.warning("cannot accept connections: %s (retrying)", e.strerror or e)
+                    last_warned = now
+                await trio.sleep(0.1)
+                continue
+            raise
+        await trio.lowlevel.checkpoint()        # a flood of connects must not starve the tables
+        sock.setblocking(False)
+        host = addr[0]
+        why = gate.refusal(host)
+        if why is not None:
+            log.warning("refused a connection from %s: %s", host, why)
+            _refuse_now(sock, why)
+            continue
         try:
-            await server._handle_connection(stream)
-        except* _PEER_GONE:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            # As trio's SocketStream does: the kernel holds at most 16 kB not yet sent, so
+            # a peer that does not keep up shows in our backlog (and is bounded there), not
+            # in megabytes of kernel buffer.
+            sock.setsockopt(socket.IPPROTO_TCP, _TCP_NOTSENT_LOWAT, 16 * 1024)
+        except OSError:
             pass
+        gate.admit(host)
+        nursery.start_soon(_connection, sock, addr, gate, handler)
 
-    async with trio.open_nursery() as nursery:
-        await nursery.start(partial(trio.serve_listeners, on_stream, listeners, handler_nursery=nursery))
-        task_status.started(listeners[0].socket.getsockname()[1])
+
+async def _connection(sock: socket.socket, addr, gate: _Gate, handler) -> None:
+    host, port = addr[0], addr[1]
+    peer = None
+    try:
+        try:
+            proto = None
+            with trio.move_on_after(gate.limits.handshake_timeout):
+                proto = await _handshake(sock, gate.limits)
+        except OSError:
+            proto = None            # reset during the handshake
+        finally:
+            gate.handshaking -= 1
+        if proto is None:
+            return
+        peer = Peer(sock, proto, host, port)
+        try:
+            await handler(peer)
+        finally:
+            await peer.close()              # the handler may have closed it already
+            await peer.linger()
+    except* (ConnectionClosed, SendStalled):
+        pass                        # the peer went away, or stopped reading
+    except* Exception as group:
+        log.error("connection %s ended by a bug of ours (the server goes on)", f"{host}:{port}",
+                  exc_info=group)
+    finally:
+        gate.release(host)
+        trio.lowlevel.notify_closing(sock)
+        sock.close()

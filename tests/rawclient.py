@@ -108,7 +108,7 @@ async def stuck_client(server, port: int, name: str, table: str | None = None) -
         await raw.send(m.Spectate(table))
     calls = count_sends(conn)
     sent = 0
-    while not (conn.peer.backlog and conn.peer._lock.held):
+    while not (conn.peer.backlog and conn.peer._flushing):
         assert sent < 2000
         await raw.send(m.ListTables())
         sent += 1
