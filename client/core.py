@@ -349,7 +349,8 @@ class ClientCore:
 
     async def join(self, table: str, seat: int | None = None) -> Any:
         """Take a seat: the one this client held before (seat book), else a new one."""
-        saved = self.seat_book.find(self.url, table) if self.seat_book is not None else None
+        # only a token this player (this name) kept: never another's who shares the machine
+        saved = self.seat_book.find(self.url, table, self.name) if self.seat_book is not None else None
         if saved is not None and seat in (None, saved[0]):
             self._resuming = True
             try:
@@ -358,7 +359,7 @@ class ClientCore:
                 self._resuming = False
             if isinstance(reply, m.Joined) or reply.code == "already_at_table":
                 return reply
-            self.seat_book.forget(self.url, table)      # released, or another server's table
+            self.seat_book.forget(self.url, table, self.name)      # released, or another server's table
         return await self.request(m.Join(table, seat), lambda x: isinstance(x, m.Joined))
 
     async def spectate(self, table: str) -> Any:
@@ -441,7 +442,7 @@ class ClientCore:
             mir.absorb(msg)
             title = self.plugin.TITLE if self.plugin.NAME != "generic" else msg.game
             if t is m.Joined and self.seat_book is not None:
-                self.seat_book.remember(self.url, msg.table, msg.seat, msg.token)
+                self.seat_book.remember(self.url, msg.table, self.name, msg.seat, msg.token)
             if self._rejoining:
                 where = f"seat {msg.seat}" if t is m.Joined else "watching"
                 self.notify("connection", f"back at table {msg.table} ({where}) at seq {msg.seq}")
@@ -467,7 +468,7 @@ class ClientCore:
         elif t is m.GameOver:
             mir.absorb(msg)
             if self.seat_book is not None:
-                self.seat_book.forget(self.url, msg.table)
+                self.seat_book.forget(self.url, msg.table, self.name)
             ctx = self.ctx
             scores = ", ".join(f"{ctx.seat_label(i)} {s}" for i, s in enumerate(msg.scores))
             won = " and ".join(ctx.seat_label(w) for w in msg.winners) or "nobody"
@@ -476,7 +477,7 @@ class ClientCore:
             self.notify("table")
         elif t is m.Left:
             if self.seat_book is not None:
-                self.seat_book.forget(self.url, msg.table)
+                self.seat_book.forget(self.url, msg.table, self.name)
             self.mirror = Mirror()
             self.notify("info", f"you left table {msg.table}")
             self.notify("table")

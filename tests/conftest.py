@@ -17,3 +17,14 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def private_state_dir(tmp_path_factory, monkeypatch):
+    """Every test keeps client state (seat tokens) in a temporary dir of its own, never in
+    the user's ~/.local/state/wildtable: the variable reaches subprocesses the test starts too."""
+    path = tmp_path_factory.mktemp("state")
+    monkeypatch.setenv("WILDTABLE_STATE_DIR", str(path))      # what client/seats.py reads
+    return path

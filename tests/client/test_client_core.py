@@ -228,7 +228,7 @@ async def test_a_new_client_takes_the_seat_back_with_the_saved_token(tmp_path):
                 await first_seen.wait(lambda n: n.kind == "info" and "joined table" in n.text)
                 table = first.mirror.table
                 nursery.cancel_scope.cancel()        # the client quits; the seat stays held
-            assert book.find(url, table)[0] == 0
+            assert book.find(url, table, "ann")[0] == 0
             assert oct(book.path.stat().st_mode & 0o777) == "0o600"
             seen = Recorder()
             async with trio.open_nursery() as nursery:
@@ -239,9 +239,9 @@ async def test_a_new_client_takes_the_seat_back_with_the_saved_token(tmp_path):
                 assert n.text.startswith(f"took your seat 0 back at table {table}"), n
                 await again.command("leave")
                 await seen.wait(lambda n: n.kind == "info" and n.text.startswith("you left"))
-                assert book.find(url, table) is None
+                assert book.find(url, table, "ann") is None
                 # a stale token (the seat was released) quietly falls back to a new seat
-                book.remember(url, table, 1, "not-the-token")
+                book.remember(url, table, "ann", 1, "not-the-token")
                 await again.command(f"join {table}")
                 n = await seen.wait(lambda n: n.kind in ("info", "error"))
                 assert n.kind == "info" and n.text.startswith(f"joined table {table}")
