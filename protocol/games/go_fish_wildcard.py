@@ -682,7 +682,7 @@ def view(state: State, seat: int | None) -> dict:
         "turn": state.turn,
         "step": state.step,
         "dealer": state.dealer,
-        "hand": hand_ids(state.hands[seat]) if own else [],
+        **({"hand": hand_ids(state.hands[seat])} if own else {}),     # a spectator's view has no hand
         "bonus": hand_ids(state.bonus) if own and seat == state.turn else [],
         "players": [{"seat": i, "hand": state.hands[i].bit_count(), "score": state.scores[i], "sets": per[i]}
                     for i in range(state.n)],

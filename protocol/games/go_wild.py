@@ -479,7 +479,7 @@ def view(state: State, seat: int | None) -> dict:
         "phase": state.phase,
         "seat": seat,
         "turn": state.turn,
-        "hand": cards_of(hands[seat]) if seat is not None else [],
+        **({} if seat is None else {"hand": cards_of(hands[seat])}),     # a spectator's view has no hand
         "players": [{"seat": i, "hand": counts[i], "score": state.scores[i], "wild_one": state.wild_one == i,
                      "leader": state.leader == i, "played": i in played} for i in range(r.seats)],
         "scores": list(state.scores),

@@ -509,7 +509,7 @@ def view(state: State, seat: int | None) -> dict:
         "trump": _sym_name(state.trump) if playing else None,
         "led_suit": data.SUITS[SUIT[state.trick[0]]] if state.trick else None,
         "trick": _trick_cards(state.trick, state.leader, n),
-        "hand": list(state.hands[seat]) if own and dealt else [],
+        **({"hand": list(state.hands[seat]) if dealt else []} if own else {}),   # a spectator's view has no hand
         "playable": _legal_cards(state, seat) if own and playing and seat == state.turn else [],
         "own_tricks": _split_tricks(state.won[seat], n) if own else [],
         "last_trick": last,

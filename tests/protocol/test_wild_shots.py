@@ -348,7 +348,7 @@ def check_views(state: ws.State) -> None:
         assert unpackb(packb(v)) == v                    # plain msgpack data, lists not tuples
         assert ws.view(scramble(state, seat), seat) == v, f"view of {seat} shows something hidden"
         if seat is None:
-            assert v["hand"] == [] and v["own_tricks"] == [] and v["playable"] == []
+            assert "hand" not in v and v["own_tricks"] == [] and v["playable"] == []
         else:
             assert v["hand"] == (list(state.hands[seat]) if state.hands else [])
             assert [c for t in v["own_tricks"] for c in t] == list(state.won[seat])
@@ -365,7 +365,7 @@ def _finish_trick(state: ws.State) -> tuple[ws.State, list]:
 
 def cards_shown(v: dict) -> set[int]:
     """Card ids a view names in its card fields."""
-    out = set(v["hand"]) | {c for t in v["own_tricks"] for c in t} | {x["card"] for x in v["trick"]}
+    out = set(v.get("hand", ())) | {c for t in v["own_tricks"] for c in t} | {x["card"] for x in v["trick"]}
     if v["last_trick"]:
         out |= {x["card"] for x in v["last_trick"]["cards"]}
     if v["last_round"]:

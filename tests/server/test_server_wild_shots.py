@@ -154,7 +154,7 @@ def _public_and_own(st: E.State, seat: int | None) -> set[int]:
 
 
 def _shown(v: dict) -> set[int]:
-    out = set(v["hand"]) | set(v["playable"]) | {c for t in v["own_tricks"] for c in t} | {x["card"] for x in v["trick"]}
+    out = set(v.get("hand", ())) | set(v["playable"]) | {c for t in v["own_tricks"] for c in t} | {x["card"] for x in v["trick"]}
     if v["last_trick"]:
         out |= {x["card"] for x in v["last_trick"]["cards"]}
     if v["last_round"]:
@@ -200,7 +200,7 @@ async def test_no_update_shows_another_hand_the_set_aside_cards_or_older_tricks(
             assert _shown(u.view) <= visible, (seat, u.seq)
             # Where a card is now: never in another hand or set aside (the tricks of a round
             # already scored name where cards were then, not where they are now).
-            now = set(u.view["hand"]) | {c for t in u.view["own_tricks"] for c in t} | {x["card"] for x in u.view["trick"]}
+            now = set(u.view.get("hand", ())) | {c for t in u.view["own_tricks"] for c in t} | {x["card"] for x in u.view["trick"]}
             if u.view["last_trick"] and st.phase == "playing":
                 now |= {x["card"] for x in u.view["last_trick"]["cards"]}
             hidden = set(st.aside) | {c for x in range(seats) if x != seat for c in (st.hands[x] if st.hands else ())}
