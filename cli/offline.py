@@ -10,7 +10,7 @@ from pathlib import Path
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError
-from wildtable.protocol.logfmt import encode_record, read_log
+from wildtable.protocol.logfmt import FRAME_HEADER, SeatClaimed, encode_record, read_log
 from wildtable.protocol.replay import replay
 
 from .selfplay import play
@@ -77,22 +77,66 @@ def replay_main(args) -> int:
         print(f"wildtable replay: {path}: {e}", file=sys.stderr)
         return 1
     game, state = result.game, result.state
-    if contents.torn is not None:
-        print(f"warning: {path}: torn tail of {contents.torn.dropped} bytes at offset {contents.torn.offset} ignored",
+    torn = contents.torn
+    if torn is not None:
+        if (why := _not_a_torn_write(data, torn.offset)) is not None:
+            print(f"wildtable replay: {path}: the last {torn.dropped} bytes (from byte offset {torn.offset}) are "
+                  f"not a record cut mid-write: {why}; the log is damaged", file=sys.stderr)
+            return 1
+        print(f"warning: {path}: torn tail of {torn.dropped} bytes at offset {torn.offset} ignored",
               file=sys.stderr)
+    names = seat_names(contents)
+    o = game.outcome(state)
     if args.json:
         json.dump({"game": game.NAME, "table": contents.header.table, "seq": result.seq,
-                   "outcome": to_data(game.outcome(state)), "state": _jsonable(game.snapshot(state))},
+                   "players": names, "winner_names": [names[w] or f"seat {w}" for w in o.winners],
+                   "outcome": to_data(o), "state": _jsonable(game.snapshot(state))},
                   sys.stdout, indent=1)
         print()
         return 0
-    o = game.outcome(state)
     print(f"{path}: OK - {game.TITLE}, table {contents.header.table}, {len(data)} bytes")
+    if torn is not None:
+        print(f"torn tail: the last record was cut mid-write: {torn.dropped} bytes at byte offset {torn.offset} "
+              f"were dropped; the {torn.offset} bytes before them replay")
     print(f"records: {len(contents.records)}  seq: {result.seq}  actions: {result.actions}  "
           f"chance: {result.chances}  hashes checked: {result.hashes_checked}")
-    print(f"game over: {'yes' if o.over else 'no'}  scores: {list(o.scores)}  winners: {list(o.winners)}")
+    shown = [f"{printable(n)} (seat {i})" if n else f"seat {i}" for i, n in enumerate(names)]
+    won = ", ".join(shown[w] for w in o.winners) or "none"
+    print(f"game over: {'yes' if o.over else 'no'}  scores: {list(o.scores)}  winners: {won}")
+    print(f"players: {', '.join(shown)}")
     print(f"final hash: {state_hash(game, state).hex()}")
     return 0
+
+
+def seat_names(contents) -> list[str]:
+    """Who sat where, from the log's seat claims (the last claim of a seat wins); ""
+    for a seat nobody claimed (a selfplay log)."""
+    names = [""] * contents.header.seats
+    for r in contents.records:
+        if type(r) is SeatClaimed and 0 <= r.seat < len(names):
+            names[r.seat] = r.name
+    return names
+
+
+def printable(text: str) -> str:
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+_MAP_START = frozenset(range(0x80, 0x90)) | {0xDE, 0xDF}     # how a msgpack map (every record) starts
+
+
+def _not_a_torn_write(data: bytes, offset: int) -> str | None:
+    """Why the bytes the reader dropped at ``offset`` cannot be the start of one record
+    whose write was cut short (None: they can). A torn write leaves the first bytes of a
+    frame: its length runs past the end, and its payload starts a msgpack map."""
+    tail = data[offset:]
+    if len(tail) >= FRAME_HEADER:
+        length = int.from_bytes(tail[:4], "little")
+        if length == 0:
+            return "a record of length 0"
+        if len(tail) > FRAME_HEADER and tail[FRAME_HEADER] not in _MAP_START:
+            return "they do not start a record"
+    return None
 
 
 def _jsonable(x):

@@ -98,7 +98,9 @@ class Bot:
             raise BotError(problem)
         over = self.core.mirror.over
         if over is not None and self.verbose:
-            self.report(f"{self.name}: game over, scores {list(over.scores)}, winners {list(over.winners)}")
+            ctx = self.core.ctx
+            self.report(f"{self.name}: game over, scores {games.seat_values(over.scores, ctx)}; "
+                        f"{games.winners_text(over.winners, ctx) if over.winners else 'nobody wins'}")
         return over
 
     async def _play(self, plugin) -> None:
