@@ -289,8 +289,6 @@ class Connection:
             try:
                 if isinstance(data, str):
                     raise ProtocolError("text_frame", "send binary frames holding msgpack, not text frames")
-                if len(data) > MAX_FRAME:
-                    raise ProtocolError("frame_too_large", f"frame of {len(data)} bytes exceeds the cap of {MAX_FRAME} bytes")
                 msg = m.MESSAGES.decode_bytes(data, MAX_FRAME)
                 if not self.limit.allow():
                     # Every intent gets exactly one answer, even a dropped one.

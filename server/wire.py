@@ -26,7 +26,7 @@ import attrs
 import trio
 from websockets.exceptions import PayloadTooBig
 from websockets.frames import Close, Frame, Opcode
-from websockets.http11 import Request
+from websockets.http11 import Request, Response
 from websockets.protocol import State
 from websockets.server import ServerProtocol
 
@@ -511,8 +511,17 @@ async def _send_all(sock: socket.socket, chunks) -> None:
                 await trio.lowlevel.wait_writable(sock)
 
 
-async def _handshake(sock: socket.socket, limits: Limits) -> ServerProtocol | None:
-    """Read the opening handshake and answer it; the protocol, if the WebSocket is open."""
+HttpHandler = Callable[[Request], "Response | None"]
+
+
+def _wants_websocket(request: Request) -> bool:
+    return any(v.strip().lower() == "websocket" for v in request.headers.get_all("Upgrade"))
+
+
+async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | None = None) -> ServerProtocol | None:
+    """Read the opening handshake and answer it; the protocol, if the WebSocket is open.
+    A plain HTTP request (no ``Upgrade: websocket``) goes to ``http``, if given, whose
+    response is sent before the connection closes (one request per connection)."""
     proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
     received = 0
     request = None
@@ -538,6 +547,12 @@ async def _handshake(sock: socket.socket, limits: Limits) -> ServerProtocol | No
         elif received > HANDSHAKE_MAX_BYTES:
             await _send_all(sock, [_http_response(431, "Request Header Fields Too Large",
                                                   f"the request head is over {HANDSHAKE_MAX_BYTES} bytes\n")])
+            return None
+    if http is not None and not _wants_websocket(request):
+        response = http(request)
+        if response is not None:
+            proto.send_response(response)
+            await _send_all(sock, [d for d in proto.data_to_send() if d])
             return None
     why = _origin_allowed(request, limits)
     response = proto.reject(403, why + "\n") if why else proto.accept(request)
@@ -583,8 +598,11 @@ _ACCEPT_LATER = {errno.EMFILE, errno.ENFILE, errno.ENOBUFS, errno.ENOMEM}
 
 
 async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int, *,
-                limits: Limits = Limits(), task_status=trio.TASK_STATUS_IGNORED) -> None:
+                limits: Limits = Limits(), http: HttpHandler | None = None,
+                task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Accept WebSockets until cancelled; ``task_status.started`` gets the bound port.
+    ``http`` answers plain HTTP requests (a ``websockets.http11.Response``, or None for
+    the usual refusal: 426 "upgrade required").
 
     Each connection runs in a task of its own; whatever it raises ends that connection
     only (logged once, as our bug unless the peer went away), never the listener."""
@@ -593,7 +611,7 @@ async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int
     try:
         async with trio.open_nursery() as nursery:
             for s in socks:
-                nursery.start_soon(_accept, s, gate, handler, nursery)
+                nursery.start_soon(_accept, s, gate, handler, http, nursery)
             task_status.started(socks[0].getsockname()[1])
     finally:
         for s in socks:
@@ -601,7 +619,7 @@ async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int
             s.close()
 
 
-async def _accept(lsock: socket.socket, gate: _Gate, handler, nursery: trio.Nursery) -> None:
+async def _accept(lsock: socket.socket, gate: _Gate, handler, http, nursery: trio.Nursery) -> None:
     last_warned = -1e9
     while True:
         try:
@@ -637,17 +655,17 @@ async def _accept(lsock: socket.socket, gate: _Gate, handler, nursery: trio.Nurs
         except OSError:
             pass
         gate.admit(host)
-        nursery.start_soon(_connection, sock, addr, gate, handler)
+        nursery.start_soon(_connection, sock, addr, gate, handler, http)
 
 
-async def _connection(sock: socket.socket, addr, gate: _Gate, handler) -> None:
+async def _connection(sock: socket.socket, addr, gate: _Gate, handler, http) -> None:
     host, port = addr[0], addr[1]
     peer = None
     try:
         try:
             proto = None
             with trio.move_on_after(gate.limits.handshake_timeout):
-                proto = await _handshake(sock, gate.limits)
+                proto = await _handshake(sock, gate.limits, http)
         except OSError:
             proto = None            # reset during the handshake
         finally:
