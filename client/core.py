@@ -22,9 +22,9 @@ from wildtable.protocol.errors import ProtocolError
 
 from . import games
 from .games import CommandError, Ctx, is_number
-from .net import Connection, Mirror, ServerError, connect
+from .net import Connection, Mirror, NotOurServer, ServerError, connect
 from .seats import SeatBook
-from .wire import ConnectionClosed, HandshakeError
+from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
 REPLY_TIMEOUT = 10.0        # seconds to wait for the server's answer to a lobby request
 KEEPALIVE = 240.0           # the server closes connections silent for 600 s
@@ -116,12 +116,14 @@ def is_network_error(e: BaseException) -> bool:
     if isinstance(e, BaseExceptionGroup):
         return all(is_network_error(x) for x in e.exceptions)
     return isinstance(e, (ConnectionClosed, HandshakeError, OSError, trio.TooSlowError,
-                          trio.BrokenResourceError, trio.ClosedResourceError, ServerError))
+                          trio.BrokenResourceError, trio.ClosedResourceError, ServerError, NotOurServer))
 
 
 def _reason(e: BaseException) -> str:
     if isinstance(e, BaseExceptionGroup):
         return _reason(e.exceptions[0])
+    if isinstance(e, ConnectionRejected):
+        return _rejected(e)
     if isinstance(e, HandshakeError) and not str(e) and e.__cause__ is not None:
         return _reason(e.__cause__)
     if isinstance(e, ConnectionClosed):
@@ -134,6 +136,22 @@ def _reason(e: BaseException) -> str:
     if isinstance(e, trio.TooSlowError):
         return "timed out"
     return str(e) or type(e).__name__
+
+
+def _rejected(e: ConnectionRejected) -> str:
+    """One sentence for a WebSocket handshake answered with plain HTTP. A wildtable server
+    refuses with a short plain-text sentence (full, too many connections, a refused origin):
+    that is shown; anything else (a web page, a redirect) means another kind of server."""
+    headers = {bytes(k).lower(): bytes(v) for k, v in (e.headers or ())}
+    kind = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
+    body = bytes(e.body or b"")
+    text = body.decode("utf-8", "replace").strip()
+    if kind == "text/plain" and text and len(text) <= 300 and "\n" not in text and text.isprintable():
+        return f"the server refused the connection (HTTP {e.status_code}): {text}"
+    served = headers.get(b"server", b"").decode("latin-1")
+    what = "a web page" if kind == "text/html" else f"{kind} content" if kind else "no WebSocket"
+    return (f"it is not a wildtable server: it answered with HTTP {e.status_code}"
+            f"{' from ' + printable(served[:60]) if served else ''} and {what}, not a WebSocket")
 
 
 class ClientCore:

@@ -39,6 +39,11 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+class NotOurServer(Exception):
+    """The peer speaks WebSocket but is not a wildtable server (it answered our hello with
+    something else); the message says what."""
+
+
 class ServerError(Exception):
     def __init__(self, error: m.Error):
         self.error = error
@@ -76,10 +81,27 @@ class Connection:
                     keep.append(msg)
 
     async def hello(self, name: str) -> m.Welcome:
+        """Say hello; a wildtable server answers first with welcome (or an error). Any other
+        answer (our own hello echoed, a text frame, bytes that are no message of ours) or
+        none at all means the peer is not a wildtable server: NotOurServer."""
         await self.send(m.Hello(m.PROTOCOL_VERSION, name, "wildtable-client"))
-        msg = await self.receive_until(lambda x: isinstance(x, (m.Welcome, m.Error)))
+        try:
+            with trio.fail_after(REPLY_TIMEOUT):
+                msg = await self.receive()
+        except trio.TooSlowError:
+            raise NotOurServer(f"it accepted a WebSocket but did not answer the hello in {REPLY_TIMEOUT:g} s; "
+                               f"it does not look like a wildtable server") from None
+        except ProtocolError:
+            raise NotOurServer("it is not a wildtable server: it answered the hello with something that is "
+                               "not a wildtable message (a WebSocket server of another kind?)") from None
         if isinstance(msg, m.Error):
             raise ServerError(msg)
+        if isinstance(msg, m.Goodbye):          # it is shutting down as we arrive
+            raise ServerError(m.Error("goodbye", f"the server says goodbye: {msg.reason}"))
+        if not isinstance(msg, m.Welcome):
+            what = "our own hello, echoed" if isinstance(msg, m.Hello) else f"a {type(msg).TAG} message"
+            raise NotOurServer(f"it is not a wildtable server: it answered the hello with {what} "
+                               f"(a WebSocket server of another kind?)")
         return msg
 
     async def ping(self, timeout: float = REPLY_TIMEOUT) -> None:

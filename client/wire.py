@@ -8,6 +8,7 @@ import trio_websocket
 
 ConnectionClosed = trio_websocket.ConnectionClosed
 HandshakeError = trio_websocket.HandshakeError
+ConnectionRejected = trio_websocket.ConnectionRejected     # the peer answered the handshake with HTTP, not 101
 MAX_MESSAGE = 8 * 1024 * 1024
 
 
