@@ -111,6 +111,18 @@ def lobby_row(t: dict) -> LobbyRow:
                     ", ".join(printable(p) if p else "-" for p in players))
 
 
+# the protocol's words in the server's sentences -> the commands a player types
+_USER_WORDS = (("list_tables", "list"), ("create_table", "create"))
+
+
+def user_words(text: str) -> str:
+    """A server's sentence with the protocol's message names put as the player's
+    commands ("list_tables shows the open ones" -> "list shows the open ones")."""
+    for wire, word in _USER_WORDS:
+        text = text.replace(wire, word)
+    return text
+
+
 def is_network_error(e: BaseException) -> bool:
     """A dropped or refused connection (possibly wrapped in a group), not a bug of ours."""
     if isinstance(e, BaseExceptionGroup):
@@ -450,7 +462,7 @@ class ClientCore:
                     self.notify("table")
         elif t is m.Rejected:
             label = self.pending.pop(msg.intent, f"intent {msg.intent}")
-            self.notify("rejected", label, (msg.intent, msg.code, msg.reason))
+            self.notify("rejected", label, (msg.intent, msg.code, user_words(msg.reason)))
         elif t is m.Players:
             if msg.table == mir.table:
                 self._players_changed(mir.players, msg.players)
@@ -506,7 +518,7 @@ class ClientCore:
             if msg.ref in ("rejoin", "spectate") and self._rejoining:
                 self._rejoining = False
                 self.mirror = Mirror()
-                self.notify("error", f"could not go back to the table: {msg.code}: {msg.message}", msg)
+                self.notify("error", f"could not go back to the table: {msg.code}: {user_words(msg.message)}", msg)
                 self.notify("table")
                 return
             if msg.code == "seat_taken_over":
@@ -514,7 +526,7 @@ class ClientCore:
                 self.notify("error", "your seat was resumed from another connection; this one is back in the lobby", msg)
                 self.notify("table")
                 return
-            self.notify("error", f"{msg.code}: {msg.message}", msg)
+            self.notify("error", f"{msg.code}: {user_words(msg.message)}", msg)
         elif t is m.Goodbye:
             self.notify("connection", f"the server says goodbye: {msg.reason}")
         elif t is m.Welcome:
@@ -681,9 +693,18 @@ class ClientCore:
             raise CommandError("you are watching this table, not playing at it")
 
     def _table_ref(self, ref: str) -> str:
-        """A table id, or its number in the last list (1 = the first)."""
-        if is_number(ref) and 1 <= int(ref) <= len(self.tables):
-            return self.tables[int(ref) - 1]["table"]
+        """A table id, or its number in the last list (1 = the first). A number is always
+        a place in the list (table ids start with a letter): one past its end is refused here."""
+        if is_number(ref):
+            n = len(self.tables)
+            if 1 <= int(ref) <= n:
+                return self.tables[int(ref) - 1]["table"]
+            if n == 0:
+                raise CommandError(f"there is no table {ref}: the list is empty (list shows the tables; "
+                                   f"create makes one)")
+            which = "join 1" if n == 1 else f"1 to {n}"
+            raise CommandError(f"there is no table {ref}: the list has {n} table{'s' if n != 1 else ''} ({which}), "
+                               f"or give a table's id; list shows them")
         return ref
 
     def _parse_create(self, args: list[str]) -> tuple[str, int, dict]:

@@ -18,7 +18,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from . import games
 from .bots import run_bot
-from .core import ClientCore, NotConnected
+from .core import ClientCore, NotConnected, user_words
 from .games import CommandError
 from .net import DEFAULT_URL, url_problem
 from .seats import SeatBook
@@ -168,7 +168,7 @@ async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) 
         seats = launch.players or launch.bots + 1
         reply = await core.create(launch.game, seats, launch.settings, quiet=True)
         if isinstance(reply, m.Error):
-            core.notify("error", f"cannot create the table: {reply.code}: {reply.message}")
+            core.notify("error", f"cannot create the table: {reply.code}: {user_words(reply.message)}")
             return
         joined = await core.join(reply.table, 0)
         if isinstance(joined, m.Error):

@@ -247,6 +247,7 @@ class ViewerApp(App):
     #detail { height: auto; max-height: 9; border-top: solid $primary; }
     #state-box { width: 1fr; border-left: solid $primary; }
     #keys { height: 1; color: $text-muted; }
+    #note { height: auto; max-height: 2; color: $warning; }
     #jump { height: 1; border: none; padding: 0; display: none; }
     """
     BINDINGS = [
@@ -278,12 +279,19 @@ class ViewerApp(App):
                 yield Static(id="detail")
             with VerticalScroll(id="state-box"):
                 yield Static(id="state")
+        yield Static(id="note")
         yield JumpInput(id="jump", placeholder="seq to jump to, Enter (Esc cancels)")
         yield Static("<- -> step  PgUp/PgDn 10  g seq  r rejected  0-9 seat  a all  s spectator  q quit",
                      id="keys")
 
     def on_mount(self) -> None:
         self.show()
+
+    def note(self, text: str = "") -> None:
+        """A line saying why a key did nothing (empty: clear it)."""
+        self.query_one("#note", Static).update(Text(text))
+        if text:
+            self.bell()
 
     def show(self) -> None:
         tl = self.timeline
@@ -306,26 +314,38 @@ class ViewerApp(App):
         self.query_one("#state", Static).update(Text("\n".join(tl.state_lines(i, self.perspective))))
 
     def action_step(self, delta: int) -> None:
-        self.index = max(0, min(len(self.timeline) - 1, self.index + delta))
+        last = len(self.timeline) - 1
+        index = max(0, min(last, self.index + delta))
+        if index == self.index:
+            self.note("this is the first record" if delta < 0 else "this is the last record")
+            return
+        self.index = index
+        self.note()
         self.show()
 
     def action_go(self, where: int) -> None:
         self.index = where % len(self.timeline)
+        self.note()
         self.show()
 
     def action_next_rejected(self) -> None:
         nxt = self.timeline.next_rejected(self.index)
         if nxt is None:
-            self.bell()
+            any_at_all = self.timeline.next_rejected(-1) is not None
+            self.note("no rejected intent after this record (Home goes back to the first)" if any_at_all else
+                      "this log has no rejected intents: r has nothing to jump to")
             return
         self.index = nxt
+        self.note()
         self.show()
 
     def action_see(self, who: Any) -> None:
-        if isinstance(who, int) and who >= self.timeline.header.seats:
-            self.bell()
+        seats = self.timeline.header.seats
+        if isinstance(who, int) and who >= seats:
+            self.note(f"there is no seat {who}: this table has {seats} seats, 0 to {seats - 1}")
             return
         self.perspective = who
+        self.note()
         self.show()
 
     def action_ask_seq(self) -> None:
@@ -340,10 +360,13 @@ class ViewerApp(App):
         self.set_focus(None)
         text = event.value.strip()
         if text.isascii() and text.isdigit() and len(text) <= 18:
-            self.index = self.timeline.index_of_seq(int(text))
+            seq = int(text)
+            self.index = self.timeline.index_of_seq(seq)
+            last = self.timeline.steps[-1].seq
+            self.note(f"the last seq is {last}: showing it" if seq > last else "")
             self.show()
         elif text:
-            self.bell()
+            self.note(f"g wants a seq, a number from 0 to {self.timeline.steps[-1].seq}, not {text[:30]!r}")
 
     def on_resize(self) -> None:
         self.show()

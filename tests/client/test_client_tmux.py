@@ -7,37 +7,8 @@ import os
 import shlex
 import subprocess
 import sys
-import time
-from pathlib import Path
 
-TMUX = "/usr/bin/tmux"
-ROOT = Path(__file__).resolve().parents[2]
-
-
-class Tmux:
-    """One private tmux server (its own socket), one 80x24 pane."""
-
-    def __init__(self, name: str):
-        self.base = [TMUX, "-L", name, "-f", "/dev/null"]
-
-    def __call__(self, *args: str) -> str:
-        return subprocess.run(self.base + list(args), capture_output=True, text=True, timeout=10, check=True).stdout
-
-    def screen(self) -> str:
-        return self("capture-pane", "-p", "-t", "main")
-
-    def wait_for(self, what: str, timeout: float = 10.0) -> float:
-        """Seconds until ``what`` is on screen; fails with the screen if it never is."""
-        start = time.monotonic()
-        while what not in (screen := self.screen()):
-            if time.monotonic() - start > timeout:
-                raise AssertionError(f"{what!r} not on screen after {timeout} s:\n{screen}")
-            time.sleep(0.05)
-        return time.monotonic() - start
-
-    def type(self, text: str) -> None:
-        self("send-keys", "-t", "main", "-l", text)
-        self("send-keys", "-t", "main", "Enter")
+from tmuxkit import ROOT, TMUX, Tmux
 
 
 def test_play_alone_in_tmux_shows_the_table_and_takes_commands():
