@@ -116,7 +116,12 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
             except CannotConnect as e:
                 out.line("error", str(e))
                 return 1
-            await start_session(core, launch, nursery)
+            if not await start_session(core, launch, nursery) and launch.table is not None:
+                # a script asked for this table: without it there is nothing to do (the
+                # reason is on the error line above)
+                out.line("info", "bye")
+                nursery.cancel_scope.cancel()
+                return 1
             send, recv = trio.open_memory_channel(16)
             nursery.start_soon(_read_lines, send, stdin)
             async with recv:

@@ -24,6 +24,7 @@ from .net import DEFAULT_URL, url_problem
 from .seats import SeatBook
 
 LOCAL_HOST = "127.0.0.1"
+BOTS_SEATED_WAIT = 15.0     # seconds --bots waits for its bots to sit down before taking commands
 
 
 NAME_MAX = attrs.fields(m.Hello).name.metadata["max_len"]      # what the server accepts in hello
@@ -152,37 +153,52 @@ async def server_for(launch: Launch):
         yield launch.url or DEFAULT_URL
 
 
-async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:
-    """The first steps after connecting: bots at a new table, a given table, or the lobby."""
+async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> bool:
+    """The first steps after connecting: bots at a new table, a given table, or the lobby.
+    With --bots it returns once the bots sit at the table (every seat taken when no friend
+    is awaited), so that a command given at once, such as a piped `ready`, finds the game
+    started. False if the table asked for (--table) could not be joined or watched, or the
+    new table could not be made (the reason is notified)."""
     try:
-        await _first_steps(core, launch, nursery)
+        return await _first_steps(core, launch, nursery)
     except (NotConnected, trio.TooSlowError):
         core.notify("error", "the server did not answer the first request; the lobby commands still work "
                              "once the connection is back")
     except CommandError as e:       # e.g. a --set value that cannot be sent
         core.notify("error", f"cannot create the table: {e}")
+    return False
 
 
-async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> None:
+async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) -> bool:
     if launch.bots is not None:
         seats = launch.players or launch.bots + 1
         reply = await core.create(launch.game, seats, launch.settings, quiet=True)
         if isinstance(reply, m.Error):
             core.notify("error", f"cannot create the table: {reply.code}: {user_words(reply.message)}")
-            return
+            return False
         joined = await core.join(reply.table, 0)
         if isinstance(joined, m.Error):
-            return
+            return False
         for i in range(launch.bots):
             nursery.start_soon(run_bot, core.url, reply.table, f"bot{i + 1}", launch.bot_delay,
                                lambda text: core.notify("info", text))
         free = seats - 1 - launch.bots
         if free:
             core.notify("info", f"{free} seat(s) wait for friends: wildtable play {core.url} --table {reply.table}")
-    elif launch.table is not None:
-        if launch.spectate:
-            await core.spectate(launch.table)
-        else:
-            await core.join(launch.table, launch.seat)
-    else:
-        await core.list_tables(asked=True)
+        elif launch.bots:
+            await _until_every_seat_is_taken(core)
+        return True
+    if launch.table is not None:
+        reply = await (core.spectate(launch.table) if launch.spectate else core.join(launch.table, launch.seat))
+        return not isinstance(reply, m.Error)
+    await core.list_tables(asked=True)
+    return True
+
+
+async def _until_every_seat_is_taken(core: ClientCore) -> None:
+    """Wait (BOTS_SEATED_WAIT at most: a bot that cannot sit says why itself) until the
+    mirror shows every seat of the table taken, then say so: the line a script may wait for."""
+    with trio.move_on_after(BOTS_SEATED_WAIT):
+        while not (core.mirror.players and all(p.get("name") for p in core.mirror.players)):
+            await trio.sleep(0.02)
+        core.notify("info", "every seat is taken: the game starts")

@@ -104,6 +104,14 @@ def hand_labels(hand) -> list[str]:
     return [handle(c) for c in sorted(hand, key=_sort_key)]
 
 
+def view_hand_labels(view: dict) -> list[str]:
+    """The hand for the line mode's hand line, each card with its symbol as `show` gives
+    it, one word per card: "R3(star) R2 K7(poster)"."""
+    syms = symbols_of(view)
+    return [f"{handle(c)}({syms[c]})" if syms[c] else handle(c)
+            for c in sorted(view.get("hand") or (), key=_sort_key)]
+
+
 def hits_words(hits: dict) -> str:
     """{"star": 4, "poster": 5} -> "star 4, poster 5" (the symbols' order)."""
     return ", ".join(f"{s} {hits[s]}" for s in data.SYMBOLS if s in hits) or "none"
