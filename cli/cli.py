@@ -30,7 +30,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--keep-finished", type=float, default=3600.0, metavar="SECONDS",
                    help="how long a finished game stays listed and watchable (default 3600); then, once nobody "
                    "is at it, the server forgets it and moves its log to DATA_DIR/finished/")
-    s.add_argument("--max-connections", type=int, default=5000, help="connections at most (default 5000)")
+    s.add_argument("--waiting-expiry", type=float, default=600.0, metavar="SECONDS",
+                   help="a table waiting for players that nobody is at (no seated player connected, no "
+                   "spectator) for this long is forgotten and its log moved to DATA_DIR/expired/ (default 600)")
+    s.add_argument("--max-waiting-per-address", type=int, default=4, metavar="N",
+                   help="tables waiting for players that one IP address may have created at once (default 4; "
+                   "0: no cap). Behind a reverse proxy every client has the proxy's address: raise it")
+    s.add_argument("--max-connections", type=int, default=None,
+                   help="connections at most (default 5000, or what the open-file limit holds)")
+    s.add_argument("--max-open-logs", type=int, default=None, metavar="N",
+                   help="table log files open at once at most (default 256, or what the open-file limit holds); "
+                   "idle and finished tables' files are closed and opened again when written")
     s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
     s.add_argument("--max-per-address", type=int, default=32, metavar="N",
                    help="connections from one IP address at once (default 32; 0: no cap). Behind a reverse "
@@ -58,13 +68,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting for a new table")
     pl.add_argument("--plain", action="store_true", help="line mode for scripts and screen readers: "
                     "commands on stdin, one line per event on stdout")
-    pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds")
+    pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds "
+                    "(a fixed one instead of the level's)")
+    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default) "
+                    "or hard: how quickly they react and how well they play")
 
     bt = sub.add_parser("bots", help="seat bots at a table on a server")
     bt.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
     bt.add_argument("--table", required=True, help="the table to join")
     bt.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
-    bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the game's)")
+    bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the level's)")
+    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default) or hard: how "
+                    "quickly the bots react and how well they play")
     bt.add_argument("--name", default="bot", help="name prefix (default bot)")
 
     sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")

@@ -11,9 +11,11 @@ from __future__ import annotations
 import datetime
 import errno
 import logging
+import math
 import os
 import re
 import secrets
+import stat
 import time
 from functools import partial
 from pathlib import Path
@@ -30,17 +32,57 @@ from wildtable.protocol.replay import replay
 
 from . import wire
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
-from .logwriter import LogFile, LogWriter, StorageFailed, fsync_dir
-from .table import Table, secure_permutation
+from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
+from .table import RefusalBudget, Table, secure_permutation
 
 log = logging.getLogger("wildtable.server")
 
 LOG_SUFFIX = ".wlog"
 FINISHED_DIR = "finished"     # where the logs of finished games go once the server forgets them
+EXPIRED_DIR = "expired"       # where the logs of waiting tables that expired go
 KEEP_FINISHED = 3600.0        # seconds a finished table stays listed and watchable
+WAITING_EXPIRY = 600.0        # seconds a table waiting for players may have nobody at it
+MAX_WAITING_PER_ADDRESS = 4   # tables waiting for players that one address may have created (0: no cap)
+DATA_DIR_MODE = 0o700         # the logs hold every shuffle: nobody else may read them
+LIST_REFRESH = 1.0            # seconds a list_tables answer may be reused when only seqs changed
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 LIST_BUDGET = MAX_SERVER_FRAME // 2   # bytes of table entries in one list_tables answer at most
 LIST_ENTRY_MAX = 4096                 # an entry's size is bounded (name, players, settings the game checked)
+
+
+def peer_address(conn) -> str | None:
+    """The IP address a connection comes from (None for none)."""
+    peer = getattr(conn, "peer", None)
+    if peer is None:
+        return None
+    return getattr(peer, "host", None) or peer.remote.rsplit(":", 1)[0]
+
+
+def _array_header(n: int) -> bytes:
+    if n < 16:
+        return bytes((0x90 | n,))
+    return b"\xdc" + n.to_bytes(2, "big") if n < 1 << 16 else b"\xdd" + n.to_bytes(4, "big")
+
+
+def table_list_frame(entries: list[bytes], omitted: int) -> bytes:
+    """``encode(TableList(tables, omitted))`` from the tables' entries encoded already
+    (the same bytes: a msgpack array is its header followed by its items)."""
+    parts = [packb("type"), packb(m.TableList.TAG)]
+    if entries:
+        parts += [packb("tables"), _array_header(len(entries)), *entries]
+    if omitted:
+        parts += [packb("omitted"), packb(omitted)]
+    return bytes((0x80 | 1 + bool(entries) + bool(omitted),)) + b"".join(parts)
+
+
+def _waiting(seq: int, seats: int, seat_records: list) -> bool:
+    """Whether a table read from its log still waits for players (as Table.started)."""
+    if seq > 0:
+        return False
+    held = {}
+    for r in seat_records:
+        held[r.seat] = bool(r.token_hash)
+    return sum(held.values()) < seats
 
 
 def _check_lobby_facts(path: Path, contents) -> list:
@@ -57,13 +99,27 @@ class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
                  chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT,
-                 keep_finished: float = KEEP_FINISHED, outbox_bytes: int = OUTBOX_BYTES,
+                 keep_finished: float = KEEP_FINISHED, waiting_expiry: float = WAITING_EXPIRY,
+                 max_waiting_per_address: int = MAX_WAITING_PER_ADDRESS, max_open_logs: int = MAX_OPEN_LOGS,
+                 list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=()):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
+        self.expired_dir = self.data_dir / EXPIRED_DIR
         self.keep_finished = keep_finished
-        self.writer = LogWriter(durability)
+        self.waiting_expiry = waiting_expiry
+        self.max_waiting_per_address = max_waiting_per_address
+        self.max_open_logs = max_open_logs
+        self.writer = LogWriter(durability, max_open=max_open_logs)
+        self.refusals = RefusalBudget()         # refused intents logged per connection
+        # list_tables: the answer encoded once, until a table's lobby facts change (or,
+        # for seqs alone, list_refresh seconds pass)
+        self.list_refresh = list_refresh
+        self._list_frame: bytes | None = None
+        self._list_built = (-math.inf, None)    # (when, for which LIST_BUDGET)
+        self.list_builds = 0
+        self._creating_by: dict[str, int] = {}  # tables being created, per address
         self.durability = durability
         self.max_tables = max_tables
         self.max_connections = max_connections
@@ -82,7 +138,7 @@ class Server:
         self._tables_nursery: trio.Nursery | None = None
         self._listen_scope = trio.CancelScope()
         self.refused_logs: dict[str, str] = {}
-        self._moving: set[str] = set()          # forgotten tables whose logs are on their way to finished/
+        self._moving: dict[str, str] = {}       # forgotten tables whose logs are on their way: id -> finished/expired
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
@@ -91,41 +147,83 @@ class Server:
     def _new_id(self) -> str:
         while True:
             tid = "t" + secrets.token_hex(4)
-            if tid not in self.tables and not (self.data_dir / (tid + LOG_SUFFIX)).exists() \
-                    and not (self.finished_dir / (tid + LOG_SUFFIX)).exists():
+            if tid not in self.tables and not any((d / (tid + LOG_SUFFIX)).exists()
+                                                  for d in (self.data_dir, self.finished_dir, self.expired_dir)):
                 return tid
 
     def table_list(self) -> m.TableList:
-        """The answer to list_tables, within LIST_BUDGET bytes whatever the number of tables
-        (a client refuses a frame over MAX_SERVER_FRAME, and finished tables are not capped
-        by max_tables): waiting tables first, then those in play, then the most recently
-        finished; what does not fit is counted in ``omitted``. Listed in creation order."""
-        infos = [t.info() for t in self.tables.values()]
-        if len(infos) * LIST_ENTRY_MAX <= LIST_BUDGET:
-            return m.TableList(tuple(infos))
-        rank = {"waiting": 0, "playing": 1, "over": 2}
-        order = sorted(range(len(infos)), key=lambda i: (rank.get(infos[i]["status"], 2), -i))
-        chosen, used = set(), 0
-        for i in order:
-            size = len(packb(infos[i]))
-            if used + size > LIST_BUDGET:
-                break
-            chosen.add(i)
-            used += size
-        return m.TableList(tuple(x for i, x in enumerate(infos) if i in chosen), len(infos) - len(chosen))
+        """The answer to list_tables (see ``table_list_frame``), as a message."""
+        return m.decode(self.table_list_frame())
+
+    def table_list_frame(self) -> bytes:
+        """The answer to list_tables, encoded, within LIST_BUDGET bytes whatever the number
+        of tables (a client refuses a frame over MAX_SERVER_FRAME, and finished tables are
+        not capped by max_tables): waiting tables first, then those in play, then the most
+        recently finished; what does not fit is counted in ``omitted``. Listed in creation
+        order. Built once per change: a table's entry is encoded again only when what it
+        shows changed, and the answer is reused until a table is created or forgotten or a
+        lobby fact changes (a seat taken, released, connected or dropped, a spectator come
+        or gone, a game started or over); seqs alone make it at most ``list_refresh``
+        seconds old. So a flood of list_tables costs no work per request beyond the send."""
+        when, budget = self._list_built
+        if self._list_frame is not None and budget == LIST_BUDGET and trio.current_time() - when < self.list_refresh:
+            return self._list_frame
+        entries = [t.list_entry() for t in self.tables.values()]
+        if len(entries) * LIST_ENTRY_MAX <= LIST_BUDGET or sum(len(e) for _, e in entries) <= LIST_BUDGET:
+            chosen = [e for _, e in entries]
+        else:
+            order = sorted(range(len(entries)), key=lambda i: (entries[i][0], -i))
+            keep, used = set(), 0
+            for i in order:
+                size = len(entries[i][1])
+                if used + size > LIST_BUDGET:
+                    break
+                keep.add(i)
+                used += size
+            chosen = [e for i, (_, e) in enumerate(entries) if i in keep]
+        self._list_frame = table_list_frame(chosen, len(entries) - len(chosen))
+        self._list_built = (trio.current_time(), LIST_BUDGET)
+        self.list_builds += 1
+        return self._list_frame
+
+    def _lobby_changed(self, table: Table | None = None) -> None:
+        """What list_tables shows changed: the next one is built again."""
+        self._list_frame = None
 
     def no_table(self, table_id: str) -> str:
         """Why there is no table ``table_id`` here, for the `no_such_table` error."""
-        if table_id in self._moving or (
-                _TABLE_ID.fullmatch(table_id) and (self.finished_dir / (table_id + LOG_SUFFIX)).exists()):
+        gone = self._moving.get(table_id)
+        if gone is None and _TABLE_ID.fullmatch(table_id):
+            if (self.finished_dir / (table_id + LOG_SUFFIX)).exists():
+                gone = FINISHED_DIR
+            elif (self.expired_dir / (table_id + LOG_SUFFIX)).exists():
+                gone = EXPIRED_DIR
+        if gone == FINISHED_DIR:
             return (f"table {table_id!r} is over and no longer held by this server; its log is "
                     f"{FINISHED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir")
+        if gone == EXPIRED_DIR:
+            return (f"table {table_id!r} expired: nobody was at it for {self.waiting_expiry:g} s while it waited "
+                    f"for players (its log is {EXPIRED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir); "
+                    "create a new table, or list_tables shows the open ones")
         return f"no table {table_id!r}; list_tables shows the open ones"
 
-    async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "") -> Table:
+    async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "", *,
+                           owner=None) -> Table:
+        """A new table; ``owner`` is the Connection asking (its address may have created
+        at most ``max_waiting_per_address`` tables still waiting for players)."""
         game = find_game(game_name)
         if not game.MIN_PLAYERS <= seats <= game.MAX_PLAYERS:
             raise IllegalAction("bad_seats", f"{game.TITLE} takes {game.MIN_PLAYERS} to {game.MAX_PLAYERS} players, not {seats}")
+        address = peer_address(owner)
+        cap = self.max_waiting_per_address
+        if address is not None and cap:
+            mine = [t.id for t in self.tables.values() if t.owner == address and not t.started and not t.finished]
+            if len(mine) + self._creating_by.get(address, 0) >= cap:
+                shown = ", ".join(mine[:5]) + (", ..." if len(mine) > 5 else "")
+                raise IllegalAction("too_many_waiting_tables",
+                                    f"your address already has {len(mine)} table(s) waiting for players ({shown}), the most "
+                                    f"this server allows; join one of them or wait until one fills up (a waiting table "
+                                    f"nobody is at closes after {self.waiting_expiry:g} s)")
         # tables still being created count too: the log file is made in a thread, and
         # creates arriving meanwhile must not all pass the cap
         open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating
@@ -133,11 +231,13 @@ class Server:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.max_tables} open tables; join an existing one or try later")
         created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
         self._creating += 1
+        if address is not None:
+            self._creating_by[address] = self._creating_by.get(address, 0) + 1
         try:
             tid = self._new_id()
             table = await trio.to_thread.run_sync(
                 lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
-                                     created, name, **self._table_kw()))
+                                     created, name, owner=address, **self._table_kw()))
             self._start_table(table)
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
@@ -146,56 +246,67 @@ class Server:
                                 "try later or tell its operator") from None
         finally:
             self._creating -= 1
+            if address is not None:
+                n = self._creating_by.pop(address) - 1
+                if n:
+                    self._creating_by[address] = n
         log.info("table %s created: %s for %d", tid, game.NAME, seats)
         return table
 
     def _start_table(self, table: Table) -> None:
         self.tables[table.id] = table
+        self._lobby_changed()
         self._tables_nursery.start_soon(table.run)
 
     def _table_kw(self) -> dict:
         return dict(on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
-                    on_evict=self._evict)
+                    on_evict=self._evict, waiting_expiry=self.waiting_expiry, refusals=self.refusals,
+                    on_lobby=self._lobby_changed)
 
     def _finished(self, table: Table) -> None:
         o = table.game.outcome(table.state)
         log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners))
 
     def _evict(self, table: Table) -> None:
-        """A finished table nobody is at, held for keep_finished: forget it, and move its
-        log out of the way of recovery (called by its arbiter as it ends)."""
+        """A table nobody is at: finished and held for keep_finished, or waiting for
+        players for waiting_expiry. Forget it, and move its log out of the way of recovery
+        (to finished/ or expired/), called by its arbiter as it ends, its log file closed."""
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+        self._lobby_changed()
         for c in self.connections:
             if c.route is table:        # so that nothing keeps the forgotten table in memory
                 c.route = None
-        table.logfile.close()
-        log.info("table %s forgotten (finished, nobody at it); its log goes to %s/", table.id, FINISHED_DIR)
-        # until the move (in a thread) is done, no_table knows it from here, not from finished/
-        self._moving.add(table.id)
-        self._nursery.start_soon(self._move_out, table.id, table.logfile.path)
+        where = FINISHED_DIR if table.finished else EXPIRED_DIR
+        log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id,
+                 "finished" if table.finished else "waiting for players", where)
+        # until the move (in a thread) is done, no_table knows it from here, not from the dir
+        self._moving[table.id] = where
+        self._nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
-    async def _move_out(self, table_id: str, path: Path) -> None:
+    async def _move_out(self, table_id: str, path: Path, where: str) -> None:
         try:
-            await trio.to_thread.run_sync(self._archive, path)
+            await trio.to_thread.run_sync(self._archive, path, where)
         finally:
-            self._moving.discard(table_id)
+            self._moving.pop(table_id, None)
 
-    def _archive(self, path: Path) -> bool:
-        """Move a finished game's log into finished/, durably (the rename and both
-        directories fsynced). Its contents are not touched. On failure it stays where it
-        is (recovery archives it next time) and the reason is logged."""
+    def _archive(self, path: Path, where: str = FINISHED_DIR) -> bool:
+        """Move a table's log into finished/ (a finished game) or expired/ (a table that
+        expired waiting for players), durably (the rename and both directories fsynced).
+        Its contents are not touched. On failure it stays where it is (recovery archives it
+        next time) and the reason is logged."""
+        folder = self.data_dir / where
         try:
-            self.finished_dir.mkdir(exist_ok=True)
-            target = self.finished_dir / path.name
+            folder.mkdir(mode=DATA_DIR_MODE, exist_ok=True)
+            target = folder / path.name
             if os.path.lexists(target):
                 # rename replaces silently: never destroy a log already archived there
-                raise FileExistsError(errno.EEXIST, f"{FINISHED_DIR}/{path.name} exists already (left as it is)")
+                raise FileExistsError(errno.EEXIST, f"{where}/{path.name} exists already (left as it is)")
             os.rename(path, target)
-            fsync_dir(self.finished_dir)
+            fsync_dir(folder)
             fsync_dir(self.data_dir)
         except OSError as e:
-            log.warning("%s: cannot move the finished game's log to %s/: %s", path, FINISHED_DIR, e.strerror or e)
+            log.warning("%s: cannot move the table's log to %s/: %s", path, where, e.strerror or e)
             return False
         return True
 
@@ -207,7 +318,8 @@ class Server:
         has passed since it finished; one that finished longer ago has its log moved to
         finished/, which recovery does not read, so start-up does not grow with history."""
         tables = []
-        archived = 0
+        archived = expired = 0
+        widened = []
         for path in sorted(self.data_dir.glob("*" + LOG_SUFFIX)):
             try:
                 data = path.read_bytes()
@@ -230,21 +342,41 @@ class Server:
                 continue
             h = contents.header
             over = result.game.outcome(result.state).over
-            finished_ago = 0.0
+            st = path.stat()
+            # how long ago it finished, or since anyone was at a table waiting for players
+            # (the server stamps those at shutdown): its log was last written then
+            age = max(0.0, time.time() - st.st_mtime)
+            finished_ago = empty_for = 0.0
             if over:
-                # how long ago it finished: its log was last written then
-                finished_ago = max(0.0, time.time() - path.stat().st_mtime)
+                finished_ago = age
                 if finished_ago >= self.keep_finished and self._archive(path):
                     archived += 1
                     continue
+            elif _waiting(result.seq, h.seats, seat_records):
+                empty_for = age
+                if empty_for >= self.waiting_expiry and self._archive(path, EXPIRED_DIR):
+                    expired += 1
+                    continue
+            if st.st_mode & 0o077:
+                widened.append(path.name)
+                try:
+                    os.chmod(path, LOG_MODE)
+                except OSError as e:
+                    log.warning("%s: cannot make the log readable by its owner only: %s", path, e.strerror or e)
             # a finished game's log is left as it is (a torn tail too): nothing more is written to it
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
                           seq=result.seq, seat_records=seat_records, finished_ago=finished_ago,
-                          **self._table_kw())
+                          empty_for=empty_for, **self._table_kw())
             tables.append(table)
         if archived:
             log.info("moved the logs of %d game(s) finished over %g s ago to %s/", archived, self.keep_finished, FINISHED_DIR)
+        if expired:
+            log.info("moved the logs of %d table(s) that waited for players with nobody at them for over %g s to %s/",
+                     expired, self.waiting_expiry, EXPIRED_DIR)
+        if widened:
+            log.warning("%d log(s) could be read by other users (%s%s); made readable by the owner only (0600): "
+                        "they hold every shuffle", len(widened), ", ".join(widened[:5]), ", ..." if len(widened) > 5 else "")
         return tables
 
     # ---------------------------------------------------------------- connections
@@ -266,7 +398,7 @@ class Server:
     # ---------------------------------------------------------------- lifetime
     async def run(self, host: str = "127.0.0.1", port: int = 8765, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """Serve until cancelled or ``shutdown()``; ``task_status.started`` gets the port."""
-        self.data_dir.mkdir(parents=True, exist_ok=True)
+        self.prepare_data_dir()
         recovered = await trio.to_thread.run_sync(self.recover)
         async with trio.open_nursery() as outer:
             self._nursery = outer
@@ -294,10 +426,43 @@ class Server:
                         t.inbox_send.close()
             finally:
                 self.writer.close()
-        for t in self.tables.values():
-            t.logfile.close()
+        # (the log writer closed every log file as it ended)
+        self._stamp_waiting()
         log.info("log writer: %s", self.writer.summary())
+        if self.refusals.unlogged:
+            log.info("refused intents: %d logged, %d only counted (over %d at once and %g a second per connection)",
+                     self.refusals.logged, self.refusals.unlogged, self.refusals.burst, self.refusals.rate)
         log.info("stopped; all logs flushed and fsynced")
+
+    def prepare_data_dir(self) -> None:
+        """Create the data dir readable by its owner only (0700): the logs in it hold every
+        shuffle. One that exists with group or other permission bits is narrowed to 0700,
+        with a warning (or only the warning, where that is not allowed)."""
+        self.data_dir.mkdir(mode=DATA_DIR_MODE, parents=True, exist_ok=True)
+        mode = stat.S_IMODE(self.data_dir.stat().st_mode)
+        if mode & 0o077:
+            try:
+                os.chmod(self.data_dir, mode & ~0o077)
+                log.warning("data dir %s was open to other users (mode %04o); narrowed to %04o: its logs hold every "
+                            "shuffle", self.data_dir, mode, mode & ~0o077)
+            except OSError as e:
+                log.warning("data dir %s is open to other users (mode %04o) and cannot be narrowed (%s): its logs "
+                            "hold every shuffle; make it 0700", self.data_dir, mode, e.strerror or e)
+
+    def _stamp_waiting(self) -> None:
+        """At shutdown, a table still waiting for players gets its log's mtime set to when
+        the last person left it (the shutdown itself, if someone was there), so that the
+        next start counts its expiry from then."""
+        wall, now = time.time(), trio.current_time()
+        for t in self.tables.values():
+            if t.started or t.finished:
+                continue
+            since = t.empty_since()
+            when = wall - max(0.0, now - since) if since is not None else wall
+            try:
+                os.utime(t.logfile.path, (when, when))
+            except OSError:
+                pass            # gone or not ours: recovery counts from its last write
 
     async def _write_logs(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """The log writer; if the logs cannot be written the server stops (nothing more

@@ -364,9 +364,9 @@ class Connection:
         if t == "hello":
             raise ProtocolError("already_said_hello", "hello was already received", "$.type")
         if t == "list_tables":
-            self.send_message(srv.table_list())
+            self.send_bytes(srv.table_list_frame())
         elif t == "create_table":
-            table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name)
+            table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name, owner=self)
             self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))
         elif t in ("join", "rejoin", "spectate"):
             table = srv.tables.get(msg.table)

@@ -5,14 +5,29 @@ Durability settings:
   always  a record is written and fsynced before its commit() returns (the default);
   batch   written before commit() returns, fsynced at most every BATCH_FSYNC seconds;
   off     commit() returns once the record is queued; written in groups, fsynced at close.
+
+Whatever the setting, ``append()`` queues records that need no fsync of their own (a
+refused intent's): they are written with the next group and made durable by the next
+fsync of their file (the next commit that asks for one, or the file's close).
+
+Open files are bounded: only the writer opens and closes log files (in its thread, one
+group at a time), at most ``max_open`` at once. A file is opened when something is to be
+written to it; it is closed when nothing was written to it for ``LOG_IDLE`` seconds, when
+its table asks (``release``: a finished game, a table about to be forgotten), or when
+more files are wanted than ``max_open`` (the least recently written goes first). A file
+with unsynced records is fsynced before it is closed, so closing never weakens
+durability; and a torn tail was cut at recovery, so appending to a reopened file is
+appending to its last whole record.
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import os
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -24,18 +39,25 @@ BATCH_FSYNC = 0.5
 SYNCFS_FROM = 4       # dirty files from which one syncfs beats one fsync each
 QUEUE = 4096          # pending commits across all tables (bounded: a full queue makes arbiters wait)
 GROUP = 1024          # commits taken into one group at most
+MAX_OPEN_LOGS = 256   # log files open at once at most (serve --max-open-logs)
+LOG_IDLE = 60.0       # seconds without a write after which a log file is closed
+LOG_MODE = 0o600      # the logs hold every shuffle: as secret as the hands
 
 
 @attrs.define(eq=False)
 class LogFile:
-    """An append-only log file owned by one table."""
+    """An append-only log file owned by one table. ``fd`` is -1 while it is closed; only
+    the LogWriter opens and closes it once the table runs (see the module's doc)."""
     path: Path
     fd: int = -1
     size: int = 0
+    last_write: float = 0.0      # trio's clock at its last write (the writer's idle close)
 
     @classmethod
     def create(cls, path: Path, first: bytes) -> "LogFile":
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
+        """Create the file (mode 0600) holding ``first``, durably; it is left closed (the
+        writer opens it for the next record)."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, LOG_MODE)
         try:
             os.write(fd, first)
             os.fsync(fd)
@@ -48,16 +70,21 @@ class LogFile:
             except OSError:
                 pass
             raise
-        return cls(path, fd, len(first))
+        os.close(fd)
+        return cls(path, -1, len(first))
 
     @classmethod
     def reopen(cls, path: Path, good_length: int) -> "LogFile":
-        """Open for appending after recovery, cutting a torn tail at ``good_length``."""
+        """A log to append to after recovery, its torn tail (if any) cut at ``good_length``
+        durably; it is left closed (the writer opens it for the next record)."""
         fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-        if os.fstat(fd).st_size != good_length:
-            os.ftruncate(fd, good_length)
-            os.fsync(fd)
-        return cls(path, fd, good_length)
+        try:
+            if os.fstat(fd).st_size != good_length:
+                os.ftruncate(fd, good_length)
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        return cls(path, -1, good_length)
 
     def close(self) -> None:
         if self.fd >= 0:
@@ -103,15 +130,24 @@ class _Commit:
     data: bytes
     done: trio.Event | None
     sync: bool = False
+    release: bool = False        # close the file afterwards (fsynced first if need be)
 
 
 class LogWriter:
-    def __init__(self, durability: str = "always"):
+    def __init__(self, durability: str = "always", *, max_open: int = MAX_OPEN_LOGS, idle: float = LOG_IDLE):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
+        if max_open < 1:
+            raise ValueError("max_open must be at least 1")
         self.durability = durability
+        self.max_open = max_open
+        self.idle = idle
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._unsynced: set[LogFile] = set()
+        # the open log files, least recently written first (touched only in the writer's thread)
+        self._open: OrderedDict[LogFile, None] = OrderedDict()
+        self.opens = 0               # log files opened (a file closed while idle and written again counts again)
+        self.most_open = 0           # the most log files open at once
         self.groups = 0
         self.fsyncs = 0
         self.syncs = 0               # sync rounds (each one fsync, or one syncfs, or a parallel batch)
@@ -126,10 +162,17 @@ class LogWriter:
             return
         await self._done(_Commit(log, data, trio.Event(), self.durability == "always"))
 
-    async def sync(self, log: LogFile) -> None:
-        """Return once everything committed to ``log`` so far is written and fsynced
-        (commits are taken in order), whatever the durability setting."""
-        await self._done(_Commit(log, b"", trio.Event(), True))
+    async def append(self, log: LogFile, data: bytes) -> None:
+        """Queue ``data`` for ``log`` with no fsync of its own and no wait for the disk:
+        it is written in order with the next group, and durable after the next fsync of
+        that file (a later commit that asks for one, its release, its idle close, or the
+        writer's close). For records nobody is told depend on (refused intents)."""
+        await self._send.send(_Commit(log, data, None))
+
+    async def release(self, log: LogFile) -> None:
+        """Return once everything committed to ``log`` so far is written and fsynced and
+        the file is closed (whatever the durability setting). A later commit opens it again."""
+        await self._done(_Commit(log, b"", trio.Event(), False, True))
 
     async def _done(self, c: _Commit) -> None:
         await self._send.send(c)
@@ -138,26 +181,33 @@ class LogWriter:
     def summary(self) -> str:
         mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
-                f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls")
+                f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls, "
+                f"{self.opens} log file opens (at most {self.most_open} open at once)")
 
     def close(self) -> None:
         """No more commits: run() drains, fsyncs and returns."""
         self._send.close()
 
-    def _write_group(self, group: list[_Commit], sync: bool) -> None:
+    def _write_group(self, group: list[_Commit], sync: bool, now: float) -> None:
         by_file: dict[LogFile, list[bytes]] = {}
+        releases = []
         for c in group:
             if c.log is not None:
-                by_file.setdefault(c.log, []).append(c.data)
+                if c.data:
+                    by_file.setdefault(c.log, []).append(c.data)
+                if c.release:
+                    releases.append(c.log)
         for log, chunks in by_file.items():
-            if log.fd < 0:
-                continue
             data = b"".join(chunks)
+            if log.fd < 0:
+                self._open_file(log)
             view = memoryview(data)
             while view:
                 n = os.write(log.fd, view)
                 view = view[n:]
             log.size += len(data)
+            log.last_write = now
+            self._open.move_to_end(log)
             self.bytes_written += len(data)
             self._unsynced.add(log)
         if sync:
@@ -167,6 +217,51 @@ class LogWriter:
             self.sync_seconds += took
             self.sync_max = max(self.sync_max, took)
             self.syncs += 1
+        for log in releases:
+            self._close_file(log)
+        self._close_idle(now)
+
+    def _open_file(self, log: LogFile) -> None:
+        """Open ``log`` for appending, closing the least recently written files first if
+        ``max_open`` are open already (a file being opened was closed whole: fsynced
+        if it had to be). If the process is out of file handles all the same, every other
+        log file is closed and the open tried once more."""
+        while len(self._open) >= self.max_open:
+            self._close_file(next(iter(self._open)))
+        try:
+            fd = os.open(log.path, os.O_WRONLY | os.O_APPEND)
+        except OSError as e:
+            if e.errno not in (errno.EMFILE, errno.ENFILE) or not self._open:
+                raise
+            for other in list(self._open):
+                self._close_file(other)
+            fd = os.open(log.path, os.O_WRONLY | os.O_APPEND)
+        log.fd = fd
+        self._open[log] = None
+        self.opens += 1
+        self.most_open = max(self.most_open, len(self._open))
+
+    def _close_file(self, log: LogFile) -> None:
+        """Close ``log``, fsyncing it first if it holds records not yet durable."""
+        if log.fd < 0:
+            return
+        if log in self._unsynced:
+            os.fsync(log.fd)
+            self.fsyncs += 1
+            self._unsynced.discard(log)
+        self._open.pop(log, None)
+        log.close()
+
+    def _close_idle(self, now: float) -> None:
+        """Close the files nothing was written to for ``idle`` seconds (oldest first)."""
+        while self._open:
+            log = next(iter(self._open))
+            if now - log.last_write < self.idle:
+                break
+            self._close_file(log)
+
+    def _idle_deadline(self) -> float:
+        return next(iter(self._open)).last_write + self.idle if self._open else float("inf")
 
     def _sync(self) -> None:
         dirty = [log for log in self._unsynced if log.fd >= 0]
@@ -184,40 +279,63 @@ class LogWriter:
             os.fsync(log.fd)
             self.fsyncs += 1
 
+    def _close_all(self) -> None:
+        """Close every file as it is (no fsync: the writer is failing or cancelled)."""
+        for log in list(self._open):
+            log.close()
+        self._open.clear()
+        self._unsynced.clear()
+
+    def _finish(self) -> None:
+        """At the end: fsync what is left and close every file."""
+        self._sync()
+        for log in list(self._open):
+            self._close_file(log)
+
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Commit groups until the channel is closed, then fsync what is left."""
+        """Commit groups until the channel is closed, then fsync what is left and close
+        every file. Between groups it wakes to fsync (durability batch) and to close files
+        left idle."""
         task_status.started()
         last_sync = trio.current_time()
-        async with self._recv:
-            while True:
-                periodic = self.durability == "batch" and self._unsynced
-                first = None
-                with trio.move_on_at(last_sync + BATCH_FSYNC if periodic else float("inf")):
-                    try:
-                        first = await self._recv.receive()
-                    except trio.EndOfChannel:
-                        break
-                group = [first] if first is not None else []
-                while len(group) < GROUP:
-                    try:
-                        group.append(self._recv.receive_nowait())
-                    except (trio.WouldBlock, trio.EndOfChannel):
-                        break
-                now = trio.current_time()
-                sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
-                with trio.CancelScope(shield=True):
-                    try:
-                        await trio.to_thread.run_sync(self._write_group, group, sync)
-                    except OSError as e:
-                        raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
-                if sync:
-                    last_sync = now
-                self.groups += 1
-                for c in group:
-                    if c.done is not None:
-                        c.done.set()
+        try:
+            async with self._recv:
+                while True:
+                    periodic = self.durability == "batch" and self._unsynced
+                    wake = min(last_sync + BATCH_FSYNC if periodic else float("inf"), self._idle_deadline())
+                    first = None
+                    with trio.move_on_at(wake):
+                        try:
+                            first = await self._recv.receive()
+                        except trio.EndOfChannel:
+                            break
+                    group = [first] if first is not None else []
+                    while len(group) < GROUP:
+                        try:
+                            group.append(self._recv.receive_nowait())
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                    now = trio.current_time()
+                    sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
+                    with trio.CancelScope(shield=True):
+                        try:
+                            await trio.to_thread.run_sync(self._write_group, group, sync, now)
+                        except OSError as e:
+                            raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
+                    if sync:
+                        last_sync = now
+                    if group:
+                        self.groups += 1
+                    for c in group:
+                        if c.done is not None:
+                            c.done.set()
+        except BaseException:
+            # cancelled, or the disk failed: no file handle is left behind either way
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(self._close_all)
+            raise
         with trio.CancelScope(shield=True):
             try:
-                await trio.to_thread.run_sync(self._sync)
+                await trio.to_thread.run_sync(self._finish)
             except OSError as e:
                 raise StorageFailed(f"cannot fsync the table logs: {e.strerror or e}") from e

@@ -9,8 +9,18 @@ import sys
 
 import trio
 
+from . import wire
 from .app import Server
-from .logwriter import StorageFailed
+from .logwriter import MAX_OPEN_LOGS, StorageFailed
+
+MAX_CONNECTIONS = 5000      # serve --max-connections, unless the open-file limit holds fewer
+# File handles the server needs besides one per connection (and per connection in its
+# opening handshake) and one per open log: stdio, the listening sockets, trio's wakeup
+# socket pair and epoll, and the short-lived ones (reading logs at start, fsyncing and
+# moving them). Measured: 11 at rest.
+RESERVED_FDS = 32
+
+log = logging.getLogger("wildtable.server")
 
 
 async def serve_until_signalled(server: Server, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -35,21 +45,84 @@ def _tune_gc() -> None:
     gc.set_threshold(50_000, 20, 100)
 
 
+def raise_open_files_limit(needed: int) -> int | None:
+    """Raise the soft limit on open files toward the hard limit (to it, where the hard
+    limit is a number; else to ``needed``); the soft limit then (None: unlimited)."""
+    try:
+        import resource
+    except ImportError:         # not a Unix: nothing to raise
+        return None
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    target = hard if hard != resource.RLIM_INFINITY else max(soft, needed)
+    for want in (target, needed):
+        if want > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+                return want
+            except (ValueError, OSError):
+                continue        # (macOS caps it below an unlimited hard limit) try what is needed
+    return soft
+
+
+def file_budget(args) -> tuple[int, int] | str:
+    """(max connections, max open logs) that the open-file limit can hold, after raising
+    it where it may; or the sentence refusing caps it cannot hold. A cap left at its
+    default is lowered to fit (with a warning); one given on the command line is not."""
+    handshakes = getattr(args, "max_handshakes", None)
+    if handshakes is None:
+        handshakes = getattr(wire, "MAX_HANDSHAKES", 0)
+    conns = MAX_CONNECTIONS if args.max_connections is None else args.max_connections
+    logs = MAX_OPEN_LOGS if args.max_open_logs is None else args.max_open_logs
+    fixed = handshakes + RESERVED_FDS
+    needed = conns + logs + fixed
+    soft = raise_open_files_limit(needed)
+    if soft is None or soft >= needed:
+        return conns, logs
+    room = soft - fixed
+    if args.max_open_logs is None:
+        logs = max(1, min(logs, room // 8))
+    if args.max_connections is None:
+        conns = room - logs
+    if conns >= 1 and conns + logs + fixed <= soft:
+        log.warning("the open-file limit (ulimit -n) is %d: serving at most %d connections with at most %d log files "
+                    "open (raise the limit for the defaults, %d and %d)", soft, conns, logs, MAX_CONNECTIONS, MAX_OPEN_LOGS)
+        return conns, logs
+    return (f"the open-file limit (ulimit -n) is {soft}, too low for --max-connections {conns}, --max-open-logs "
+            f"{logs}, {handshakes} connections in their handshake and {RESERVED_FDS} for the server itself "
+            f"({conns + logs + fixed} in all); lower --max-connections or --max-open-logs, or raise the limit")
+
+
 def main(args) -> int:
     logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
-    if not args.keep_finished >= 0:          # NaN too
-        print("wildtable serve: --keep-finished wants seconds, 0 or more", file=sys.stderr)
-        return 2
+    for flag, value in (("--keep-finished", args.keep_finished), ("--waiting-expiry", args.waiting_expiry)):
+        if not value >= 0:          # NaN too
+            print(f"wildtable serve: {flag} wants seconds, 0 or more", file=sys.stderr)
+            return 2
     if args.max_per_address < 0:
         print("wildtable serve: --max-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
         return 2
     if args.max_handshakes < 1:
         print("wildtable serve: --max-handshakes wants a count, 1 or more", file=sys.stderr)
         return 2
+    if args.max_waiting_per_address < 0:
+        print("wildtable serve: --max-waiting-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
+        return 2
+    for flag, value in (("--max-connections", args.max_connections), ("--max-open-logs", args.max_open_logs)):
+        if value is not None and value < 1:
+            print(f"wildtable serve: {flag} wants a count, 1 or more", file=sys.stderr)
+            return 2
+    budget = file_budget(args)
+    if isinstance(budget, str):
+        print(f"wildtable serve: {budget}", file=sys.stderr)
+        return 2
+    max_connections, max_open_logs = budget
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
-                    keep_finished=args.keep_finished,
-                    max_connections=args.max_connections, rate_limit=args.rate_limit,
+                    keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry,
+                    max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
+                    max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
                     max_handshakes=args.max_handshakes, allow_origins=args.allow_origin)
     _tune_gc()

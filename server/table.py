@@ -17,6 +17,7 @@ import logging
 import math
 import os
 import secrets
+import weakref
 from types import ModuleType
 from typing import Any
 
@@ -39,6 +40,8 @@ log = logging.getLogger("wildtable.server")
 MAX_LOGGED_REJECTED = 512   # bytes of a refused action kept in the log; a bigger one is summarised
 INBOX = 1024          # pending requests per table
 GROUP = 256           # requests handled per durable group at most
+REFUSALS_LOGGED_BURST = 10    # refused intents one connection may have logged at once ...
+REFUSALS_LOGGED_RATE = 1.0    # ... and then per second; the rest are answered and counted, not logged
 
 
 def token_hash(token: str) -> bytes:
@@ -72,6 +75,40 @@ def _draws(size: int):
     """Uniform 32-bit draws from the OS's secure source, read in blocks."""
     while True:
         yield from memoryview(os.urandom(4 * size + 64)).cast("I")
+
+
+class RefusalBudget:
+    """How many refused intents each connection may have written to the logs: a token
+    bucket per connection (``burst`` at once, then ``rate`` a second), shared by every
+    table, so that a connection cannot grow the logs faster than that however it hops
+    between tables. A refusal over the budget is answered as usual; it is only counted."""
+
+    def __init__(self, rate: float = REFUSALS_LOGGED_RATE, burst: int = REFUSALS_LOGGED_BURST):
+        self.rate, self.burst = rate, burst
+        self._buckets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.logged = 0
+        self.unlogged = 0
+
+    def take(self, conn) -> bool:
+        """True if a refusal of ``conn``'s may be logged now (and count it)."""
+        now = trio.current_time()
+        b = self._buckets.get(conn)
+        if b is None:
+            b = self._buckets[conn] = [float(self.burst), now, False]
+        tokens = min(float(self.burst), b[0] + (now - b[1]) * self.rate)
+        b[1] = now
+        if tokens >= 1:
+            b[0] = tokens - 1
+            self.logged += 1
+            return True
+        b[0] = tokens
+        self.unlogged += 1
+        if not b[2]:
+            b[2] = True
+            peer = getattr(conn, "peer", None)
+            log.info("refused intents from %s (%s) beyond %d at once and %g a second are counted, not logged",
+                     getattr(peer, "remote", "?"), getattr(conn, "name", None), self.burst, self.rate)
+        return False
 
 
 @attrs.define(eq=False)
@@ -125,6 +162,8 @@ class LeaveReq:
 
 
 _EVICT = object()      # the deadline of a finished table: time to forget it
+_EXPIRE = object()     # the deadline of a waiting table nobody is at: time to forget it
+_STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
 
 
 def _put(frames: dict, conn, data: bytes) -> None:
@@ -140,7 +179,8 @@ class Table:
                  logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
-                 on_evict=None):
+                 on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
+                 owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None):
         self.id = table_id
         self.game = game
         self.name = name
@@ -164,6 +204,21 @@ class Table:
         self._finished_ago = finished_ago      # a table loaded finished: how long ago (log's mtime)
         self._evict_at = math.inf
         self.on_evict = on_evict
+        # A table still waiting for players that nobody is at (no seat holder connected,
+        # no spectator) for waiting_expiry seconds is forgotten the same way (its log goes
+        # to expired/): tables cannot be squatted for ever.
+        self.waiting_expiry = waiting_expiry
+        self._empty_for = empty_for            # a table loaded waiting: how long nobody was at it (log's mtime)
+        self._empty_since: float | None = None
+        self.owner = owner                     # the address that created it (None: loaded at start)
+        self.refusals = refusals               # the budget of refused intents logged per connection
+        self._lazy = 0                         # records in this group that need no fsync (refusals)
+        self._released = self.finished        # a finished table's log file is closed, and stays so
+        # list_tables: this table's entry, encoded once per change; on_lobby(table) tells
+        # the server when what list_tables shows of it changed (not for seq alone)
+        self.on_lobby = on_lobby
+        self._lobby_changed = False
+        self._entry: tuple | None = None
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         self.accepted = 0
         self.rejected = 0
@@ -206,6 +261,21 @@ class Table:
                 "spectators": len(self.spectators), "status": status, "seq": self.seq,
                 "settings": self.settings}
 
+    def empty_since(self) -> float | None:
+        """Since when (trio's clock) nobody is at this table; None while someone is."""
+        if self.spectators or any(s.conn is not None for s in self.seats):
+            return None
+        return self._empty_since if self._empty_since is not None else trio.current_time()
+
+    def list_entry(self) -> tuple[int, bytes]:
+        """(rank of its status, its list_tables entry encoded): built again only after a
+        lobby change or a new seq."""
+        e = self._entry
+        if e is None or e[0] != self.seq:
+            info = self.info()
+            e = self._entry = (self.seq, _STATUS_RANK.get(info["status"], 2), packb(info))
+        return e[1], e[2]
+
     def players(self) -> tuple[dict, ...]:
         return tuple({"seat": i, "name": self._shown(s), "connected": s.conn is not None}
                      for i, s in enumerate(self.seats))
@@ -231,6 +301,7 @@ class Table:
         self._last_activity = trio.current_time()
         if self.finished:
             self._evict_at = self._last_activity - self._finished_ago + self.keep_finished
+        self._empty_since = self._last_activity - self._empty_for
         # A table recovered mid-game may owe chance or table actions (none are lost: they
         # are derived from the state), so settle them first.
         records, out = [], []
@@ -261,15 +332,17 @@ class Table:
                     except trio.EndOfChannel:
                         return
                 records, out = [], []
-                if req is None and timeout is _EVICT:
+                if req is None and (timeout is _EVICT or timeout is _EXPIRE):
                     if not self._audience():
-                        if self.writer.durability != "always":
-                            # with durability off or batch the last records may still wait
-                            # in the log writer's queue, or be unsynced: the file must not be
-                            # closed and moved before they are in it (they were dropped)
-                            await self.writer.sync(self.logfile)
-                            if self._waiting():
-                                continue    # requests came meanwhile: them first, then look again
+                        # the last records may still wait in the log writer's queue, or be
+                        # unsynced (durability off or batch; refusals): they are written and
+                        # fsynced and the file closed before the log is moved
+                        await self.writer.release(self.logfile)
+                        if self._waiting():
+                            continue    # requests came meanwhile: them first, then look again
+                        if timeout is _EXPIRE:
+                            log.info("table %s expired: nobody was at it for %g s while it waited for players",
+                                     self.id, self.waiting_expiry)
                         if self.on_evict is not None:
                             self.on_evict(self)
                         return          # the inbox closes: later requests get no_such_table
@@ -297,7 +370,7 @@ class Table:
         """The timer's move, if it fell due before ``at`` (when the next intent arrived)
         and is still due: the order of the log is the order things happened."""
         deadline, timeout = self._deadline()
-        if timeout is not None and timeout is not _EVICT and deadline <= at:
+        if timeout is not None and timeout is not _EVICT and timeout is not _EXPIRE and deadline <= at:
             self._apply_timeout(timeout, records, out)
 
     def _waiting(self) -> int:
@@ -321,7 +394,14 @@ class Table:
         if self.finished:
             return self._evict_at, _EVICT
         if not self.started:
-            return math.inf, None
+            if self.waiting_expiry == math.inf:
+                return math.inf, None
+            if self.spectators or any(s.conn is not None for s in self.seats):
+                self._empty_since = None
+                return math.inf, None
+            if self._empty_since is None:       # nobody is at it from now on
+                self._empty_since = trio.current_time()
+            return self._empty_since + self.waiting_expiry, _EXPIRE
         t = self.game.timeout_action(self.state)
         if t is None:
             return math.inf, None
@@ -330,7 +410,13 @@ class Table:
     async def _commit(self, records: list, out: list) -> None:
         """Make the group durable, then deliver what it produced, in order."""
         if records:
-            await self.writer.commit(self.logfile, b"".join(records))
+            lazy, self._lazy = self._lazy, 0
+            if len(records) > lazy:
+                await self.writer.commit(self.logfile, b"".join(records))
+            else:
+                # only refusals: nobody is told anything that depends on them, so they
+                # need no fsync of their own (they are durable with the file's next one)
+                await self.writer.append(self.logfile, b"".join(records))
         # The frames of the whole group are gathered per connection and written with one
         # send each, not one per frame (the sends were a seventh of the flat-out profile).
         frames: dict = {}
@@ -341,6 +427,15 @@ class Table:
                 log.exception("table %s: internal error delivering %s (our bug)", self.id, item[0])
         for conn, data in frames.items():
             conn.send_frames(data)
+        if self._lobby_changed:
+            self._lobby_changed = False
+            self._entry = None
+            if self.on_lobby is not None:
+                self.on_lobby(self)
+        if self.finished and not self._released:
+            # nothing more is written to a finished game's log: its file is closed now
+            self._released = True
+            await self.writer.release(self.logfile)
 
     # Each item of ``out`` is delivered after the group is durable:
     #   ("to", conn, message)                       one message to one connection
@@ -428,6 +523,7 @@ class Table:
                 out.append(("to", conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="spectate")))
                 return
             self.spectators.add(req.conn)
+            self._lobby_changed = True
             req.conn.attach(self, None)
             out.append(("to", req.conn, m.Spectating(self.id, self.game.NAME, self.seq,
                                                      self.game.view(self.state, None), self.players())))
@@ -444,13 +540,16 @@ class Table:
         self.rejected += 1
         if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
             reason = reason[:MAX_STR - 3] + "..."
+        out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
+        if self.refusals is not None and not self.refusals.take(req.conn):
+            return          # over its connection's budget: answered and counted, not logged
         action = req.intent.action
         size = len(packb(action))
         if size > MAX_LOGGED_REJECTED:    # a refused intent must not grow the log by 64 KB at a time
             kind = action.get("kind")
             action = {"kind": kind if isinstance(kind, str) and len(kind) <= 40 else None, "truncated_bytes": size}
         records.append(encode_record(IntentRejected(self.seq, seat, action, code, reason, req.intent.id)))
-        out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
+        self._lazy += 1
 
     def _handle_intent(self, req: IntentReq, records: list, out: list) -> None:
         conn = req.conn
@@ -523,6 +622,7 @@ class Table:
             self._accept(state, events, None, to_data(action), None, "table", None, records, out)
         if not self.finished and self.game.outcome(self.state).over:
             self.finished = True
+            self._lobby_changed = True
             self._evict_at = trio.current_time() + self.keep_finished
             records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
             out.append(("over", self._audience()))
@@ -545,6 +645,7 @@ class Table:
         th = token_hash(token)
         self.seats[seat] = Seat(name, th, conn)
         records.append(encode_record(SeatClaimed(seat, name, th)))
+        self._lobby_changed = True
         conn.attach(self, seat)
         return token
 
@@ -601,6 +702,7 @@ class Table:
             out.append(("to", old, m.Error("seat_taken_over", "your seat was resumed from another connection", ref="rejoin")))
             out.append(("close", old, 1000, "seat resumed elsewhere"))
         s.conn = conn
+        self._lobby_changed = True
         conn.attach(self, req.seat)
         out.append(("to", conn, m.Joined(self.id, self.game.NAME, req.seat, req.token, self.seq,
                                           self.game.view(self.state, req.seat), self.players())))
@@ -609,6 +711,7 @@ class Table:
 
     def _handle_leave(self, req: LeaveReq, records: list, out: list) -> None:
         conn = req.conn
+        self._lobby_changed = True
         if conn in self.spectators:
             self.spectators.discard(conn)
         for i, s in enumerate(self.seats):

@@ -26,6 +26,7 @@ async def running_server(data_dir, **kw):
     """A real server on 127.0.0.1, port chosen by the OS; shut down cleanly at exit."""
     kw.setdefault("rate_limit", 10_000.0)   # scripted players act far faster than people
     kw.setdefault("rate_burst", 10_000.0)
+    kw.setdefault("max_waiting_per_address", 0)   # scripted hosts create many tables from 127.0.0.1
     server = Server(data_dir, **kw)
     async with trio.open_nursery() as nursery:
         port = await nursery.start(server.run, "127.0.0.1", 0)

@@ -105,7 +105,7 @@ async def test_sigkill_mid_game_loses_no_acknowledged_action(tmp_path):
     data = tmp_path / "data"
     with trio.fail_after(150):
         async with trio.open_nursery() as bg:
-            srv = await start_serve(bg, data, "--rate-limit", "100000")
+            srv = await start_serve(bg, data, "--rate-limit", "100000", "--max-waiting-per-address", "0")
             players: list[Player] = []
             async with connect(srv.url, "host") as host:
                 for game, seats, settings in TABLES:

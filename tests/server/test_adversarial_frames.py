@@ -28,6 +28,7 @@ from wildtable.protocol.engine import games
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 from wildtable.server.app import Server
+from wildtable.server.table import REFUSALS_LOGGED_BURST
 
 from adversarial_kit import documented_codes, is_direct_answer
 from scripted import play_to_end
@@ -520,8 +521,9 @@ def _junk_action(rng) -> dict:
 
 async def test_hostile_intents_from_a_seat_are_refused_logged_and_the_log_still_loads(tmp_path):
     """A seated player sends 200 malformed or illegal intents mid-game: each is answered
-    once, in order, and refused (or, rarely, accepted); the refusals go to the log, and
-    after a restart the log still reads and the table is rebuilt where it was."""
+    once, in order, and refused (or, rarely, accepted); the first refusals go to the log
+    (then only a few a second: the rest are counted), and after a restart the log still
+    reads and the table is rebuilt where it was."""
     import random
     rng = random.Random(99)
     data = tmp_path / "data"
@@ -554,7 +556,7 @@ async def test_hostile_intents_from_a_seat_are_refused_logged_and_the_log_still_
                 seq = server.tables[table].seq
                 state = server.tables[table].state
     contents = read_log((data / f"{table}.wlog").read_bytes())
-    assert sum(type(r).__name__ == "IntentRejected" for r in contents.records) > 150
+    assert sum(type(r).__name__ == "IntentRejected" for r in contents.records) >= REFUSALS_LOGGED_BURST
     with trio.fail_after(30):
         async with running_server(data) as (server, url):
             assert server.tables[table].seq == seq and server.tables[table].state == state

@@ -182,7 +182,9 @@ async def test_eight_clients_hammering_the_same_melds(tmp_path):
             assert {a.intent: a.seq for a in accepted} == mine
             for x in h.msgs:
                 if isinstance(x, m.Rejected) and x.code not in ("not_seated", "rate_limited"):
-                    assert logged_rejections[(h.seat, x.intent)] == 1
+                    # logged once at most: a connection's refusals are logged within a budget
+                    # (tests/server/test_refusal_disk_budget.py), the rest only counted
+                    assert logged_rejections[(h.seat, x.intent)] <= 1
             # an acceptance comes just before the update of its seq; updates are gapless
             updates = [x.seq for x in h.msgs if isinstance(x, m.Update)]
             assert updates == list(range(updates[0], updates[0] + len(updates)))

@@ -70,7 +70,7 @@ async def test_shutdown_with_peers_that_do_not_read_is_bounded(tmp_path):
         async with trio.open_nursery() as outer:
             from wildtable.server.app import Server
             server = Server(tmp_path / "data", durability="off", rate_limit=10_000.0, rate_burst=10_000.0,
-                            outbox=100_000)
+                            outbox=100_000, max_waiting_per_address=0)
             done = trio.Event()
 
             async def serve(task_status=trio.TASK_STATUS_IGNORED):

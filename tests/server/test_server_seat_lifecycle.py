@@ -76,13 +76,20 @@ class Gate:
 
     def __init__(self, writer):
         self.writer, self.real, self.open = writer, writer.commit, trio.Event()
+        self.real_append = writer.append        # (refusals alone are appended, with no fsync of their own)
         writer.commit = self.commit
+        writer.append = self.append
         self.held = 0
 
     async def commit(self, log, data):
         self.held += 1
         await self.open.wait()
         await self.real(log, data)
+
+    async def append(self, log, data):
+        self.held += 1
+        await self.open.wait()
+        await self.real_append(log, data)
 
 
 async def until(pred, what):

@@ -45,9 +45,9 @@ async def test_a_play_and_the_timer_go_in_the_order_they_happened(tmp_path, arri
                 writer = server.writer
                 write = writer._write_group
 
-                def slow_write(group, sync):
+                def slow_write(*args):
                     time.sleep(0.8)
-                    write(group, sync)
+                    write(*args)
                 writer._write_group = slow_write
                 await trio.sleep_until(began + 0.4)
                 await bob.send(m.Intent(1, {"kind": "draw"}))
