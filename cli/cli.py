@@ -32,7 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "is at it, the server forgets it and moves its log to DATA_DIR/finished/")
     s.add_argument("--waiting-expiry", type=float, default=600.0, metavar="SECONDS",
                    help="a table waiting for players that nobody is at (no seated player connected, no "
-                   "spectator) for this long is forgotten and its log moved to DATA_DIR/expired/ (default 600)")
+                   "spectator) for this long is forgotten and its log moved to DATA_DIR/expired/ (default 600; "
+                   "0: never)")
     s.add_argument("--max-waiting-per-address", type=int, default=4, metavar="N",
                    help="tables waiting for players that one IP address may have created at once (default 4; "
                    "0: no cap). Behind a reverse proxy every client has the proxy's address: raise it")

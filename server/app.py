@@ -220,10 +220,11 @@ class Server:
             mine = [t.id for t in self.tables.values() if t.owner == address and not t.started and not t.finished]
             if len(mine) + self._creating_by.get(address, 0) >= cap:
                 shown = ", ".join(mine[:5]) + (", ..." if len(mine) > 5 else "")
+                expiry = (f" (a waiting table nobody is at closes after {self.waiting_expiry:g} s)"
+                          if math.isfinite(self.waiting_expiry) else "")
                 raise IllegalAction("too_many_waiting_tables",
                                     f"your address already has {len(mine)} table(s) waiting for players ({shown}), the most "
-                                    f"this server allows; join one of them or wait until one fills up (a waiting table "
-                                    f"nobody is at closes after {self.waiting_expiry:g} s)")
+                                    f"this server allows; join one of them or wait until one fills up{expiry}")
         # tables still being created count too: the log file is made in a thread, and
         # creates arriving meanwhile must not all pass the cap
         open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating

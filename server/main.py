@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import logging
+import math
 import signal
 import sys
 
@@ -120,7 +121,7 @@ def main(args) -> int:
         return 2
     max_connections, max_open_logs = budget
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
-                    keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry,
+                    keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry or math.inf,
                     max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
                     max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,

@@ -8,8 +8,12 @@ have created only `max_waiting_per_address` tables still waiting for players."""
 from __future__ import annotations
 
 import os
+import signal
 import socket
+import subprocess
+import sys
 
+import pytest
 import trio
 
 from wildtable.client.net import connect
@@ -152,3 +156,32 @@ async def test_one_address_may_have_only_a_few_tables_waiting_for_players(tmp_pa
             assert isinstance(await _create(a1), m.Error)
             for raw in (a1, a2, b):
                 await raw.stream.aclose()
+
+
+async def test_serve_waiting_expiry_0_means_never(tmp_path):
+    from adversarial_kit import start_serve
+    with trio.fail_after(60):
+        async with trio.open_nursery() as bg:
+            srv = await start_serve(bg, tmp_path / "data", "--waiting-expiry", "0")
+            try:
+                async with connect(srv.url, "ann") as ann:
+                    table = await create(ann, "run-wild", 2)
+                    await trio.sleep(0.5)
+                    assert table in await listed(ann)
+            finally:
+                srv.proc.send_signal(signal.SIGTERM)
+                await srv.proc.wait()
+    assert srv.proc.returncode == 0 and "expired" not in srv.log, srv.log
+
+
+@pytest.mark.parametrize("flag,value,why", [
+    ("--waiting-expiry", "-1", "--waiting-expiry wants seconds, 0 or more"),
+    ("--waiting-expiry", "nan", "--waiting-expiry wants seconds, 0 or more"),
+    ("--max-waiting-per-address", "-1", "--max-waiting-per-address wants a count, 0 (no cap) or more"),
+])
+def test_serve_refuses_a_bad_expiry_or_cap(tmp_path, flag, value, why):
+    done = subprocess.run([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir",
+                           str(tmp_path / "d"), flag, value], capture_output=True, text=True, timeout=20)
+    assert done.returncode == 2, done
+    assert done.stderr.strip() == f"wildtable serve: {why}", done.stderr
+    assert not (tmp_path / "d").exists()
