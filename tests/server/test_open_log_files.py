@@ -198,3 +198,20 @@ async def test_finished_and_idle_tables_close_their_logs_and_reopen_them_to_writ
                 while t.logfile.fd >= 0:
                     await trio.sleep(0.01)
                 assert t.readonly
+
+
+async def test_an_idle_table_closes_its_log_and_opens_it_again_for_its_next_record(tmp_path):
+    me = os.getpid()
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data") as (server, url):
+            server.writer.idle = 0.2          # (LOG_IDLE, 60 s, in production)
+            async with seated(url, "run-wild", 2) as (tid, conns, _):
+                t = server.tables[tid]
+                while t.logfile.fd >= 0 or _open_logs(me):
+                    await trio.sleep(0.02)      # nothing written for a while: closed
+                opens = server.writer.opens
+                await ready_all(conns)          # told, so in the log (durability always)
+                readies = [r for r in read_log(t.logfile.path.read_bytes()).records
+                           if type(r) is ActionAccepted and r.action == {"kind": "ready"}]
+                assert len(readies) == 2
+                assert server.writer.opens > opens          # opened again to write them
