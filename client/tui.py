@@ -391,8 +391,10 @@ class PlayApp(App):
         keep = dt.coordinate_to_cell_key(dt.cursor_coordinate).row_key.value if dt.row_count else None
         dt.clear()
         for i, (t, r) in enumerate(zip(tables, rows), 1):
-            # Text cells: a str cell would be read as markup (a player named "[/]" crashed the lobby)
-            dt.add_row(*map(Text, (str(i), r.table, r.game, r.seats, r.status, r.players, r.name)), key=t["table"])
+            # Text cells: a str cell would be read as markup (a player named "[/]" crashed the lobby);
+            # one line each, as DataTable makes of a str
+            cells = (str(i), r.table, r.game, r.seats, r.status, r.players, r.name)
+            dt.add_row(*(Text(c, no_wrap=True, end="") for c in cells), key=t["table"])
         if keep is not None and keep in {t["table"] for t in tables}:
             dt.move_cursor(row=dt.get_row_index(keep))
         hint = self.query_one("#lobby-hint", Static)
