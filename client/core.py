@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import time
 from typing import Any, Callable
 
 import attrs
@@ -46,6 +47,18 @@ LOBBY_COMMANDS = {
     "quit": "quit  - close the client; a seat you did not leave stays yours: join that table again later",
 }
 LOBBY_ALIASES = {"ls": "list", "tables": "list", "watch": "spectate", "exit": "quit", "?": "help", "new": "create"}
+
+
+# events a chance outcome (a draw by lot) makes, which may name a seat without its acting
+CHANCE_EVENTS = frozenset(("leader_chosen", "starter_chosen", "first_player_chosen", "dealer_chosen"))
+
+
+def turn_timer_of(view: dict) -> float:
+    """The table's turn timer in seconds (0: none), from a turn-based game's view."""
+    secs = view.get("turn_timer")
+    if secs is None:
+        secs = (view.get("settings") or {}).get("turn_timer")
+    return float(secs) if isinstance(secs, (int, float)) and secs > 0 else 0.0
 
 
 class CannotConnect(Exception):
@@ -190,6 +203,8 @@ class ClientCore:
         self.quit_requested = False
         self.pending: dict[int, str] = {}       # intent id -> the command that sent it
         self._accepted_later: list[tuple[int, int, str]] = []   # (seq, intent, command) awaiting their update
+        self._mine: set[int] = set()        # seqs of this client's own accepted intents (recent ones)
+        self.turn_clock: tuple[int, float, float] | None = None   # (seat to move, deadline, seconds): see turn_left
         self.next_intent = 1
         self.history: list[str] = []
         self._waiters: list[_Waiter] = []
@@ -437,15 +452,21 @@ class ClientCore:
         if t is m.Update:
             if msg.seq <= mir.seq:
                 return
+            before = mir.view
             mir.absorb(msg)
             ctx, plugin = self.ctx, self.plugin
+            by_timer = self._timer_played_for_me(before, msg)
             for ev in msg.events:
                 line = plugin.describe(ev, ctx)
+                if line and ev is by_timer:
+                    line = f"the timer played for you ({turn_timer_of(before):g} s passed): {line}"
+                    self.notify("flash", "Timer!", ev)
                 if line:
                     self.notify("event", line, ev)
                 word = plugin.flash(ev, ctx)
                 if word:
                     self.notify("flash", word, ev)
+            self._set_turn_clock()
             while self._accepted_later and self._accepted_later[0][0] <= mir.seq:
                 seq, iid, label = self._accepted_later.pop(0)
                 self.notify("accepted", label, (iid, seq))
@@ -453,6 +474,9 @@ class ClientCore:
         elif t is m.Accepted:
             label = self.pending.pop(msg.intent, None)
             if label is not None:
+                self._mine.add(msg.seq)
+                if len(self._mine) > 64:
+                    self._mine.discard(min(self._mine))
                 if msg.seq > mir.seq:
                     # The update of that seq follows its acceptance: say "ok" once the
                     # mirror holds it, so whoever reads on acts on the new table.
@@ -470,6 +494,7 @@ class ClientCore:
                 self.notify("table")
         elif t in (m.Joined, m.Spectating):
             mir.absorb(msg)
+            self._set_turn_clock()
             title = self.plugin.TITLE if self.plugin.NAME != "generic" else msg.game
             if t is m.Joined and self.seat_book is not None:
                 self.seat_book.remember(self.url, msg.table, self.name, msg.seat, msg.token)
@@ -497,6 +522,7 @@ class ClientCore:
             self.notify("tables", "", (self.tables, asked, msg.omitted))
         elif t is m.GameOver:
             mir.absorb(msg)
+            self.turn_clock = None
             if self.seat_book is not None:
                 self.seat_book.forget(self.url, msg.table, self.name)
             ctx = self.ctx
@@ -531,6 +557,42 @@ class ClientCore:
             self.notify("connection", f"the server says goodbye: {msg.reason}")
         elif t is m.Welcome:
             pass
+
+    def _timer_played_for_me(self, before: dict, msg: m.Update) -> dict | None:
+        """The event of ``msg`` that the table's turn timer made for this seat, or None.
+
+        The server answers an intent of ours with `accepted` before the update of its seq
+        (on this connection, in order). So an update whose first event is an action of our
+        seat, made when it was our turn, with no `accepted` of ours for its seq, is the move
+        the turn timer made for us (the log records it as `by: timer`)."""
+        me = self.mirror.seat
+        if me is None or not msg.events or before.get("turn") != me or not turn_timer_of(before):
+            return None
+        if msg.seq in self._mine:
+            return None
+        ev = msg.events[0]
+        if isinstance(ev, dict) and ev.get("seat") == me and ev.get("event") not in CHANCE_EVENTS:
+            return ev
+        return None
+
+    def _set_turn_clock(self) -> None:
+        """The countdown of the seat whose turn it is, from the table's `turn_timer` setting
+        (in the view). The server counts it from the table's last accepted action, which is
+        when the last update came; after a reconnect it may be due sooner than shown."""
+        view, mir = self.mirror.view, self.mirror
+        secs = turn_timer_of(view)
+        turn = view.get("turn")
+        if mir.over is not None or not secs or not isinstance(turn, int) or view.get("winners"):
+            self.turn_clock = None
+        else:
+            self.turn_clock = (turn, time.monotonic() + secs, secs)
+
+    def turn_left(self) -> tuple[int, int] | None:
+        """(seat to move, whole seconds left before the timer plays for it), or None."""
+        clock = self.turn_clock
+        if clock is None or not self.at_table:
+            return None
+        return clock[0], max(0, int(clock[1] - time.monotonic() + 0.999))
 
     def _players_changed(self, old, new) -> None:
         before = {p["seat"]: p for p in old or ()}

@@ -9,6 +9,7 @@ Every line written to stdout starts with a tag word, so scripts can read it:
     phase PHASE round R of N                          ok COMMAND      accepted (a hand line follows)
     rejected COMMAND :: CODE: REASON                  error TEXT      a server or command error
     over TEXT              the game ended             help / show     lines asked for
+    turn NAME: N s, then the timer plays for NAME     the turn passed (tables with a turn timer)
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class PlainOutput:
         self._hand = None
         self._phase = None
         self._hand_due = False
+        self._turn = None       # the seat whose countdown was last announced
 
     def line(self, tag: str, text: str = "") -> None:
         self.out.write(f"{tag} {text}".rstrip() + "\n")
@@ -91,6 +93,18 @@ class PlainOutput:
                 cards = " ".join(by_view(view) if by_view else labels(view["hand"]) if labels
                                  else map(str, view["hand"]))
                 self.line("hand", cards + (f" | pile {view['pile']}" if "pile" in view else ""))
+        self._announce_turn(core)
+
+    def _announce_turn(self, core) -> None:
+        """`turn NAME: N s, then the timer plays for NAME` when the turn passes to a seat
+        (tables with a turn timer only)."""
+        left = core.turn_left()
+        seat = None if left is None else left[0]
+        if seat != self._turn:
+            self._turn = seat
+            if left is not None:
+                who = core.ctx.name(seat)
+                self.line("turn", f"{who}: {left[1]} s, then the timer plays for {who}")
 
 
 async def _read_lines(send: trio.MemorySendChannel, stdin: TextIO) -> None:

@@ -202,6 +202,7 @@ class PlayApp(App):
         self._fit_width()
         self._update_top()
         self._update_hints("")
+        self.set_interval(1.0, self._tick)
         self.query_one("#cmd", CommandInput).focus()
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
@@ -276,6 +277,8 @@ class PlayApp(App):
             self.redraw()
         elif k == "event":
             self._log(n.text)
+            if n.text.startswith("the timer played for you"):
+                self._result(n.text, "bold yellow")     # not only in the events pane: you did not do it
         elif k == "flash":
             self.flash(n.text)
         elif k == "info":
@@ -417,7 +420,23 @@ class PlayApp(App):
             text += ("  |  " if usage else "") + "Tab: " + " ".join(cands[:12])
         if not text:
             text = "help lists commands" if core.at_table else "list, create GAME PLAYERS, join N, spectate N, help"
-        hints.update(Text(text))
+        clock = self._clock_text()
+        hints.update(Text(f"{clock}  |  {text}" if clock else text))
+
+    def _clock_text(self) -> str:
+        """The turn timer's countdown: "your turn: 42 s left", "bob to play: 42 s left"."""
+        core = self.core
+        left = core.turn_left() if core is not None else None
+        if left is None:
+            return ""
+        seat, secs = left
+        return f"{'your turn' if seat == core.mirror.seat else core.ctx.name(seat) + ' to play'}: {secs} s left"
+
+    def _tick(self) -> None:
+        """Once a second: the countdown moves on."""
+        core = self.core
+        if core is not None and core.turn_clock is not None:
+            self._update_hints(self.query_one("#cmd", CommandInput).value)
 
     # ---------------------------------------------------------------- input
     @on(Input.Submitted, "#cmd")

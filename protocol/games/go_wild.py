@@ -485,6 +485,7 @@ def view(state: State, seat: int | None) -> dict:
         "scores": list(state.scores),
         "winners": list(state.winners),
         "target": r.target,
+        "turn_timer": r.turn_timer,     # seconds before the server plays for the seat to move (0: off)
         "round": state.round,
         "trick_number": state.trick_no,
         "trick_points": state.trick_no,
