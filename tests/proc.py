@@ -71,3 +71,15 @@ class LineReader:
         while await self._line() is not None:
             pass
         return self.text
+
+
+async def quit_plain(proc, out: LineReader) -> None:
+    """Type `quit` to a `wildtable play --plain` subprocess: it says bye and exits 0 (it
+    is killed if it does not)."""
+    try:
+        await proc.stdin.send_all(b"quit\n")
+        await out.until(r"^info bye$")
+        assert await proc.wait() == 0
+    finally:
+        if proc.returncode is None:
+            proc.kill()

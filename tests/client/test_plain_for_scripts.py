@@ -12,7 +12,7 @@ import sys
 
 import trio
 
-from proc import LineReader
+from proc import LineReader, quit_plain
 from serverkit import running_server
 
 PLAY = [sys.executable, "-m", "wildtable", "play"]
@@ -25,16 +25,6 @@ async def _plain(argv: list[str], first: bytes):
     return proc, LineReader(proc.stdout, timeout=30)
 
 
-async def _quit(proc, out: LineReader) -> None:
-    try:
-        await proc.stdin.send_all(b"quit\n")
-        await out.until(r"^info bye$")
-        assert await proc.wait() == 0
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-
-
 async def test_a_ready_piped_on_the_first_line_is_taken():
     with trio.fail_after(60):
         proc, out = await _plain(["--game", "run-wild", "--bots", "3", "--plain", "--name", "scripty"], b"ready\n")
@@ -42,7 +32,7 @@ async def test_a_ready_piped_on_the_first_line_is_taken():
         answer = await out.until(r"^(ok|rejected) ready")
         assert answer.string == "ok ready", out.text
         await out.until(r"^event Go! round 1 has started")
-        await _quit(proc, out)
+        await quit_plain(proc, out)
 
 
 async def test_wild_shots_hand_line_carries_the_symbols_as_show_does():
@@ -55,7 +45,7 @@ async def test_wild_shots_hand_line_carries_the_symbols_as_show_does():
         # "R3 star" in show is "R3(star)" in the hand line: one word per card, the same cards
         assert [re.sub(r"^(\w+) (\w+)$", r"\1(\2)", c) for c in shown] == hand
         assert any("(" in c for c in hand), hand
-        await _quit(proc, out)
+        await quit_plain(proc, out)
 
 
 async def test_plain_table_that_does_not_exist_exits_non_zero(tmp_path):

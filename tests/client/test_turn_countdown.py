@@ -12,7 +12,7 @@ import sys
 import trio
 
 import tmuxkit
-from proc import LineReader
+from proc import LineReader, quit_plain
 
 
 def test_full_screen_counts_down_and_says_the_timer_played_for_you():
@@ -35,15 +35,13 @@ async def test_line_mode_announces_the_turn_and_the_timers_move():
     with trio.fail_after(90):
         proc = await trio.lowlevel.open_process(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                                 stderr=subprocess.DEVNULL, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        out = LineReader(proc.stdout, timeout=40)
         try:
-            out = LineReader(proc.stdout, timeout=40)
             await out.until(r"^turn you: 2 s, then the timer plays for you$")
             moved = await out.until(r"^event .*you (played|sloughed) .*$")
             assert moved.string.startswith("event the timer played for you (2 s passed): you "), moved.string
             await out.until(r"^turn bot1: 2 s, then the timer plays for bot1$")
-            await proc.stdin.send_all(b"quit\n")
-            await out.until(r"^info bye$")
-            assert await proc.wait() == 0
+            await quit_plain(proc, out)
         finally:
             if proc.returncode is None:
                 proc.kill()
