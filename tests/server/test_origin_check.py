@@ -1,0 +1,87 @@
+"""The Origin header, by hand: a browser page from another site must not open a WebSocket
+to the server. An Origin whose host:port differs from the request's Host gets HTTP 403 and
+no WebSocket; the server's own origin is accepted; no Origin at all (a program, not a
+browser) is accepted; ``allow_origins`` (``--allow-origin``) admits the origins named."""
+
+from __future__ import annotations
+
+import pytest
+import trio
+
+from hostilekit import (Raw, accept_for, binary, ends_within, new_key, port_of, said_hello, serve_process,
+                        steady_player, under_attack, upgrade_request)
+
+
+async def handshake_status(port: int, origin: str | None) -> tuple[int, Raw]:
+    raw = await Raw.open(port)
+    try:
+        key = new_key()
+        await raw.send(upgrade_request(raw.host, key=key, origin=origin))
+        with trio.fail_after(5):
+            head = await raw.read_head()
+        if head.status == 101:
+            assert head.header("sec-websocket-accept") == accept_for(key), head.raw
+    except BaseException:
+        raw.close()
+        raise
+    return head.status, raw
+
+
+async def refused_403(port: int, origin: str) -> None:
+    status, raw = await handshake_status(port, origin)
+    with raw:
+        assert status == 403, f"Origin {origin!r} got {status}, not 403"
+        # a frame sent anyway is not a WebSocket message: no welcome, and the socket closes
+        await raw.send(binary({"type": "hello", "version": 1, "name": "page"}))
+        rest = await ends_within(raw, 3, f"after refusing Origin {origin!r}")
+        assert b"welcome" not in rest, rest
+
+
+async def accepted_101(port: int, origin: str | None) -> None:
+    status, raw = await handshake_status(port, origin)
+    raw.close()
+    assert status == 101, f"Origin {origin!r} got {status}, not 101"
+
+
+FOREIGN = ["http://evil.example", "https://evil.example", "http://evil.example:{port}", "null",
+           "http://localhost:{port}", "http://127.0.0.1:1", "http://127.0.0.1.evil.example:{port}"]
+
+
+@pytest.mark.parametrize("origin", FOREIGN)
+async def test_a_foreign_origin_gets_403_and_no_websocket(tmp_path, origin):
+    with trio.fail_after(20):
+        async with under_attack(tmp_path / "data") as (server, url, port):
+            await refused_403(port, origin.format(port=port))
+            (await said_hello(port)).close()        # the server goes on
+
+
+async def test_the_servers_own_origin_and_no_origin_are_accepted(tmp_path):
+    with trio.fail_after(20):
+        async with under_attack(tmp_path / "data") as (server, url, port):
+            await accepted_101(port, f"http://127.0.0.1:{port}")
+            await accepted_101(port, f"https://127.0.0.1:{port}")
+            await accepted_101(port, None)
+            (await said_hello(port, origin=f"http://127.0.0.1:{port}")).close()
+
+
+async def test_an_allowed_origin_is_accepted_and_others_still_refused(tmp_path):
+    with trio.fail_after(20):
+        async with under_attack(tmp_path / "data", allow_origins=("http://games.example",)) as (server, url, port):
+            await accepted_101(port, "http://games.example")
+            (await said_hello(port, origin="http://games.example")).close()
+            await refused_403(port, "http://evil.example")
+            await refused_403(port, "http://games.example.evil.example")
+            await accepted_101(port, f"http://127.0.0.1:{port}")
+
+
+async def test_the_allow_origin_flag_admits_the_origins_named(tmp_path):
+    """`wildtable serve --allow-origin A --allow-origin B`, as a real process."""
+    with trio.fail_after(40):
+        async with serve_process(tmp_path / "data", "--allow-origin", "http://games.example",
+                                 "--allow-origin", "https://cards.example:8443") as srv, steady_player(srv.url):
+            port = port_of(srv.url)
+            await accepted_101(port, "http://games.example")
+            await accepted_101(port, "https://cards.example:8443")
+            await refused_403(port, "https://cards.example")
+            await refused_403(port, "http://evil.example")
+            await accepted_101(port, None)
