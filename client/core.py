@@ -204,6 +204,7 @@ class ClientCore:
         self.pending: dict[int, str] = {}       # intent id -> the command that sent it
         self._accepted_later: list[tuple[int, int, str]] = []   # (seq, intent, command) awaiting their update
         self._mine: set[int] = set()        # seqs of this client's own accepted intents (recent ones)
+        self._over_line: str | None = None  # the game's own words for its end (its game_over event)
         self.turn_clock: tuple[int, float, float] | None = None   # (seat to move, deadline, seconds): see turn_left
         self.next_intent = 1
         self.history: list[str] = []
@@ -458,6 +459,10 @@ class ClientCore:
             by_timer = self._timer_played_for_me(before, msg)
             for ev in msg.events:
                 line = plugin.describe(ev, ctx)
+                if isinstance(ev, dict) and ev.get("event") == "game_over":
+                    # said once, by the "over" notice that follows (with the scores and the log)
+                    self._over_line = line
+                    continue
                 if line and ev is by_timer:
                     line = f"the timer played for you ({turn_timer_of(before):g} s passed): {line}"
                     self.notify("flash", "Timer!", ev)
@@ -486,7 +491,9 @@ class ClientCore:
                     self.notify("table")
         elif t is m.Rejected:
             label = self.pending.pop(msg.intent, f"intent {msg.intent}")
-            self.notify("rejected", label, (msg.intent, msg.code, user_words(msg.reason)))
+            reason = user_words(msg.reason)
+            as_shown = getattr(self.plugin, "reason_text", None)      # the game's cards as the player types them
+            self.notify("rejected", label, (msg.intent, msg.code, as_shown(reason) if as_shown else reason))
         elif t is m.Players:
             if msg.table == mir.table:
                 self._players_changed(mir.players, msg.players)
@@ -528,8 +535,9 @@ class ClientCore:
             ctx = self.ctx
             scores = ", ".join(f"{ctx.seat_label(i)} {s}" for i, s in enumerate(msg.scores))
             won = " and ".join(ctx.seat_label(w) for w in msg.winners) or "nobody"
-            self.notify("over", f"game over: {won} {'wins' if len(msg.winners) == 1 else 'win'} "
-                                f"(scores {scores}; log {msg.log}); type leave for the lobby", msg)
+            said, self._over_line = self._over_line, None
+            said = said or f"game over: {won} {'wins' if len(msg.winners) == 1 else 'win'}"
+            self.notify("over", f"{said} (scores {scores}; log {msg.log}); type leave for the lobby", msg)
             self.notify("table")
         elif t is m.Left:
             if self.seat_book is not None:
@@ -603,6 +611,8 @@ class ClientCore:
                 continue
             if b.get("name") != name:
                 self.notify("info", f"{name} took seat {p['seat']}")
+            elif b.get("connected") and not p.get("connected") and self.mirror.over is not None:
+                self.notify("info", f"{name} left")         # the game is over: nobody waits for them
             elif b.get("connected") and not p.get("connected"):
                 self.notify("info", f"{name} lost the connection (their seat waits for them)")
             elif not b.get("connected") and p.get("connected"):

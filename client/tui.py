@@ -45,7 +45,26 @@ NARROW = 64         # columns: narrower, the events pane hides and the table tak
 KEYS_HELP = """\
 Keys: Tab completes the word you type (Right arrow accepts the grey suggestion),
 Up/Down recall earlier commands, F1 shows this help, Ctrl+Q quits, PageUp/PageDown
-scroll the melds. Click a card or a meld handle to type it."""
+scroll the melds, Shift+PageUp/Shift+PageDown (or Ctrl+Up/Ctrl+Down) scroll the events,
+Ctrl+End goes back to the newest event. Click a card or a meld handle to type it."""
+EVENTS_KEPT = 500       # event lines kept (and laid out again when the pane's width changes)
+
+
+def reflow(text: str) -> str:
+    """Text wrapped by hand for a terminal (help), as paragraphs again, for a window of
+    any width to wrap: a line that goes on from the one before (that line is not blank or
+    a heading, and this one does not start with a space, a "-" or a capital after a full
+    stop) is joined to it. Indented lines (command lists) stay lines of their own."""
+    out: list[str] = []
+    for line in text.split("\n"):
+        prev = out[-1] if out else ""
+        joins = (prev.strip() and line.strip() and not line[:1].isspace() and not prev[:1].isspace()
+                 and not prev.endswith(":") and not line.startswith(("-", "*", "|")))
+        if joins:
+            out[-1] = prev.rstrip() + " " + line.strip()
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 class CoreNotice(Message):
@@ -127,7 +146,7 @@ class HelpScreen(ModalScreen):
         with Vertical(id="help-box"):
             yield Static(Text(f"{self.title_text} - Esc closes"), id="help-title")
             with VerticalScroll():
-                yield Static(Text(self.text), id="help-text")
+                yield Static(Text(reflow(self.text)), id="help-text")
 
 
 class PlayApp(App):
@@ -159,6 +178,9 @@ class PlayApp(App):
         Binding("ctrl+q,ctrl+c", "quit", "Quit", priority=True),
         Binding("pageup", "scroll_melds(-1)", "Scroll melds up", show=False),
         Binding("pagedown", "scroll_melds(1)", "Scroll melds down", show=False),
+        Binding("shift+pageup,ctrl+up", "scroll_events(-1)", "Scroll events up", show=False),
+        Binding("shift+pagedown,ctrl+down", "scroll_events(1)", "Scroll events down", show=False),
+        Binding("ctrl+end", "scroll_events(0)", "Newest events", show=False),
     ]
 
     def __init__(self, launch: Launch):
@@ -173,6 +195,8 @@ class PlayApp(App):
         self._flash_timer = None
         self._status = "connecting..."
         self._lobby_rows: list | None = None
+        self._events: list[Text] = []           # every event line kept, to lay out again at a new width
+        self._events_width = 0                  # the width they were laid out at
 
     # ---------------------------------------------------------------- layout
     def compose(self) -> ComposeResult:
@@ -328,7 +352,41 @@ class PlayApp(App):
             self.exit(return_code=1, message=Text(self.fatal))
 
     def _log(self, text: str, style: str = "") -> None:
-        self.query_one("#events", RichLog).write(Text(text, style=style))
+        line = Text(text, style=style)
+        self._events.append(line)
+        del self._events[:-EVENTS_KEPT]
+        pane = self.query_one("#events", RichLog)
+        if pane.display and pane.scrollable_content_region.width:
+            pane.write(line)
+        else:       # hidden (a narrow terminal), or not laid out yet: written when it shows
+            self._events_width = 0
+            self.call_after_refresh(self._relayout_events)
+
+    def _relayout_events(self) -> None:
+        """Lay the event lines out again at the pane's width now (they were wrapped at the
+        width they arrived at: 10 columns while the pane was hidden)."""
+        pane = self.query_one("#events", RichLog)
+        width = pane.scrollable_content_region.width if pane.display else 0
+        if not width or width == self._events_width:
+            return
+        self._events_width = width
+        at_end = pane.is_vertical_scroll_end
+        pane.clear()
+        for line in self._events:
+            pane.write(line, scroll_end=False)
+        if at_end:
+            pane.scroll_end(animate=False)
+
+    def action_scroll_events(self, step: int) -> None:
+        pane = self.query_one("#events", RichLog)
+        if not step:
+            pane.auto_scroll = True
+            pane.scroll_end(animate=False)
+            return
+        pane.auto_scroll = False            # reading back: new lines do not pull the pane down
+        pane.scroll_relative(y=step * max(1, pane.size.height - 1), animate=False)
+        if pane.is_vertical_scroll_end:
+            pane.auto_scroll = True
 
     def _result(self, text: str, style: str = "") -> None:
         self.query_one("#result", Static).update(Text(text, style=style))
@@ -481,6 +539,7 @@ class PlayApp(App):
     def on_resize(self, event: events.Resize) -> None:
         self._fit_width(event.size.width)
         self._update_top(event.size.width)
+        self.call_after_refresh(self._relayout_events)
 
     def _fit_width(self, width: int | None = None) -> None:
         """Below NARROW columns the events pane would leave the table too little room: it

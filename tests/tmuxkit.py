@@ -35,6 +35,14 @@ class Tmux:
             time.sleep(0.05)
         return time.monotonic() - start
 
+    def wait_gone(self, what: str, timeout: float = 10.0) -> None:
+        """Until ``what`` is no longer on screen; fails with the screen if it stays."""
+        start = time.monotonic()
+        while what in (screen := self.screen()):
+            if time.monotonic() - start > timeout:
+                raise AssertionError(f"{what!r} still on screen after {timeout} s:\n{screen}")
+            time.sleep(0.05)
+
     def type(self, text: str) -> None:
         self("send-keys", "-t", "main", "-l", text)
         self("send-keys", "-t", "main", "Enter")
@@ -49,11 +57,13 @@ class Tmux:
 
 def wildtable_shell(*argv: str, width: int = 80, height: int = 24, tag: str = "client",
                     cwd: Path = ROOT) -> tuple[str, list]:
-    """The shell line that runs `python -m wildtable ARGV` (no colour) and then says how it
+    """The shell line that runs `python -m wildtable ARGV` (no colour, the pane's size) and then says how it
     exited ("client exited with status N"), keeping the pane open to read it; and the
     tmux new-session arguments for a pane of that size."""
     cmd = " ".join(shlex.quote(x) for x in [
-        "env", "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8", sys.executable, "-m", "wildtable", *argv])
+        # no COLUMNS/LINES from the test's environment (pytest sets them): the pane's size counts
+        "env", "-u", "COLUMNS", "-u", "LINES", "TERM=xterm-256color", "NO_COLOR=1", "LANG=C.UTF-8",
+        sys.executable, "-m", "wildtable", *argv])
     shell = f"{cmd}; echo \"{tag} exited with status $?\"; sleep 60"
     return shell, ["new-session", "-d", "-s", "main", "-x", str(width), "-y", str(height), "-c", str(cwd), shell]
 

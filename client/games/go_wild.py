@@ -265,7 +265,7 @@ def _header(view: dict, ctx: Ctx) -> str:
     if phase == "reshuffling":
         return head + " - reshuffling the discard pile"
     if phase == "over":
-        return head + " - GAME OVER"
+        return head + " - game over"
     turn = view.get("turn")
     if turn is not None:
         head += " - your turn" if turn == ctx.me else f" - to play: {ctx.seat_label(turn)}"
@@ -427,7 +427,7 @@ def _short_header(view: dict, ctx: Ctx) -> str:
     if phase == "reshuffling":
         return head + " - reshuffling"
     if phase == "over":
-        return head + " - GAME OVER"
+        return head + " - game over"
     if turn is not None:
         head += " - your turn" if turn == ctx.me else f" - to play: {ctx.seat_label(turn)[:10]}"
     return head

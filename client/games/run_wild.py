@@ -40,7 +40,8 @@ COMMANDS = {
     "draw": "draw  - draw the top card of your own pile",
     "add": "add CARD to mN  - add a hand card to a meld, e.g. add B9 to m3 (add W=5 to m2)",
     "take": "take CARD from mN  - take a card from a meld to your hand, if what stays is still a meld",
-    "swap": "swap CARD for CARD in mN  - replace a meld card with one from your hand, e.g. swap W for R9 in m3",
+    "swap": "swap MELDCARD for HANDCARD in mN  - the meld's card comes to your hand and yours takes its place, "
+            "e.g. swap W for R9 in m3: m3's W is yours, your R9 goes into m3",
     "draw3": "draw3  - play a Draw-3: everyone else draws 3 (as your last card it ends the round)",
     "stuck": "stuck  - say you can do nothing more; when everyone is stuck the round ends",
 }
@@ -365,8 +366,17 @@ def _flags(p: dict, view: dict, ctx: Ctx) -> list[str]:
     return out
 
 
+_ID_AFTER_LABEL = re.compile(r"\b((?:[BGYRP]\d{1,2})|W(?:=\d{1,2})?|D3) \(\d+\)")
+
+
+def reason_text(reason: str) -> str:
+    """A refusal's sentence with cards as the player types them: the server names a card
+    with its id too ("B12 (11) is not in your hand"); the id is dropped ("B12 is not ...")."""
+    return _ID_AFTER_LABEL.sub(r"\1", reason)
+
+
 _SHORT_PHASES = {"dealing": "waiting for players", "ready": "dealt", "playing": "playing",
-                 "scored": "round over", "over": "GAME OVER"}
+                 "scored": "round over", "over": "game over"}
 
 
 def _header(view: dict, ctx: Ctx, short: bool = False) -> str:

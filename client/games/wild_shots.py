@@ -366,30 +366,35 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
     syms = symbols_of(view)
     hits = view.get("hits") or {}
     phase = view.get("phase")
+    # Every line fits the table pane at 80 columns (about 49 wide beside the events pane):
+    # the round's hits go on a line of their own, a player's flags are one word or two.
     top = Text()
     top.append(f"Wild Shots - round {view.get('round', 1)} of {view.get('rounds', 4)}", "bold")
-    top.append(f" - hits: {hits_words(hits)}")
     words = _turn_words(view, ctx)
     if words:
+        if words.endswith(" to play"):
+            words = f"{ctx.name(view.get('turn'))[:12]} to play"
         top.append(f" - {words.upper() if words == 'your turn' else words}",
                    "bold yellow" if words == "your turn" else "")
+    top.append(f"\nhits: {hits_words(hits)}")
     for p in view.get("players", ()):
         s = p["seat"]
         top.append("\n")
         seat_cell(top, ctx, s)
-        top.append(f" hand {p.get('hand', 0):>2} tricks {p.get('tricks', 0):>2} penalties {p.get('total', 0):>3}")
+        top.append(f" hand {p.get('hand', 0):>2} tricks {p.get('tricks', 0):>2} penalty {p.get('total', 0)}")
         flags = _player_flags(p, view, ctx)
+        if "to play" in flags and "leads" in flags:
+            flags = ["to lead"] + [f for f in flags if f not in ("to play", "leads")]
         if flags:
-            top.append("  " + " ".join(f.upper() if f == "to play" else f for f in flags),
-                       "bold yellow" if "to play" in flags or "WINNER" in flags else "dim")
+            top.append(" " + " ".join(f.upper() if f in ("to play", "to lead") else f for f in flags),
+                       "bold yellow" if {"to play", "to lead", "WINNER"} & set(flags) else "dim")
     middle = Text()
     if phase == "playing":
         middle.append("TRUMP: ", "bold")
         trump = view.get("trump")
         middle.append(f" {str(trump).upper()} ({MARKS.get(trump, '?')}) ", "bold reverse")
-        middle.append(f"   trick {view.get('trick_number')} of {data.TRICKS_PER_ROUND}, Snake Oil left "
-                      f"{view.get('snake_oil_left')}", "dim")
-        middle.append("\nTrick: ", "bold")
+        middle.append(f"   Snake Oil left {view.get('snake_oil_left')}", "dim")
+        middle.append(f"\nTrick {view.get('trick_number')} of {data.TRICKS_PER_ROUND}: ", "bold")
         trick = view.get("trick") or []
         if trick:
             middle.append(f"({view.get('led_suit')} led)  ", "dim")
@@ -423,7 +428,7 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
         middle.append(line, "bold")
     if not middle.plain:
         middle.append("waiting for every seat to be taken", "dim")
-    middle.append("\nsymbols: r revolver, h hat, s star, p poster; reversed = trump, underlined = hit", "dim")
+    middle.append("\nsymbols: r revolver, h hat, s star, p poster\nreversed = trump, underlined = hit", "dim")
     bottom = Text()
     if ctx.me is not None and "hand" in view:
         hand = sorted(view.get("hand") or (), key=_sort_key)

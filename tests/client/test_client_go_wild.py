@@ -212,7 +212,7 @@ def test_every_event_reads_as_a_sentence_and_the_snapshot_shows_every_hand():
     assert "surprise" in gw.describe({"event": "surprise", "seat": 1}, ctx)
     snap = E.snapshot(game.state)
     lines = gw.render_snapshot(snap, Ctx(("ann", "bob", "cy", "dee")[:snap["seats"]], None))
-    assert lines[0].endswith("GAME OVER - all-seeing")
+    assert lines[0].endswith("game over - all-seeing")
     for s, hand in enumerate(snap["hands"]):
         assert f"    hand ({len(hand)}): {' '.join(gw.hand_labels(hand)) or 'empty'}" in lines
     assert any(x.startswith(f"deck ({len(snap['deck'])}, top first)") for x in lines)

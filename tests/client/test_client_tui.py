@@ -150,7 +150,7 @@ def test_join_meld_live_updates_rejection_flashes_and_out(tmp_path, monkeypatch)
                 await type_line(pilot, "meld R2 R3 R4")
                 await until(pilot, "Out!", lambda: any(f.startswith("Out! (you)") for f in app.flashes))
                 await until(pilot, "game over", lambda: "game over: ann wins" in text_of(app, "#result"))
-                assert "GAME OVER" in text_of(app, "#board-top")
+                assert "game over" in text_of(app, "#board-top")
                 assert app.flashes == ["Draw 3! (bob)", "Out! (you)", "Game over!"]
                 await pilot.press("ctrl+q")
             assert app.return_code == 0

@@ -164,7 +164,7 @@ def test_rich_table_keeps_every_fact_in_words_and_marks_cards():
                                      {"seat": 2, "name": "cy", "connected": True}], 2))
     top, mid, bottom = sec.top.plain, sec.middle.plain, sec.bottom.plain
     assert "YOUR TURN" in top and "> cy" in top and "offline" in top and "TO PLAY" in top
-    assert "TRUMP:  HAT (h)" in mid and "Trick: (red led)  bob R2" in mid
+    assert "TRUMP:  HAT (h)" in mid and "Trick 2 of 10: (red led)  bob R2" in mid
     assert "Last trick: ann R8:h  bob R3:s  you R9:r  won by bob (trump star)" in " ".join(mid.split("\n"))
     assert "Your hand (9) - your turn" in bottom
     for c in v["hand"]:
