@@ -39,7 +39,7 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
     rng = rng or random.Random(seed)
     settings = dict(settings or {})
     state = game.new_table(TableConfig(game.NAME, seats, settings))
-    header = Header(FORMAT_VERSION, game.NAME, "selfplay", seats, settings, created="")
+    header = Header(FORMAT_VERSION, game.NAME, "selfplay", seats, settings, rules=game.RULES_VERSION, created="")
     records: list = []
     all_events: list = []
     seq = 0

@@ -45,6 +45,11 @@ class Step:
     problem: str | None = None  # why a logged action no longer applies / a hash differs
 
 
+#: chance outcomes that draw a seat by lot (DECISIONS "All games": who deals or starts
+#: first), and what the seat drawn does
+_DRAWN_BY_LOT = {"first_dealer": "deals first", "dealer": "deals", "first_player": "starts"}
+
+
 class Timeline:
     """Every record of a log with the state after it; step 0 is the header's new table."""
 
@@ -133,6 +138,9 @@ class Timeline:
             h = self.header
             return f"header: {h.game}, table {h.table}, {h.seats} seats, settings {json.dumps(h.settings)}"
         if t is ChanceRecorded:
+            verb = _DRAWN_BY_LOT.get(r.purpose)
+            if verb and r.permutation:          # a permutation of the seats: its first item is drawn
+                return f"seq {r.seq}: chance ({r.purpose}): {ctx.seat_label(r.permutation[0])} {verb}, drawn by lot"
             return f"seq {r.seq}: chance ({r.purpose}): a shuffle of {len(r.permutation)}"
         if t is ActionAccepted:
             who = ctx.seat_label(r.seat) if r.seat is not None else f"the {r.by}"

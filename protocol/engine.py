@@ -4,6 +4,7 @@ In the manner of OpenSpiel's Game/State, one module per game exposes the same
 functions (all pure; state is immutable):
 
     NAME, TITLE, MIN_PLAYERS, MAX_PLAYERS
+    RULES_VERSION                  the version of the game's rules this engine plays (see below)
     ACTIONS                        a codec Registry of the game's action classes ("kind")
     default_settings() -> dict
     new_table(config) -> State     validates seats and settings (IllegalAction "bad_settings")
@@ -20,6 +21,12 @@ functions (all pure; state is immutable):
 Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` with
 ``view(state, seat) == {**public_view(state), **private_view(state, seat)}``; the server
 then builds and encodes the public part once per update (Run Wild has them).
+
+Rules versions: a log's header names the rules version it was written under, and replay
+passes it to ``new_table`` as ``TableConfig.rules`` (None, for a new table: the current
+``RULES_VERSION``). An engine whose rules changed in a way that alters how an old log
+plays out keeps the old behaviour for the old version, so old logs replay as they were
+played; ``rules_version`` refuses a version the engine does not know.
 
 Events are plain maps in public terms (``{"event": "card_drawn", "seat": 2}``); what
 only one seat may know appears in that seat's view, never in an event.
@@ -42,6 +49,7 @@ class TableConfig:
     game: str
     seats: int
     settings: dict = attrs.field(factory=dict)
+    rules: int | None = None     # rules version to play by (a log's header.rules); None: the current one
 
 
 @attrs.frozen
@@ -81,6 +89,18 @@ def check_permutation(outcome: ChanceOutcome, request: ChanceRequest | None) -> 
     p = outcome.permutation
     if len(p) != request.size or sorted(p) != list(range(request.size)):
         raise IllegalAction("bad_permutation", f"expected a permutation of {request.size} items")
+
+
+def rules_version(config: TableConfig, current: int) -> int:
+    """The rules version a table plays by: ``config.rules``, or ``current`` (the engine's
+    RULES_VERSION) when None; 1..current, else IllegalAction "bad_settings"."""
+    v = config.rules
+    if v is None:
+        return current
+    if type(v) is not int or not 1 <= v <= current:
+        raise IllegalAction("bad_settings", f"{config.game} plays rules versions 1 to {current}, not {v!r}: "
+                                            "the log comes from a newer wildtable, or is damaged.")
+    return v
 
 
 def merge_settings(defaults: dict, given: dict, checks: dict) -> dict:

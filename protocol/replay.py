@@ -27,12 +27,14 @@ class ReplayResult:
 
 
 def initial_state(header: Header) -> tuple[ModuleType, Any]:
-    """The game and its state before any record. A header that cannot start a table (an
-    unknown game, seats or settings the game refuses) is a log that cannot be trusted:
-    LogError("bad_record") at the header's offset, like any record that makes no sense."""
+    """The game and its state before any record, under the rules version the log was
+    written with (``header.rules``: an old log replays as it was played). A header that
+    cannot start a table (an unknown game, seats, settings or rules version the game
+    refuses) is a log that cannot be trusted: LogError("bad_record") at the header's
+    offset, like any record that makes no sense."""
     try:
         g = find_game(header.game)
-        return g, g.new_table(TableConfig(header.game, header.seats, dict(header.settings)))
+        return g, g.new_table(TableConfig(header.game, header.seats, dict(header.settings), header.rules))
     except IllegalAction as e:
         raise LogError("bad_record", f"the header cannot start a table: {e.reason}", offset=0) from None
 

@@ -230,7 +230,8 @@ class Table:
     def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, path, writer: LogWriter,
                created: str, name: str = "", **kw) -> "Table":
         state = game.new_table(TableConfig(game.NAME, seats, settings))   # may raise IllegalAction
-        header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, created=created)
+        header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, rules=game.RULES_VERSION,
+                        created=created)
         logfile = LogFile.create(path, encode_record(header))
         return cls(table_id, game, seats, settings, state, logfile, writer, name=name, **kw)
 

@@ -226,8 +226,8 @@ def redeal_hidden(game: str, seats: int, settings: dict, hist: list[Step], seat:
     moved = 0
     for ci in chance_at:
         st = hist[ci]
-        if st.purpose == "first_player":
-            continue                                  # who starts is public
+        if st.purpose in ("first_player", "first_dealer", "dealer"):
+            continue                                  # who starts or deals is public (seats, not cards)
         end = len(hist)
         if st.purpose in RESETS[game]:
             later = [j for j in chance_at if j > ci and hist[j].purpose == st.purpose]

@@ -428,6 +428,8 @@ def _player_flags(view: dict, p: dict, ctx: Ctx) -> list[str]:
         out.append("last ask due")
     if view.get("drawer") == s:
         out.append("drew the last card")
+    if view.get("dealer") == s:
+        out.append("dealer")
     if s in ctx.offline:
         out.append("offline")
     if view.get("phase") == "over" and s in (view.get("winners") or ()):
@@ -600,6 +602,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
     e = ev.get("event")
     s = ev.get("seat")
     who = ctx.name(s)
+    if e == "dealer_chosen":
+        return f"{who} {'deal' if s == ctx.me else 'deals'} (drawn by lot)"
     if e == "cards_dealt":
         return f"{ctx.name(ev['dealer'])} dealt {ev['each']} cards each; {ev['pile']} in the pile"
     if e == "turn_started":

@@ -519,6 +519,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
     e = ev.get("event")
     s = ev.get("seat")
     who = ctx.name(s)
+    if e == "dealer_chosen":
+        return f"{ctx.name(s)} {'deal' if s == ctx.me else 'deals'} the first round (drawn by lot)"
     if e == "round_dealt":
         return f"round {ev['round']} dealt by {ctx.name(ev['dealer'])}; everyone types ready to start"
     if e == "player_ready":

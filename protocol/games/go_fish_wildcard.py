@@ -34,6 +34,7 @@ import attrs
 from ..codec import Registry
 from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
+    rules_version,
 )
 from ..errors import IllegalAction
 from ..cards import ids_of
@@ -42,6 +43,9 @@ NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
 MIN_PLAYERS = 2   # DECISIONS: "2 to 6 players"
 MAX_PLAYERS = 6
+#: 2: the dealer is drawn by lot unless the host chose one (setting dealer, default -1);
+#: version 1 (a log without "rules" in its header) had seat 0 deal by default.
+RULES_VERSION = 2
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = ("C", "D", "H", "S")
@@ -128,7 +132,7 @@ class EndTurn:
 @attrs.frozen(slots=False)   # a frozen dict class: attrs builds it faster than a slotted one
 class State:
     n: int
-    dealer: int
+    dealer: int | None    # None until drawn by lot (chance "dealer")
     turn_timer: float
     phase: str            # "deal", "play", "last_asks", "over"
     hands: tuple          # per seat, the hand as a bit set of card ids (see hand_ids)
@@ -175,11 +179,12 @@ class _W:
 # ---------------------------------------------------------------------------- settings, table
 
 def default_settings() -> dict:
-    return {"dealer": 0, "turn_timer": 60.0}
+    # DECISIONS: "The dealer: a logged chance outcome, or the host's choice (setting)".
+    return {"dealer": -1, "turn_timer": 60.0}
 
 
 _CHECKS = {
-    "dealer": lambda v: None if v >= 0 else "must be a seat number, 0 or more",
+    "dealer": lambda v: None if v >= -1 else "must be -1 (drawn by lot) or a seat number",
     "turn_timer": lambda v: None if v >= 0 and math.isfinite(v) else "must be 0 (off) or a number of seconds",
 }
 
@@ -189,17 +194,25 @@ def new_table(config: TableConfig) -> State:
     n = config.seats
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise IllegalAction("bad_settings", f"{TITLE} is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
-    s = merge_settings(default_settings(), config.settings, _CHECKS)
-    if s["dealer"] >= n:
+    version = rules_version(config, RULES_VERSION)
+    defaults = default_settings()
+    if version == 1:
+        defaults["dealer"] = 0       # rules version 1: seat 0 dealt unless the host chose
+    s = merge_settings(defaults, config.settings, _CHECKS)
+    if s["dealer"] >= n or (version == 1 and s["dealer"] < 0):
         raise IllegalAction("bad_settings", f"setting 'dealer': seat {s['dealer']} does not exist at a table "
-                                            f"of {n}; choose 0 to {n - 1}.")
-    return State(n, s["dealer"], float(s["turn_timer"]), "deal", (0,) * n, (), 0, (), (0,) * n, None, "", 0, (),
+                                            f"of {n}; choose 0 to {n - 1}, or -1 to draw the dealer by lot.")
+    dealer = s["dealer"] if s["dealer"] >= 0 else None
+    return State(n, dealer, float(s["turn_timer"]), "deal", (0,) * n, (), 0, (), (0,) * n, None, "", 0, (),
                  None, ())
 
 
 def pending_chance(state: State) -> ChanceRequest | None:
-    """The only chance event is the shuffle before the deal (the pile is never reshuffled)."""
-    return _DEAL if state.phase == "deal" else None
+    """The dealer drawn by lot (a permutation of the seats: its first item deals), unless
+    the host chose one; then the shuffle before the deal (the pile is never reshuffled)."""
+    if state.phase != "deal":
+        return None
+    return _DEAL if state.dealer is not None else ChanceRequest("dealer", state.n)
 
 
 def auto_action(state: State) -> None:
@@ -486,6 +499,10 @@ def apply(state: State, seat: int | None, action) -> tuple[State, list]:
         if seat is not None:
             raise IllegalAction("table_only", "Only the table shuffles and deals; a player cannot send a shuffle.")
         check_permutation(action, pending_chance(state))
+        if action.purpose == "dealer":
+            # DECISIONS: "The dealer: a logged chance outcome": permutation[0] deals.
+            d = action.permutation[0]
+            return attrs.evolve(state, dealer=d), [{"event": "dealer_chosen", "seat": d}]
         return _deal(state, action.permutation)
     phase = state.phase
     if phase == "deal":

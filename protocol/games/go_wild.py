@@ -24,6 +24,7 @@ import attrs
 from ..codec import Registry
 from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
+    rules_version,
 )
 from ..errors import IllegalAction
 from ..cards import ids_of
@@ -32,6 +33,7 @@ NAME = "go-wild"
 TITLE = "Go Wild!"
 MIN_PLAYERS = 2
 MAX_PLAYERS = 6
+RULES_VERSION = 1   # the version a log's header names (protocol/engine.py)
 
 # Rulebook "Components": 18 each of red, yellow, orange, blue, green, and 18 wild cards.
 COLOURS = ("red", "yellow", "orange", "blue", "green")
@@ -151,6 +153,7 @@ def new_table(config: TableConfig) -> State:
     n = config.seats
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise IllegalAction("bad_settings", f"{TITLE} is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
+    rules_version(config, RULES_VERSION)
     s = merge_settings(default_settings(), dict(config.settings), _CHECKS)
     if s["first_player"] >= n:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} at a "

@@ -1,7 +1,7 @@
 """Run Wild: the real-time rummy where nobody waits for a turn.
 
 Rules: the Run Wild rulebook, read through DECISIONS.md ("Run Wild"), which wins where
-they differ; docs/rules/run-wild.md lists every rule as implemented here.
+they differ; docs/RULES.md, section "Run Wild", lists every rule as implemented here.
 Quotes in comments are from those two texts ("Rulebook:" / "DECISIONS:").
 
 The round is a pure state machine: the server puts simultaneous actions in one order,
@@ -21,6 +21,7 @@ import attrs
 from ..codec import Registry
 from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
+    rules_version,
 )
 from ..errors import IllegalAction
 from ..cards import ids_of
@@ -29,6 +30,10 @@ NAME = "run-wild"
 TITLE = "Run Wild"
 MIN_PLAYERS = 2   # DECISIONS: "2 to 4 players."
 MAX_PLAYERS = 4
+#: 2: the first dealer is drawn by lot (setting first_dealer) and a Draw-3 clears the stuck
+#: flag of every player it makes draw. A version 1 log (seat 0 deals first, a Draw-3 leaves
+#: stuck players stuck) replays by the version 1 rules (see Rules.version).
+RULES_VERSION = 2
 
 # ------------------------------------------------------------------ cards
 # Rulebook, "What's in the Box": 60 number cards 1-12 in five colours, 9 wilds, 3 Draw-3s.
@@ -171,6 +176,9 @@ _DEFAULTS = {
     "allow_all_wild_melds": False,  # DECISIONS: "A meld needs at least one number card (setting ... default off)"
     "max_set_size": 0,              # DECISIONS: "No size cap on sets (setting)"; 0 = no cap
     "hand_size": 8,                 # Rulebook: "Each player draws eight cards"
+    # DECISIONS: "Who deals the first round: a logged chance outcome, or the host's choice
+    # (setting)": -1 = drawn by lot (chance "first_dealer"), else that seat
+    "first_dealer": -1,
 }
 _CHECKS = {
     "rounds": lambda v: None if 1 <= v <= 100 else "must be 1 to 100",
@@ -178,7 +186,10 @@ _CHECKS = {
     "max_set_size": lambda v: None if v == 0 or 3 <= v <= 14 else "must be 0 (no cap) or 3 to 14",
     # 18 = the smallest pile (72 cards among 4 players)
     "hand_size": lambda v: None if 1 <= v <= 18 else "must be 1 to 18",
+    "first_dealer": lambda v: None if v >= -1 else "must be -1 (drawn by lot) or a seat number",
 }
+#: rules version 1 had no first_dealer setting: seat 0 dealt first
+_DEFAULTS_V1 = {k: v for k, v in _DEFAULTS.items() if k != "first_dealer"}
 
 
 def default_settings() -> dict:
@@ -193,18 +204,27 @@ class Rules:
     allow_all_wild_melds: bool
     max_set_size: int
     hand_size: int
+    first_dealer: int = -1          # -1: drawn by lot (chance "first_dealer"); else the host's choice
+    version: int = RULES_VERSION    # the rules version played (a log's header.rules)
 
     def as_dict(self) -> dict:
-        return {"rounds": self.rounds, "idle_timeout": self.idle_timeout,
-                "allow_all_wild_melds": self.allow_all_wild_melds,
-                "max_set_size": self.max_set_size, "hand_size": self.hand_size}
+        d = {"rounds": self.rounds, "idle_timeout": self.idle_timeout,
+             "allow_all_wild_melds": self.allow_all_wild_melds,
+             "max_set_size": self.max_set_size, "hand_size": self.hand_size}
+        if self.version >= 2:       # as before for a version 1 table: its snapshots hash as they did
+            d["first_dealer"] = self.first_dealer
+        return d
 
 
-def _rules(settings: dict) -> Rules:
+def _rules(settings: dict, version: int = RULES_VERSION) -> Rules:
     """Checked settings (IllegalAction "bad_settings" on an unknown name, type or range)."""
-    merged = merge_settings(_DEFAULTS, settings, _CHECKS)
+    if version == 1:
+        merged = merge_settings(_DEFAULTS_V1, settings, _CHECKS)
+        merged["first_dealer"] = 0
+    else:
+        merged = merge_settings(_DEFAULTS, settings, _CHECKS)
     merged["idle_timeout"] = float(merged["idle_timeout"])
-    return Rules(**merged)
+    return Rules(**merged, version=version)
 
 
 # ------------------------------------------------------------------ state
@@ -351,17 +371,23 @@ def _deal_order(seats: int, dealer: int, playing: tuple[int, ...]) -> tuple[int,
 
 
 def new_table(config: TableConfig) -> State:
-    """A table waiting for round 1's shuffle. Seat 0 is round 1's dealer (the rulebook
-    says "Choose a player to be the first dealer"; this engine chooses seat 0)."""
+    """A table waiting for round 1's dealer to be drawn by lot (chance "first_dealer"), or,
+    when the host chose one (setting first_dealer), for round 1's shuffle. Rulebook:
+    "Choose a player to be the first dealer"; DECISIONS: "Who deals the first round: a
+    logged chance outcome, or the host's choice (setting)". Rules version 1: seat 0."""
     if config.game != NAME:
         raise IllegalAction("bad_settings", f"This engine plays {NAME!r}, not {config.game!r}.")
     n = config.seats
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise IllegalAction("bad_settings", f"Run Wild is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
-    rules = _rules(dict(config.settings))
+    rules = _rules(dict(config.settings), rules_version(config, RULES_VERSION))
+    dealer = rules.first_dealer
+    if dealer >= n:
+        raise IllegalAction("bad_settings", f"setting 'first_dealer': there is no seat {dealer} at a table of {n}; "
+                                            f"use -1 (drawn by lot) or 0..{n - 1}.")
     everyone = tuple(range(n))
     return State(
-        n, rules, Deal(1, 0, _deal_order(n, 0, everyone), (True,) * n, ((),) * n),
+        n, rules, Deal(1, dealer, _deal_order(n, dealer, everyone), (True,) * n, ((),) * n),
         "dealing", (0,) * n, (0,) * n, (), 1, ((),) * n, (False,) * n, (False,) * n,
         Scores((), (0,) * n, None, None, (), everyone),
     )
@@ -484,9 +510,15 @@ def _gone(state: State, meld: TableMeld, card: int, seat: int) -> IllegalAction:
 # ------------------------------------------------------------------ apply
 
 def pending_chance(state: State) -> ChanceRequest | None:
-    """The next round's shuffle: before round 1, and after every round but the last.
-    The permutation is the deck order: position i holds card id permutation[i]."""
-    if state.phase == "dealing" or state.phase == "scored":
+    """Round 1's dealer, drawn by lot unless the host chose one: a permutation of the seats,
+    whose first item deals. Then the next round's shuffle: before round 1, and after every
+    round but the last. The permutation is the deck order: position i holds card id
+    permutation[i]."""
+    if state.phase == "dealing":
+        if state.deal.dealer < 0:
+            return ChanceRequest("first_dealer", state.seats)
+        return ChanceRequest("deal", DECK_SIZE)
+    if state.phase == "scored":
         return ChanceRequest("deal", DECK_SIZE)
     return None
 
@@ -494,9 +526,15 @@ def pending_chance(state: State) -> ChanceRequest | None:
 def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
     check_permutation(outcome, pending_chance(state))
     n = state.seats
+    if outcome.purpose == "first_dealer":
+        # DECISIONS: "Who deals the first round: a logged chance outcome": permutation[0].
+        dealer = outcome.permutation[0]
+        deal = state.deal
+        st = state._replace(deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
+        return st, [{"event": "dealer_chosen", "seat": dealer, "round": 1}]
     playing = state.score.next_seats
     if state.phase == "dealing":
-        rnd, dealer = 1, 0
+        rnd, dealer = 1, state.deal.dealer
     else:
         # Rulebook: "The role of dealer rotates clockwise after each round." In a tie-break
         # round the deal passes to the next seat clockwise that plays it.
@@ -786,7 +824,17 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
                 drawn[s] = len(got)
         pos = tuple(pos)
     events = [{"event": "draw3_played", "seat": seat, "card": c, "drawn": drawn}]
-    st = _with_hand(state._replace(hands=tuple(hands), pos=pos, draw3s=draw3s), seat, hand, events, state.melds)
+    stuck = state.stuck
+    if hand and state.rules.version >= 2 and True in stuck:
+        # DECISIONS: a stuck declaration is cleared "by drawing cards through someone's
+        # Draw-3: new cards may be playable". A player whose pile was empty drew nothing
+        # and stays stuck. (Rules version 1 left every stuck player stuck.)
+        cleared = [s for s in state.deal.order if s != seat and stuck[s] and drawn[s]]
+        if cleared:
+            stuck = tuple(False if s in cleared else x for s, x in enumerate(stuck))
+            events += [{"event": "stuck_cleared", "seat": s} for s in cleared]
+    st = _with_hand(state._replace(hands=tuple(hands), pos=pos, draw3s=draw3s, stuck=stuck), seat, hand, events,
+                    state.melds)
     return _after_play(st, seat, events)
 
 
@@ -861,7 +909,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         raise _phase_refusal(state)
     if kind is ChanceOutcome:
         if seat is not None:
-            raise IllegalAction("not_your_seat", "Only the table shuffles.")
+            raise IllegalAction("not_your_seat", "Only the table shuffles and draws the dealer.")
         return _deal(state, action)
     if kind is Go:
         # Rulebook: "The dealer begins the round by saying "Go!"" - here the table says it
@@ -925,7 +973,8 @@ def public_view(state: State) -> dict:
     deal = state.deal
     sc = state.score
     return {
-        "game": NAME, "round": deal.round, "rounds": state.rules.rounds, "dealer": deal.dealer,
+        "game": NAME, "round": deal.round, "rounds": state.rules.rounds,
+        "dealer": deal.dealer if deal.dealer >= 0 else None,        # None: not drawn yet
         "phase": state.phase,
         "players": [
             {"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
@@ -967,7 +1016,7 @@ def snapshot(state: State) -> dict:
     sc = state.score
     return {
         "game": NAME, "seats": state.seats, "settings": state.rules.as_dict(), "phase": state.phase,
-        "round": deal.round, "dealer": deal.dealer, "order": list(deal.order),
+        "round": deal.round, "dealer": deal.dealer if deal.dealer >= 0 else None, "order": list(deal.order),
         "in_round": list(deal.in_round),
         "hands": [_bits(h) for h in state.hands],
         "piles": [list(deal.piles[s][state.pos[s]:]) for s in range(state.seats)],

@@ -22,6 +22,7 @@ import attrs
 from ..codec import Registry
 from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
+    rules_version,
 )
 from ..errors import IllegalAction
 from . import wild_shots_data as data
@@ -30,6 +31,7 @@ NAME = "wild-shots"
 TITLE = "Wild Shots"
 MIN_PLAYERS = 2   # DECISIONS.md "Wild Shots": 2 to 4 players.
 MAX_PLAYERS = 4
+RULES_VERSION = 1   # the version a log's header names (protocol/engine.py)
 
 N_CARDS = len(data.SUITS) * len(data.VALUES)   # 40
 HAND = data.HAND_SIZE
@@ -199,6 +201,7 @@ def new_table(config: TableConfig) -> State:
     n = config.seats
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise IllegalAction("bad_settings", f"Wild Shots is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
+    rules_version(config, RULES_VERSION)
     s = merge_settings(default_settings(), config.settings, _CHECKS)
     if s["first_player"] >= n:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} "

@@ -38,7 +38,8 @@ async def _odd_intents_log(data_dir):
                 table = await create(ann, "run-wild", 2, rounds=1)
                 await join(ann, table, 0)
                 await join(bob, table, 1)
-                dealt = await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 1)
+                # seq 1 draws the first dealer by lot, seq 2 deals
+                dealt = await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 2)
                 mine = list(dealt.view["hand"])[:3]
                 for iid, action in ((1, {"kind": "meld", "cards": mine}),
                                     (2, {"kind": "meld", "cards": [1, 2, 999999]}),
@@ -76,7 +77,7 @@ def test_a_seat_does_not_see_another_seats_refused_intents(odd_log):
     path, labels = odd_log
     meld = "meld " + " ".join(labels)
     own = _replay(path, "--plain", "--seat", "0").stdout
-    assert f"REJECTED after seq 1: ann: {meld} - " in own
+    assert f"REJECTED after seq 2: ann: {meld} - " in own
     assert "reason: " in own
     for other in ("1", "spectator"):
         seen = _replay(path, "--plain", "--seat", other).stdout
@@ -108,7 +109,7 @@ def _write(path, header, records) -> None:
 
 
 def test_hand_edited_seat_claims_and_misplaced_hashes_are_problems_not_tracebacks(tmp_path):
-    header = Header(1, "run-wild", "t1", 2, {"rounds": 1})
+    header = Header(1, "run-wild", "t1", 2, {"rounds": 1}, rules=find_game("run-wild").RULES_VERSION)
     deal = play(find_game("run-wild"), 2, {"rounds": 1}, seed=1, hash_every=0).records[:1]
     for name, records, problem in (
         ("seat5", [SeatClaimed(5, "zed", b"x" * 32)], "there is no seat 5 at this 2-seat table"),

@@ -41,7 +41,7 @@ def position(hands, pile, turn, sets=(), n=None, **extra):
     pile = Cs(pile) if isinstance(pile, str) else list(pile)
     used = set(pile) | {c for h in hands for c in h} | {c for _, cs in sets for c in cs}
     pile += [c for c in range(52) if c not in used]
-    return attrs.evolve(E.new_table(TableConfig(E.NAME, n, {})), phase="play",
+    return attrs.evolve(E.new_table(TableConfig(E.NAME, n, {"dealer": 0})), phase="play",
                         hands=tuple(E.hand_mask(h) for h in hands), pile=tuple(pile), wild=wild, sets=sets,
                         scores=tuple(scores), turn=turn, step="ask", **extra)
 
@@ -108,7 +108,7 @@ def test_place_names_cards_ranks_and_wilds():
 
 def test_the_issues_scenarios_typed_as_commands():
     """Jacks set (typed, earning another ask), then K-K-J forced with no extra ask."""
-    s = E.apply(E.new_table(TableConfig(E.NAME, 2, {})), None, ChanceOutcome("deal", _deal(
+    s = E.apply(E.new_table(TableConfig(E.NAME, 2, {"dealer": 0})), None, ChanceOutcome("deal", _deal(
         [Cs("JH KD 5C 9C"), Cs("JC JD JS KC")], Cs("4H 6H"))))[0]
     s, ev = run(s, 1, "ask p0 for jacks")
     assert s.step == "bonus"
@@ -163,7 +163,7 @@ def test_text_table_shows_every_public_fact_and_marks_wilds():
     lines = gf.render_text(E.view(s, 0), CTX)
     assert lines[0] == "Go Fish Wildcard - your turn: place for another ask, or end - pile 41"
     assert lines[1] == "wild ranks: J"
-    assert lines[2] == "  p0 ann (you): hand 5, sets 0, asked for 7 - to act"
+    assert lines[2] == "  p0 ann (you): hand 5, sets 0, asked for 7 - to act, dealer"
     assert lines[3] == "  p1 bob: hand 2, sets 0"
     assert lines[4] == "  p2 cy: hand 1, sets 1"
     assert "  cy: JC JH JS" in lines
@@ -243,7 +243,7 @@ def test_every_legal_action_reads_back_from_its_label(seats, seed):
     rng = random.Random(seed)
     perm = list(range(52))
     rng.shuffle(perm)
-    s, _ = E.apply(E.new_table(TableConfig(E.NAME, seats, {})), None, ChanceOutcome("deal", tuple(perm)))
+    s, _ = E.apply(E.new_table(TableConfig(E.NAME, seats, {"dealer": 0})), None, ChanceOutcome("deal", tuple(perm)))
     while not E.outcome(s).over:
         view = E.view(s, s.turn)
         legal = E.legal_actions(s, s.turn)

@@ -49,7 +49,7 @@ async def at_table(tmp_path, ann: list[str], bob: list[str], **settings):
     deck = stacked([ann, bob])
     async with running_server(tmp_path / "data", chance=lambda size: deck) as (server, url):
         async with connect(url, "bob") as conn:
-            table = await create(conn, "run-wild", 2, **settings)
+            table = await create(conn, "run-wild", 2, first_dealer=0, **settings)     # the deck is stacked for it
             await join(conn, table, 1)
             core = ClientCore(url, "ann", notes.append)
             async with trio.open_nursery() as nursery:

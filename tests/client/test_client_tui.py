@@ -66,7 +66,7 @@ class ServerThread:
                 self.server, self.url = server, url
                 async with connect(url, "bob") as bob:
                     self.bob = bob
-                    self.table = await create(bob, "run-wild", 2, rounds=1, hand_size=3)
+                    self.table = await create(bob, "run-wild", 2, rounds=1, hand_size=3, first_dealer=0)
                     await join(bob, self.table, 1)
                     self.started.set()
                     await self._stop.wait()

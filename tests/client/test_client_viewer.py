@@ -107,7 +107,9 @@ def test_replay_plain_prints_records_and_states_as_a_seat(game_log):
     assert lines[0].startswith("[   0] header: run-wild, table t")
     assert any("REJECTED after seq 0: ann: draw - not_started" in x for x in lines)
     assert any("reason: the game starts when every seat is taken" in x for x in lines)
-    assert any("seq 1: chance (deal): a shuffle of 72" in x for x in lines)
+    assert any(x.endswith("seq 1: chance (first_dealer): ann deals first, drawn by lot")
+               or x.endswith("seq 1: chance (first_dealer): bob deals first, drawn by lot") for x in lines)
+    assert any("seq 2: chance (deal): a shuffle of 72" in x for x in lines)
     assert any(x.startswith("       |   ann (you): hand 8") for x in lines)
     assert not any("seq 7:" in x for x in lines)
     whole = subprocess.run([sys.executable, "-m", "wildtable", "replay", str(game_log), "--plain"],

@@ -13,6 +13,7 @@ import pytest
 
 from wildtable.cli import main
 from wildtable.protocol.engine import game as find_game, state_hash
+from wildtable.protocol.games import REGISTRY
 from wildtable.protocol.logfmt import Header, encode_record, read_log
 from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
@@ -26,7 +27,8 @@ GAMES = [
 
 
 def _write(path, game, seats, settings, records) -> bytes:
-    raw = encode_record(Header(1, game, path.stem, seats, settings)) + b"".join(encode_record(r) for r in records)
+    header = Header(1, game, path.stem, seats, settings, rules=REGISTRY[game].RULES_VERSION if game in REGISTRY else 1)
+    raw = encode_record(header) + b"".join(encode_record(r) for r in records)
     path.write_bytes(raw)
     return raw
 

@@ -65,7 +65,7 @@ def position(hands, pile, turn, sets=(), fill: bool = True, n: int | None = None
     """A play position built directly: ``sets`` are (seat, cards) already on the table (their
     ranks are wild). With ``fill`` the unused cards go under ``pile`` so every card is somewhere."""
     n = n or len(hands)
-    base = table(n)
+    base = table(n, dealer=0)
     sets = tuple((seat, tuple(sorted(cards))) for seat, cards in sets)
     wild = 0
     scores = [0] * n
@@ -394,7 +394,7 @@ def test_deal_four_each_from_the_dealers_left_and_the_dealers_left_starts():
 
 
 def test_chance_outcome_checks():
-    s = table(2)
+    s = table(2, dealer=0)
     for outcome, code in [(ChanceOutcome("shuffle", tuple(range(52))), "wrong_chance"),
                           (ChanceOutcome("deal", tuple(range(51))), "bad_permutation"),
                           (ChanceOutcome("deal", (0,) * 52), "bad_permutation")]:
@@ -405,9 +405,9 @@ def test_chance_outcome_checks():
 
 
 def test_settings_defaults_and_checks():
-    assert g.default_settings() == {"dealer": 0, "turn_timer": 60.0}
+    assert g.default_settings() == {"dealer": -1, "turn_timer": 60.0}     # -1: drawn by lot (test_first_dealer.py)
     assert table(6, dealer=5, turn_timer=0).turn_timer == 0.0
-    for n, given in [(1, {}), (7, {}), (3, {"dealer": 3}), (3, {"dealer": -1}), (3, {"turn_timer": -1.0}),
+    for n, given in [(1, {}), (7, {}), (3, {"dealer": 3}), (3, {"dealer": -2}), (3, {"turn_timer": -1.0}),
                      (3, {"turn_timer": float("inf")}), (3, {"dealer": "1"}), (3, {"dealer": True}),
                      (3, {"first_player": 0})]:
         with pytest.raises(IllegalAction) as e:
@@ -507,7 +507,7 @@ def test_timeout_defaults():
 @settings(max_examples=8)
 @given(seats=st.integers(2, 6), seed=st.integers(0, 2**32 - 1))
 def test_games_played_by_the_timer_alone_end(seats, seed):
-    s = table(seats)
+    s = table(seats, dealer=0)
     perm = list(range(52))
     random.Random(seed).shuffle(perm)
     s, _ = g.apply(s, None, ChanceOutcome("deal", tuple(perm)))

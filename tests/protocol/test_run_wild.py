@@ -55,8 +55,9 @@ def kinds(events):
 
 
 def dealt(seats=3, settings=None, perm=None):
-    """A fresh table after round 1's deal (deck in id order unless ``perm``)."""
-    st = rw.new_table(TableConfig(rw.NAME, seats, settings or {}))
+    """A fresh table after round 1's deal (deck in id order unless ``perm``), seat 0
+    dealing (the host's choice; drawn by lot: test_first_dealer.py)."""
+    st = rw.new_table(TableConfig(rw.NAME, seats, {"first_dealer": 0, **(settings or {})}))
     st, _ = act(st, None, ChanceOutcome("deal", tuple(perm or range(72))))
     return st
 
@@ -96,7 +97,7 @@ def test_hand_points_example_three_numbers_a_wild_and_a_draw3_score_35():
 
 def test_settings_defaults_and_refusals():
     assert rw.default_settings() == {"rounds": 4, "idle_timeout": 120.0, "allow_all_wild_melds": False,
-                                     "max_set_size": 0, "hand_size": 8}
+                                     "max_set_size": 0, "hand_size": 8, "first_dealer": -1}
     st = rw.new_table(TableConfig(rw.NAME, 2, {"idle_timeout": 30}))
     assert st.rules.idle_timeout == 30.0 and type(st.rules.idle_timeout) is float
     for settings in ({"rounds": 0}, {"rounds": "4"}, {"max_set_size": 2}, {"hand_size": 19},
@@ -130,7 +131,7 @@ def test_actions_round_trip_through_the_strict_codec():
 
 @pytest.mark.parametrize("seats,each", [(2, 36), (3, 24), (4, 18)])
 def test_whole_deck_dealt_round_robin_from_the_dealers_left(seats, each):
-    st = rw.new_table(TableConfig(rw.NAME, seats, {}))
+    st = rw.new_table(TableConfig(rw.NAME, seats, {"first_dealer": 0}))
     assert st.phase == "dealing" and rw.pending_chance(st) == ChanceRequest("deal", 72)
     assert rw.to_move(st) == () and rw.legal_actions(st, 0) == []
     refused(st, 0, Ready(), "not_started")
@@ -156,7 +157,7 @@ def test_hand_size_setting():
 
 
 def test_bad_shuffles_are_refused():
-    st = rw.new_table(TableConfig(rw.NAME, 2, {}))
+    st = rw.new_table(TableConfig(rw.NAME, 2, {"first_dealer": 0}))
     for outcome, code in ((ChanceOutcome("deal", tuple(range(71))), "bad_permutation"),
                           (ChanceOutcome("deal", (0,) * 72), "bad_permutation"),
                           (ChanceOutcome("seat", tuple(range(72))), "wrong_chance")):

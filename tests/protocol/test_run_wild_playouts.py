@@ -35,6 +35,7 @@ SETTINGS = st.fixed_dictionaries({}, optional={
     "max_set_size": st.sampled_from([0, 3, 4, 6, 14]),
     "hand_size": st.integers(1, 18),
     "idle_timeout": st.floats(1, 600),
+    "first_dealer": st.integers(-1, 1),      # -1: drawn by lot; a seat every table has
 })
 
 
@@ -119,6 +120,9 @@ class Checker:
                     assert not _mask(ids) & ~shown, f"event {e} names a card that is not public"
             if e["event"] == "card_drawn":
                 assert set(e) == {"event", "seat"}
+            if e["event"] == "draw3_played":
+                # DECISIONS: drawing cards through someone's Draw-3 clears "stuck"
+                assert not any(after.stuck[s] for s, n in enumerate(e["drawn"]) if n)
         if before.phase == "playing" and after.phase in ("scored", "over"):
             self.rounds_ended += 1
             self.check_round_closed(before, after, seat, events)

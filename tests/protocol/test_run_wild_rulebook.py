@@ -76,14 +76,18 @@ def test_two_draw3s_the_second_as_last_card_ends_the_round_with_no_draws():
     assert events[-1]["scores"] == [0, 20]      # G2 G3 G4 G5; the last pile card scores nothing
 
 
-def test_draws_forced_by_a_draw3_do_not_clear_stuck_but_the_players_own_action_does():
-    # DECISIONS: "a player may declare "stuck" (cleared by their next action); when all are
-    # stuck ... the round ends". Drawing for another player's Draw-3 is not the seat's action.
+def test_draws_forced_by_a_draw3_clear_stuck_as_the_players_own_action_does():
+    # DECISIONS: "a player may declare "stuck" (cleared by their next action, and by drawing
+    # cards through someone's Draw-3: new cards may be playable); when all are stuck ... the
+    # round ends". More cases: test_run_wild_draw3_clears_stuck.py.
     st = State.arranged(3, hands={0: ["G1"], 1: ["G2"], 2: ["D3", "Y9"]},
                         piles={0: ["P1", "P2", "P3"], 1: ["P4"]})
     st, _ = act(st, 0, Stuck())
     st, _ = act(st, 1, Stuck())
     st, _ = act(st, 2, PlayDraw3(DRAW3))
-    assert st.stuck == (True, True, False) and st.hands[0].bit_count() == 4
+    assert st.stuck == (False, False, False) and st.hands[0].bit_count() == 4
     st, events = act(st, 2, Stuck())
+    assert st.phase == "playing" and [e["event"] for e in events] == ["stuck_declared"]
+    st, _ = act(st, 0, Stuck())
+    st, events = act(st, 1, Stuck())
     assert events[-1]["reason"] == "all_stuck" and events[-1]["scores"] == [20, 10, 5]

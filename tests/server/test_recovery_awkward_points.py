@@ -37,7 +37,7 @@ def _token(tid: str, seat: int) -> str:
 
 
 def _log(tid: str, header: Header, records: list, seats: int, released: int | None = None) -> bytes:
-    out = [encode_record(Header(header.format, header.game, tid, seats, header.settings))]
+    out = [encode_record(Header(header.format, header.game, tid, seats, header.settings, rules=header.rules))]
     for i in range(seats):
         out.append(encode_record(SeatClaimed(i, f"p{i}", token_hash(_token(tid, i)))))
     out += [encode_record(r) for r in records]

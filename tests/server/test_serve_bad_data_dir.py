@@ -40,7 +40,8 @@ def _body(game: str, seats: int, settings: dict, upto: int) -> tuple[Header, lis
 
 
 def _header(h: Header, tid: str, **kw) -> bytes:
-    return encode_record(Header(kw.get("format", h.format), kw.get("game", h.game), tid, h.seats, h.settings))
+    return encode_record(Header(kw.get("format", h.format), kw.get("game", h.game), tid, h.seats, h.settings,
+                                rules=h.rules))
 
 
 async def test_serve_refuses_each_bad_log_by_name_and_serves_the_good_ones(tmp_path):

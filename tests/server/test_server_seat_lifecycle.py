@@ -210,7 +210,7 @@ BAD_SETTINGS = {
                    ({"first_player": 3}, "first_player"), ({"symbols": {"black 1": "hat"}}, "symbols"),
                    ({"snake_oil": {"hat": 13}}, "snake_oil"), ({"snake_oil": {"hat": "x"}}, "snake_oil"),
                    ({"rotate_starter": 1}, "rotate_starter")],
-    "go-fish-wildcard": [({"dealer": 2}, "dealer"), ({"dealer": -1}, "dealer"),
+    "go-fish-wildcard": [({"dealer": 2}, "dealer"), ({"dealer": -2}, "dealer"),
                          ({"turn_timer": float("nan")}, "turn_timer"), ({"turn_timer": [1]}, "turn_timer"),
                          ({"deck": {"a": {"b": 1}}}, "deck")],
 }
