@@ -25,7 +25,10 @@ import msgpack
 from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, builder, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: formats this build reads: 1 is 2 without the order fields (``delay``, ``sent``, ``hold``
+#: of action records; ``recv``, ``delay``, ``sent``, ``hold`` of rejected records)
+READABLE_FORMATS = (1, 2)
 HASH_EVERY = 256
 MAX_RECORD = 16 * 1024 * 1024
 _FRAME = struct.Struct("<II")
@@ -72,6 +75,12 @@ class ActionAccepted:
     intent: int | None = None
     by: str = "player"           # "player", "timer" or "table"
     recv: float | None = None    # server receive time: information only, replay ignores it
+    # format 2, a Run Wild table ordering by send time (fair_ms > 0): what explains the
+    # order, information only like recv: the connection's one-way delay estimate (s), the
+    # send time the intent was ordered by (Unix time, s) and the hold it waited for (s)
+    delay: float | None = None
+    sent: float | None = None
+    hold: float | None = None
 
 
 @rec("rejected")
@@ -83,6 +92,24 @@ class IntentRejected:
     code: str
     reason: str
     intent: int | None = None
+    recv: float | None = None    # format 2: as in ActionAccepted
+    delay: float | None = None
+    sent: float | None = None
+    hold: float | None = None
+
+
+#: fields a format 1 log does not have
+_NEW_IN_2 = ("delay", "sent", "hold")
+
+
+def _format2_fields(r: Any) -> str | None:
+    """The first field of record ``r`` that a format 1 log cannot hold, if any."""
+    t = type(r)
+    if t is ActionAccepted or t is IntentRejected:
+        for name in _NEW_IN_2 if t is ActionAccepted else ("recv",) + _NEW_IN_2:
+            if getattr(r, name) is not None:
+                return name
+    return None
 
 
 @rec("hash")
@@ -171,7 +198,7 @@ def _frames(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
         off = end
 
 
-_ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv"))
+_ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv", "delay", "sent", "hold"))
 
 
 _unpackb_default = msgpack.unpackb
@@ -188,6 +215,7 @@ def _action_record(obj: Any) -> ActionAccepted | None:
     if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS and "seat" in obj:
         seq, seat, action = obj.get("seq"), obj["seat"], obj.get("action")
         intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
+        delay, sent, hold = obj.get("delay"), obj.get("sent"), obj.get("hold")
         # anything the strict path would refuse (a missing ``seat``, an int out of range, a
         # long ``by``) falls through to it and is refused there with its path
         if (type(seq) is int and INT_MIN <= seq <= INT_MAX
@@ -195,8 +223,11 @@ def _action_record(obj: Any) -> ActionAccepted | None:
                 and type(action) is dict
                 and (intent is None or (type(intent) is int and INT_MIN <= intent <= INT_MAX))
                 and type(by) is str and len(by) <= MAX_STR
-                and (recv is None or type(recv) is float)):
-            return _new_action(seq, seat, action, intent, by, recv)
+                and (recv is None or type(recv) is float)
+                and (delay is None or type(delay) is float)
+                and (sent is None or type(sent) is float)
+                and (hold is None or type(hold) is float)):
+            return _new_action(seq, seat, action, intent, by, recv, delay, sent, hold)
     return None
 
 
@@ -214,6 +245,7 @@ def read_log(data: bytes) -> LogContents:
     header = None
     good = 0
     last_seq = 0
+    old = False             # a format 1 log: the fields new in format 2 are refused
     try:
         for off, payload in _frames(data):
             # the common case, first: an action record in its place. msgpack's defaults (str
@@ -227,6 +259,9 @@ def read_log(data: bytes) -> LogContents:
             if r is not None:
                 if r.seq != last_seq + 1:
                     raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {r.seq}", offset=off, seq=last_seq + 1)
+                if old and _format2_fields(r):
+                    raise LogError("bad_record", f"field {_format2_fields(r)!r} is new in format 2; this log is format 1",
+                                   offset=off, seq=last_seq + 1)
                 last_seq = r.seq
                 records.append(r)
                 offsets.append(off)
@@ -240,12 +275,17 @@ def read_log(data: bytes) -> LogContents:
             if header is None:
                 if not isinstance(r, Header):
                     raise LogError("no_header", "the first record is not a header", offset=off)
-                if r.format != FORMAT_VERSION:
-                    raise LogError("bad_version", f"log format {r.format} is not supported (this build reads {FORMAT_VERSION})", offset=off)
+                if r.format not in READABLE_FORMATS:
+                    raise LogError("bad_version", f"log format {r.format} is not supported (this build reads "
+                                   f"{', '.join(map(str, READABLE_FORMATS))})", offset=off)
                 header = r
+                old = r.format == 1
             elif isinstance(r, Header):
                 raise LogError("bad_record", "a second header record", offset=off)
             else:
+                if old and _format2_fields(r):
+                    raise LogError("bad_record", f"field {_format2_fields(r)!r} is new in format 2; this log is format 1",
+                                   offset=off, seq=last_seq + 1)
                 seq = getattr(r, "seq", None)
                 if seq is not None and isinstance(r, (ChanceRecorded, ActionAccepted)):
                     if seq != last_seq + 1:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import deque
 from typing import TYPE_CHECKING
 
 import attrs
@@ -31,6 +32,8 @@ HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
 IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
 PONG_TIMEOUT = 15.0          # seconds to answer a ping
+PROBE_EVERY = 1.0            # seconds between pings while seated at a table that orders by send time
+RTT_WINDOW = 10              # round trips the one-way delay estimate is the minimum of
 SEND_TIMEOUT = 10.0          # seconds for a peer to take what waits for it
 MAX_BAD_FRAMES = 20          # protocol errors tolerated before closing with 1008
 CLOSE_POLICY = 1008
@@ -109,6 +112,12 @@ class Connection:
         self.route = None            # the table this connection last sent a request to
         self._reader_scope = trio.CancelScope()
         self._connected_at = self._last_heard = trio.current_time()
+        # One-way delay estimate (s): half the smallest WebSocket ping round trip of the
+        # last RTT_WINDOW. A Run Wild table orders intents by arrival minus this
+        # (server/table.py). 0 until the first pong.
+        self.delay = 0.0
+        self._rtts: deque = deque(maxlen=RTT_WINDOW)
+        self._probe_wake = trio.Event()
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
@@ -172,6 +181,13 @@ class Connection:
 
     def attach(self, table, seat) -> None:
         self.table, self.seat = table, seat
+        if self._probing():
+            self._probe_wake.set()          # measure the delay now, then every PROBE_EVERY
+
+    def _probing(self) -> bool:
+        """Seated at a table that orders intents by send time: ping often, for the delay."""
+        t = self.table
+        return self.seat is not None and t is not None and getattr(t, "fair", 0) > 0 and not t.finished
 
     def detach(self, table) -> None:
         if self.table is table:
@@ -248,16 +264,25 @@ class Connection:
         scope.cancel()
 
     async def _heartbeat(self) -> None:
+        """A ping every HEARTBEAT seconds, or every PROBE_EVERY while seated at a table that
+        orders by send time. Every pong is a round-trip sample of the delay estimate."""
         while True:
-            await trio.sleep(HEARTBEAT)
+            if not self._probing():
+                self._probe_wake = trio.Event()
+                with trio.move_on_after(HEARTBEAT):
+                    await self._probe_wake.wait()
             try:
                 with trio.fail_after(PONG_TIMEOUT):
-                    await self.peer.ping()
+                    rtt = await self.peer.ping()
             except trio.TooSlowError:
                 self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
                 return
             except wire.ConnectionClosed:
                 return
+            self._rtts.append(rtt)
+            self.delay = min(self._rtts) / 2
+            if self._probing():
+                await trio.sleep(PROBE_EVERY)
 
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the
@@ -392,4 +417,4 @@ class Connection:
                     why = "you do not hold a seat; join or rejoin a table first"
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
-            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time()))
+            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time(), self.delay))

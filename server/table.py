@@ -12,6 +12,7 @@ backlog, and a connection with too much waiting is closed.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import hmac
 import logging
 import math
@@ -42,6 +43,12 @@ INBOX = 1024          # pending requests per table
 GROUP = 256           # requests handled per durable group at most
 REFUSALS_LOGGED_BURST = 10    # refused intents one connection may have logged at once ...
 REFUSALS_LOGGED_RATE = 1.0    # ... and then per second; the rest are answered and counted, not logged
+#: Fair order: how many one-way delays an intent's key is its arrival minus. 2: the way in
+#: (its send time is arrival - delay) and the way out (the player saw the state it acted on
+#: one delay after the server sent it), so that equal reactions tie whatever the distance.
+#: 1 orders by send time alone, which still favours the nearer player by one delay
+#: (bench/fairness.py --legs 1 measures it).
+FAIR_LEGS = 2
 
 
 def token_hash(token: str) -> bytes:
@@ -125,6 +132,7 @@ class IntentReq:
     intent: m.Intent
     recv: float                  # wall clock, logged as information only
     at: float                    # trio's clock when read: ordered against the table's timer
+    delay: float = 0.0           # the connection's one-way delay estimate when it was read (s)
 
 
 @attrs.frozen
@@ -164,6 +172,16 @@ class LeaveReq:
 _EVICT = object()      # the deadline of a finished table: time to forget it
 _EXPIRE = object()     # the deadline of a waiting table nobody is at: time to forget it
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
+
+
+def fair_cap(game: ModuleType, settings: dict) -> float:
+    """The most delay (s) a table makes up for: setting ``fair_ms`` of a game that has it
+    (Run Wild), else 0 (arrival order)."""
+    defaults = game.default_settings()
+    if "fair_ms" not in defaults:
+        return 0.0
+    ms = settings.get("fair_ms", defaults["fair_ms"])
+    return ms / 1000.0 if type(ms) in (int, float) and ms > 0 else 0.0
 
 
 def _put(frames: dict, conn, data: bytes) -> None:
@@ -224,6 +242,13 @@ class Table:
         self.rejected = 0
         self._last_activity = None
         self._since_hash = 0
+        # Fair order (setting fair_ms > 0): requests wait in a heap by estimated send time,
+        # (key, n, request, timing), until key + the table's hold (see _release)
+        self.fair = fair_cap(game, settings)
+        self._held: list = []
+        self._held_n = 0
+        self._held_max = -math.inf             # the largest key held
+        self._last_key: dict = {}              # connection -> key of its latest held request
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
@@ -312,12 +337,13 @@ class Table:
         async with self.inbox:
             while True:
                 deadline, timeout = self._deadline()
+                wake = self._fair_wake(deadline, timeout) if self.fair else deadline
                 req = None
                 # Requests that wait are taken first even when the deadline has passed: an
                 # intent that arrived before it goes before the timer's move (the arbiter may
                 # have been busy committing at the deadline), one that came after, after it
                 # (below); and a table is never forgotten with a request waiting for it.
-                if trio.current_time() < deadline or self._waiting():
+                if trio.current_time() < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through
@@ -325,7 +351,7 @@ class Table:
                         # and whenever its inbox is empty)
                         req = self.inbox.receive_nowait()
                     except trio.WouldBlock:
-                        with trio.move_on_at(deadline):
+                        with trio.move_on_at(wake):
                             try:
                                 req = await self.inbox.receive()
                             except trio.EndOfChannel:
@@ -333,7 +359,7 @@ class Table:
                     except trio.EndOfChannel:
                         return
                 records, out = [], []
-                if req is None and (timeout is _EVICT or timeout is _EXPIRE):
+                if req is None and (timeout is _EVICT or timeout is _EXPIRE) and not self._held:
                     if not self._audience():
                         # the last records may still wait in the log writer's queue, or be
                         # unsynced (durability off or batch; refusals): they are written and
@@ -350,22 +376,116 @@ class Table:
                     # someone is still at it: look again a little later
                     self._evict_at = trio.current_time() + min(max(self.keep_finished, 1.0), 60.0)
                     continue
-                if req is None:
+                if self.fair:
+                    # ordered by send time: held until no earlier one can still arrive
+                    if req is not None:
+                        for r in self._batch(req):
+                            self._hold(r, records, out)
+                    self._release(records, out)
+                elif req is None:
                     self._apply_timeout(timeout, records, out)
                 else:
-                    batch = [req]
-                    while len(batch) < GROUP:
-                        try:
-                            batch.append(self.inbox.receive_nowait())
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
-                    for r in batch:
+                    for r in self._batch(req):
                         # (a deadline only moves later while a batch is handled: the first
                         # one bounds them all, and the common case costs one comparison)
                         if type(r) is IntentReq and r.at >= deadline:
                             self._timer_first(r.at, records, out)
                         self._handle_guarded(r, records, out)
                 await self._commit(records, out)
+
+    def _batch(self, req) -> list:
+        """``req`` and the requests waiting after it: one group (at most GROUP)."""
+        batch = [req]
+        while len(batch) < GROUP:
+            try:
+                batch.append(self.inbox.receive_nowait())
+            except (trio.WouldBlock, trio.EndOfChannel):
+                break
+        return batch
+
+    # ------------------------------------------------------------ fair order
+    # A table with fair_ms > 0 (Run Wild) applies intents in the order players acted, as
+    # far as the server can tell. Each connection has a one-way delay estimate d
+    # (connection.py: half the smallest WebSocket ping round trip of the last ten), made up
+    # for up to fair_ms: c = min(d, fair_ms). An intent was sent at arrival - c (arrival:
+    # trio's clock when its connection read it), in answer to a state its player saw c
+    # after the server sent it; its key is arrival - FAIR_LEGS * c. It is applied once no
+    # intent with an earlier key can still arrive: at key + the hold, FAIR_LEGS times the
+    # largest c among the seats connected now. What the table holds, waits in a heap;
+    # the order it leaves the heap in is the log's order, so replay and recovery know
+    # nothing of it. A connection's own requests never overtake each other (a key is at
+    # least the key of the connection's previous held request), and a request that is not
+    # an intent (join, leave, an answer the connection made itself) waits behind every
+    # intent held when it came, as in arrival order.
+
+    def _hold_now(self) -> float:
+        """The hold (s): FAIR_LEGS times the largest capped delay estimate of a connected seat."""
+        h = 0.0
+        for s in self.seats:
+            c = s.conn
+            if c is not None:
+                d = c.delay
+                if d > h:
+                    h = d
+        return FAIR_LEGS * (h if h < self.fair else self.fair)
+
+    def _fair_wake(self, deadline: float, timeout) -> float:
+        """When the arbiter must look again: the first held request's release, or the
+        timer's (its move counts as sent at its deadline, so it is held like an intent).
+        A finished or waiting table is forgotten only once nothing is held."""
+        held = self._held
+        if timeout is None or timeout is _EVICT or timeout is _EXPIRE:
+            return held[0][0] + self._hold_now() if held else deadline
+        hold = self._hold_now()
+        wake = deadline + hold
+        if held and held[0][0] + hold < wake:
+            wake = held[0][0] + hold
+        return wake
+
+    def _hold(self, r, records: list, out: list) -> None:
+        """Put request ``r`` in the heap under its key; with nothing held, a request that is
+        not an intent is handled at once."""
+        conn = r.conn
+        if type(r) is IntentReq:
+            d = r.delay
+            key = r.at - FAIR_LEGS * (d if d < self.fair else self.fair)
+            last = self._last_key.get(conn)
+            if last is not None and last > key:
+                key = last
+        elif not self._held:
+            self._handle_guarded(r, records, out)
+            return
+        else:
+            key = self._held_max
+        self._last_key[conn] = key
+        if key > self._held_max:
+            self._held_max = key
+        self._held_n += 1
+        heapq.heappush(self._held, (key, self._held_n, r))
+
+    def _release(self, records: list, out: list) -> None:
+        """Apply, in key order, what no earlier-sent intent can overtake any more; then the
+        timer's move if it is due (its key is its deadline)."""
+        held = self._held
+        now = trio.current_time()
+        hold = self._hold_now()
+        while held and held[0][0] + hold <= now:
+            key, _, r = heapq.heappop(held)
+            if type(r) is IntentReq:
+                self._timer_first(key, records, out)
+                # logged: its delay estimate, its send time (Unix time: arrival - c, or
+                # later if it came right behind its connection's previous request), the hold
+                c = r.delay if r.delay < self.fair else self.fair
+                self._handle_guarded(r, records, out, (r.delay, r.recv - (r.at - key) + (FAIR_LEGS - 1) * c, hold))
+            else:
+                self._handle_guarded(r, records, out)
+        if not held:
+            self._last_key.clear()
+            self._held_max = -math.inf
+        deadline, timeout = self._deadline()
+        if (timeout is not None and timeout is not _EVICT and timeout is not _EXPIRE
+                and deadline + hold <= now and (not held or held[0][0] >= deadline)):
+            self._apply_timeout(timeout, records, out)
 
     def _timer_first(self, at: float, records: list, out: list) -> None:
         """The timer's move, if it fell due before ``at`` (when the next intent arrived)
@@ -377,12 +497,15 @@ class Table:
     def _waiting(self) -> int:
         return self.inbox.statistics().current_buffer_used
 
-    def _handle_guarded(self, req, records: list, out: list) -> None:
+    def _handle_guarded(self, req, records: list, out: list, timing: tuple | None = None) -> None:
         """Our own bug in one request (an engine or view that raises) must not take the
         table, or any other table, down: the request is answered as our fault and logged;
         the state is unchanged by it (engines are pure; the state moves only on success)."""
         try:
-            self._handle(req, records, out)
+            if timing is not None:
+                self._handle_intent(req, records, out, timing)
+            else:
+                self._handle(req, records, out)
         except Exception:
             log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__)
             why = "the server failed on this request (our bug, it is logged); the table goes on"
@@ -537,7 +660,8 @@ class Table:
         if self.finished:
             out.append(("over", (conn,)))
 
-    def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list) -> None:
+    def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list,
+                timing: tuple | None = None) -> None:
         self.rejected += 1
         if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
             reason = reason[:MAX_STR - 3] + "..."
@@ -549,10 +673,12 @@ class Table:
         if size > MAX_LOGGED_REJECTED:    # a refused intent must not grow the log by 64 KB at a time
             kind = action.get("kind")
             action = {"kind": kind if isinstance(kind, str) and len(kind) <= 40 else None, "truncated_bytes": size}
-        records.append(encode_record(IntentRejected(self.seq, seat, action, code, reason, req.intent.id)))
+        delay, sent, hold = timing or (None, None, None)
+        records.append(encode_record(IntentRejected(self.seq, seat, action, code, reason, req.intent.id,
+                                                    req.recv, delay, sent, hold)))
         self._lazy += 1
 
-    def _handle_intent(self, req: IntentReq, records: list, out: list) -> None:
+    def _handle_intent(self, req: IntentReq, records: list, out: list, timing: tuple | None = None) -> None:
         conn = req.conn
         seat = conn.seat if conn.table is self else None
         if seat is None or self.seats[seat].conn is not conn:
@@ -568,29 +694,32 @@ class Table:
             return
         if not self.started:
             missing = sum(1 for s in self.seats if not s.token_hash)
-            self._refuse(req, seat, "not_started", f"the game starts when every seat is taken; waiting for {missing} more player(s)", records, out)
+            self._refuse(req, seat, "not_started", f"the game starts when every seat is taken; waiting for {missing} more player(s)", records, out, timing)
             return
         try:
             action = self.game.ACTIONS.decode(req.intent.action, "$.action")
             state, events = self.game.apply(self.state, seat, action)
         except ProtocolError as e:
-            self._refuse(req, seat, e.code, f"{e.path}: {e.message}" if e.path else e.message, records, out)
+            self._refuse(req, seat, e.code, f"{e.path}: {e.message}" if e.path else e.message, records, out, timing)
             return
         except IllegalAction as e:
-            self._refuse(req, seat, e.code, e.reason, records, out)
+            self._refuse(req, seat, e.code, e.reason, records, out, timing)
             return
         # the map as received is logged: it decoded strictly into ``action`` (no unknown
         # fields, right types), so replay decodes it to the same value
-        self._accept(state, events, seat, req.intent.action, req.intent.id, "player", req.recv, records, out)
+        self._accept(state, events, seat, req.intent.action, req.intent.id, "player", req.recv, records, out, timing)
         out.insert(len(out) - 1, ("to", conn, m.Accepted(req.intent.id, self.seq)))
         self._settle(records, out)
 
-    def _accept(self, state, events, seat, action_data, intent_id, by, recv, records, out) -> None:
+    def _accept(self, state, events, seat, action_data, intent_id, by, recv, records, out, timing=None) -> None:
         self.seq += 1
         self.state = state
         self.accepted += 1
         self._last_activity = trio.current_time()
-        records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv)))
+        if timing is None:
+            records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv)))
+        else:
+            records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv, *timing)))
         out.append(("update", self.seq, events, state, *self._now()))
         self._maybe_hash(records)
 

@@ -107,7 +107,7 @@ class Peer:
         self._messages: deque = deque()         # whole messages parsed, not yet received
         self._parts: list[bytes] = []           # the fragments of a message still coming
         self._parts_text = False
-        self._pong: tuple[bytes, trio.Event] | None = None
+        self._pong: tuple[bytes, trio.Event, list] | None = None
         self._aborted = False                   # give up on the close handshake: drop the socket at once
         self.wake: Callable[[], None] | None = None   # called when control frames wait in the backlog
 
@@ -158,6 +158,7 @@ class Peer:
                 waiting = self._pong
                 if waiting is not None and frame.data == waiting[0]:
                     self._pong = None
+                    waiting[2].append(trio.current_time())    # stamped when read, as intents are
                     waiting[1].set()
             elif op is _CLOSE:
                 close = proto.close_rcvd
@@ -350,18 +351,25 @@ class Peer:
         self._backlog_bytes += sum(map(len, rest))
         self._head_partial = sent > 0 or (i == 0 and was_partial)
 
-    async def ping(self) -> None:
-        """Send a ping and wait for its pong (the caller bounds the wait)."""
+    async def ping(self) -> float:
+        """Send a ping and wait for its pong (the caller bounds the wait); return the round
+        trip in seconds: from handing the ping to the kernel (or to the backlog, when the
+        socket is busy) to reading its pong. The payload is 8 random bytes, so a peer
+        cannot answer before the ping reached it: it can make the round trip longer (answer
+        late, read late), never shorter."""
         if self._closing or self._gone:
             raise ConnectionClosed(*self._ended)
-        payload = os.urandom(4)
+        payload = os.urandom(8)
         answered = trio.Event()
-        self._pong = (payload, answered)
+        read_at: list = []
+        self._pong = (payload, answered, read_at)
         self._proto.send_ping(payload)
+        sent_at = trio.current_time()
         self._control(self._proto.data_to_send())
         await answered.wait()
-        if self._gone:
+        if self._gone or not read_at:
             raise ConnectionClosed(*self._ended)
+        return read_at[0] - sent_at
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         """Send what waits, then our close frame (bounded: CLOSE_FLUSH seconds). After the

@@ -170,6 +170,9 @@ class IdleTimeout:
 
 # ------------------------------------------------------------------ settings
 
+#: the default cap, in ms, of the delay the server makes up for (setting fair_ms)
+FAIR_MS = 100
+
 _DEFAULTS = {
     "rounds": 4,                    # Rulebook: "after four rounds"
     "idle_timeout": 120.0,          # DECISIONS: "a timeout (setting, default 120 s)"
@@ -179,6 +182,11 @@ _DEFAULTS = {
     # DECISIONS: "Who deals the first round: a logged chance outcome, or the host's choice
     # (setting)": -1 = drawn by lot (chance "first_dealer"), else that seat
     "first_dealer": -1,
+    # DECISIONS: "in the order players acted: arrival order corrected for each player's
+    # measured network delay, up to a cap (table setting; 0 = plain arrival order)". The
+    # server's ordering, not a rule of play: it changes no state (not in as_dict, so
+    # state hashes are as before). Default: bench/README.md, "Fair order".
+    "fair_ms": FAIR_MS,
 }
 _CHECKS = {
     "rounds": lambda v: None if 1 <= v <= 100 else "must be 1 to 100",
@@ -187,6 +195,7 @@ _CHECKS = {
     # 18 = the smallest pile (72 cards among 4 players)
     "hand_size": lambda v: None if 1 <= v <= 18 else "must be 1 to 18",
     "first_dealer": lambda v: None if v >= -1 else "must be -1 (drawn by lot) or a seat number",
+    "fair_ms": lambda v: None if 0 <= v <= 1000 else "must be 0 (arrival order) to 1000 ms",
 }
 #: rules version 1 had no first_dealer setting: seat 0 dealt first
 _DEFAULTS_V1 = {k: v for k, v in _DEFAULTS.items() if k != "first_dealer"}
@@ -205,6 +214,7 @@ class Rules:
     max_set_size: int
     hand_size: int
     first_dealer: int = -1          # -1: drawn by lot (chance "first_dealer"); else the host's choice
+    fair_ms: int = FAIR_MS          # the cap of the delay the server makes up for (server/table.py)
     version: int = RULES_VERSION    # the rules version played (a log's header.rules)
 
     def as_dict(self) -> dict:

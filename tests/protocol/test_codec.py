@@ -62,14 +62,15 @@ MESSAGE_SAMPLES = {
 }
 
 RECORD_SAMPLES = {
-    "header": Header(format=1, game="run-wild", table="t1", seats=3, settings={"target": 100}, rules=2,
+    "header": Header(format=2, game="run-wild", table="t1", seats=3, settings={"target": 100}, rules=2,
                      created="2024-05-01T12:00:00Z"),
     "seat": SeatClaimed(seat=1, name="bob", token_hash=bytes(range(32))),
     "chance": ChanceRecorded(seq=1, purpose="deal", permutation=(3, 0, 2, 1)),
     "action": ActionAccepted(seq=2, seat=0, action={"kind": "take", "meld": 3, "card": 41}, intent=17,
-                             by="timer", recv=1234.5),
+                             by="timer", recv=1234.5, delay=0.03, sent=1234.47, hold=0.06),
     "rejected": IntentRejected(after=2, seat=2, action={"kind": "take", "meld": 3, "card": 41},
-                               code="conflict", reason="Card 41 was taken a moment ago.", intent=9),
+                               code="conflict", reason="Card 41 was taken a moment ago.", intent=9,
+                               recv=1234.5, delay=0.002, sent=1234.498, hold=0.06),
     "hash": StateHashed(seq=2, hash=bytes(range(16))),
 }
 
@@ -532,7 +533,7 @@ def test_shared_update_frames_decode_exactly_like_whole_updates():
 
 def test_builder_builds_what_the_class_builds():
     from wildtable.protocol.games import run_wild as rw
-    for cls, args in [(ActionAccepted, (3, None, {"kind": "draw"}, 7, "timer", 1.5)), (rw.Add, (2, 5, None)),
+    for cls, args in [(ActionAccepted, (3, None, {"kind": "draw"}, 7, "timer", 1.5, 0.03, 1.47, 0.06)), (rw.Add, (2, 5, None)),
                       (rw.PlayMeld, ((1, 2, 3), ())), (rw.Draw, ())]:
         build = codec.builder(cls)
         assert build is not cls

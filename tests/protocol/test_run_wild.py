@@ -97,7 +97,7 @@ def test_hand_points_example_three_numbers_a_wild_and_a_draw3_score_35():
 
 def test_settings_defaults_and_refusals():
     assert rw.default_settings() == {"rounds": 4, "idle_timeout": 120.0, "allow_all_wild_melds": False,
-                                     "max_set_size": 0, "hand_size": 8, "first_dealer": -1}
+                                     "max_set_size": 0, "hand_size": 8, "first_dealer": -1, "fair_ms": 100}
     st = rw.new_table(TableConfig(rw.NAME, 2, {"idle_timeout": 30}))
     assert st.rules.idle_timeout == 30.0 and type(st.rules.idle_timeout) is float
     for settings in ({"rounds": 0}, {"rounds": "4"}, {"max_set_size": 2}, {"hand_size": 19},
