@@ -24,12 +24,13 @@ async def test_a_refusal_names_the_card_without_its_id_and_help_swap_says_which_
             await out.until(r"^hand ")
             await proc.stdin.send_all(b"ready\n")
             await out.until(r"^event Go! ")
-            await proc.stdin.send_all(b'act {"kind": "draw3", "card": 11}\nhelp swap\n')
-            refused = (await out.until(r"^rejected act .*$")).string
-            assert "B12 " in refused and "(11)" not in refused, refused
+            await proc.stdin.send_all(b"help swap\n")
             swap = (await out.until(r"^help swap .*$")).string
             assert swap == ("help swap MELDCARD for HANDCARD in mN  - the meld's card comes to your hand and yours "
                             "takes its place, e.g. swap W for R9 in m3: m3's W is yours, your R9 goes into m3"), swap
+            await proc.stdin.send_all(b'act {"kind": "draw3", "card": 11}\n')
+            refused = (await out.until(r"^rejected act .*$")).string
+            assert "B12 " in refused and "(11)" not in refused, refused
             await quit_plain(proc, out)
         finally:
             if proc.returncode is None:
