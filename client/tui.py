@@ -21,6 +21,7 @@ import asyncio
 import traceback
 
 import trio
+from rich.cells import cell_len
 from rich.text import Text
 from textual import events, on
 from textual.app import App, ComposeResult
@@ -41,6 +42,7 @@ FLASH_SECONDS = 2.5
 _LOBBY_OUTCOMES = ("joined table", "watching table", "you left", "created table", "took your seat", "seating")
 LOBBY_REFRESH = 3.0
 NARROW = 64         # columns: narrower, the events pane hides and the table takes the width
+LOBBY_COLUMNS = ("#", "table", "game", "seats", "status", "players", "name")
 
 KEYS_HELP = """\
 Keys: Tab completes the word you type (Right arrow accepts the grey suggestion),
@@ -221,8 +223,7 @@ class PlayApp(App):
 
     async def on_mount(self) -> None:
         dt = self.query_one("#tables", DataTable)
-        for col in ("#", "table", "game", "seats", "status", "players", "name"):
-            dt.add_column(col, key=col)
+        self._lobby_columns(dt, [])
         self._fit_width()
         self._update_top()
         self._update_hints("")
@@ -450,17 +451,26 @@ class PlayApp(App):
         self._lobby_rows = rows
         dt = self.query_one("#tables", DataTable)
         keep = dt.coordinate_to_cell_key(dt.cursor_coordinate).row_key.value if dt.row_count else None
-        dt.clear()
-        for i, (t, r) in enumerate(zip(tables, rows), 1):
+        cells = [(str(i), r.table, r.game, r.seats, r.status, r.players, r.name) for i, r in enumerate(rows, 1)]
+        self._lobby_columns(dt, cells)
+        for t, row in zip(tables, cells):
             # Text cells: a str cell would be read as markup (a player named "[/]" crashed the lobby);
             # one line each, as DataTable makes of a str
-            cells = (str(i), r.table, r.game, r.seats, r.status, r.players, r.name)
-            dt.add_row(*(Text(c, no_wrap=True, end="") for c in cells), key=t["table"])
+            dt.add_row(*(Text(c, no_wrap=True, end="") for c in row), key=t["table"])
         if keep is not None and keep in {t["table"] for t in tables}:
             dt.move_cursor(row=dt.get_row_index(keep))
         hint = self.query_one("#lobby-hint", Static)
         hint.update("Tables on this server (join N, spectate N, create GAME PLAYERS):" if tables else
                     "No tables yet: create one, e.g. create run-wild 3 (then bots 2 to add bots)")
+
+    @staticmethod
+    def _lobby_columns(dt: DataTable, cells: list[tuple[str, ...]]) -> None:
+        """Empty the lobby table and give it its columns, each as wide as its widest cell.
+        Widths are set, not measured by the DataTable when idle: a row drawn before that
+        measurement kept its cells cut to the column labels' width (its drawing is cached)."""
+        dt.clear(columns=True)
+        for k, col in enumerate(LOBBY_COLUMNS):
+            dt.add_column(col, key=col, width=max([cell_len(col)] + [cell_len(row[k]) for row in cells]))
 
     def _update_hints(self, value: str) -> None:
         core = self.core
