@@ -8,6 +8,7 @@ import shlex
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 TMUX = "/usr/bin/tmux"
@@ -75,3 +76,19 @@ def start(name: str, *argv: str, width: int = 80, height: int = 24, cwd: Path = 
     _, args = wildtable_shell(*argv, width=width, height=height, cwd=cwd)
     tmux(*args)
     return tmux
+
+
+@contextmanager
+def session(name: str, *argv: str, width: int = 80, height: int = 24, cwd: Path = ROOT):
+    """``start`` as a with-block: the tmux server is killed at its end, whatever happened."""
+    tmux = start(name, *argv, width=width, height=height, cwd=cwd)
+    try:
+        yield tmux
+    finally:
+        tmux.kill()
+
+
+def quit_client(tmux: Tmux) -> None:
+    """Ctrl+Q, and the client says it exited with status 0."""
+    tmux.keys("C-q")
+    tmux.wait_for("client exited with status 0", timeout=15)

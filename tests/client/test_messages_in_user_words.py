@@ -49,8 +49,7 @@ def test_the_viewer_says_why_a_key_does_nothing(tmp_path):
     made = subprocess.run([sys.executable, "-m", "wildtable", "selfplay", "go-wild", "--players", "2", "--seed", "4",
                            "--log", str(log)], capture_output=True, text=True, timeout=60)
     assert made.returncode == 0, made.stderr
-    tmux = tmuxkit.start("wildtable-viewer-keys", "replay", log.name, cwd=tmp_path)
-    try:
+    with tmuxkit.session("wildtable-viewer-keys", "replay", log.name, cwd=tmp_path) as tmux:
         tmux.wait_for("record 0/")
         tmux.keys("r")
         tmux.wait_for("this log has no rejected intents: r has nothing to jump to")
@@ -65,5 +64,3 @@ def test_the_viewer_says_why_a_key_does_nothing(tmp_path):
         assert "there is no seat 7" not in tmux.screen()        # the line goes once a key works
         tmux.keys("q")
         tmux.wait_for("client exited with status 0")
-    finally:
-        tmux.kill()

@@ -10,13 +10,12 @@ import pytest
 import tmuxkit
 
 
-def _start(name: str, *argv: str, width: int = 80, height: int = 24) -> tmuxkit.Tmux:
-    return tmuxkit.start(name, "play", "--name", "ann", "--bot-delay", "60", *argv, width=width, height=height)
+def _session(name: str, *argv: str, width: int = 80, height: int = 24):
+    return tmuxkit.session(name, "play", "--name", "ann", "--bot-delay", "60", *argv, width=width, height=height)
 
 
 def test_events_from_a_narrow_terminal_are_laid_out_again_when_it_widens():
-    tmux = _start("wildtable-rewrap", "--game", "run-wild", "--bots", "1", width=100)
-    try:
+    with _session("wildtable-rewrap", "--game", "run-wild", "--bots", "1", width=100) as tmux:
         tmux.wait_for("│bot1 took seat 1", timeout=20)
         tmux("resize-window", "-t", "main", "-x", "50", "-y", "24")
         tmux.wait_gone("│bot1 took seat 1")              # the events pane steps aside below 64 columns
@@ -26,30 +25,22 @@ def test_events_from_a_narrow_terminal_are_laid_out_again_when_it_widens():
         tmux.wait_for("│bot1 took seat 1")
         # one line at the pane's width, not wrapped at 10 columns as it was while hidden
         tmux.wait_for("│you are ready")
-        tmux.keys("C-q")
-        tmux.wait_for("client exited with status 0", timeout=15)
-    finally:
-        tmux.kill()
+        tmuxkit.quit_client(tmux)
 
 
 def test_help_window_flows_hand_wrapped_paragraphs():
-    tmux = _start("wildtable-help", "--game", "run-wild", "--bots", "1", width=120, height=40)
-    try:
+    with _session("wildtable-help", "--game", "run-wild", "--bots", "1", width=120, height=40) as tmux:
         tmux.wait_for("Your hand (8)", timeout=20)
         tmux.keys("F1")
         tmux.wait_for("Help - Esc closes")
         # "... W=5 a wild as 5," ended a line of the help text: the window joins it to the next
         tmux.wait_for("W=5 a wild as 5, D3 a Draw-3.")
         tmux.keys("Escape")
-        tmux.keys("C-q")
-        tmux.wait_for("client exited with status 0", timeout=15)
-    finally:
-        tmux.kill()
+        tmuxkit.quit_client(tmux)
 
 
 def test_events_pane_scrolls_by_keyboard():
-    tmux = _start("wildtable-scroll", "--game", "run-wild", "--bots", "1", width=80, height=24)
-    try:
+    with _session("wildtable-scroll", "--game", "run-wild", "--bots", "1", width=80, height=24) as tmux:
         tmux.wait_for("Your hand (8)", timeout=20)
         for _ in range(4):
             tmux.type("show")                               # the table as text, into the events pane
@@ -61,17 +52,13 @@ def test_events_pane_scrolls_by_keyboard():
         tmux.wait_for("│connected to")
         tmux.keys("C-End")
         tmux.wait_for("│every seat is taken")
-        tmux.keys("C-q")
-        tmux.wait_for("client exited with status 0", timeout=15)
-    finally:
-        tmux.kill()
+        tmuxkit.quit_client(tmux)
 
 
 @pytest.mark.parametrize("width", [80, 100])
 def test_wild_shots_table_fits_the_terminal(width):
-    tmux = _start(f"wildtable-ws{width}", "--game", "wild-shots", "--bots", "3", "--set", "turn_timer=0",
-                  width=width, height=30)
-    try:
+    with _session(f"wildtable-ws{width}", "--game", "wild-shots", "--bots", "3", "--set", "turn_timer=0",
+                  width=width, height=30) as tmux:
         tmux.wait_for("TRUMP:", timeout=20)
         lines = tmux.screen().splitlines()
         head = next(x for x in lines if "Wild Shots - round 1 of 4" in x)
@@ -81,7 +68,4 @@ def test_wild_shots_table_fits_the_terminal(width):
         rows = [x for x in lines if " hand 10 tricks" in x]
         assert len(rows) == 4 and all(x.split("│")[0].rstrip().endswith(("penalty 0", "TO PLAY", "TO LEAD"))
                                       for x in rows), rows
-        tmux.keys("C-q")
-        tmux.wait_for("client exited with status 0", timeout=15)
-    finally:
-        tmux.kill()
+        tmuxkit.quit_client(tmux)

@@ -16,17 +16,13 @@ from proc import LineReader, quit_plain
 
 
 def test_full_screen_counts_down_and_says_the_timer_played_for_you():
-    tmux = tmuxkit.start("wildtable-countdown", "play", "--game", "wild-shots", "--bots", "1", "--name", "ann",
-                         "--set", "turn_timer=3", "--bot-delay", "0.2", width=100, height=30)
-    try:
+    with tmuxkit.session("wildtable-countdown", "play", "--game", "wild-shots", "--bots", "1", "--name", "ann",
+                         "--set", "turn_timer=3", "--bot-delay", "0.2", width=100, height=30) as tmux:
         tmux.wait_for("Wild Shots at t", timeout=20)
         tmux.wait_for("your turn: ", timeout=30)
         assert " s left" in tmux.screen()
         tmux.wait_for("the timer played for you (3 s passed): you played", timeout=30)
-        tmux.keys("C-q")
-        tmux.wait_for("client exited with status 0", timeout=15)
-    finally:
-        tmux.kill()
+        tmuxkit.quit_client(tmux)
 
 
 async def test_line_mode_announces_the_turn_and_the_timers_move():
