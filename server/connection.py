@@ -74,6 +74,16 @@ def _what_it_was(data) -> tuple[int | None, str | None]:
     return None, tag
 
 
+def _other_version(data) -> int | None:
+    """The version a hello that did not decode names, if it is an integer other than ours."""
+    try:
+        raw = unpackb(data, max_size=MAX_FRAME)
+    except Exception:
+        return None
+    v = raw.get("version") if type(raw) is dict else None
+    return v if type(v) is int and v != m.PROTOCOL_VERSION else None
+
+
 class RateLimit:
     """Token bucket: ``rate`` messages per second, bursts of ``burst``."""
 
@@ -330,6 +340,13 @@ class Connection:
                 await self._dispatch(msg)
             except ProtocolError as e:
                 intent_id, tag = (None, msg.TAG) if msg is not None else _what_it_was(data)
+                theirs = _other_version(data) if tag == "hello" and self.name is None else None
+                if theirs is not None:
+                    # a newer client's hello may carry fields this version does not know:
+                    # the version decides first (PROTOCOL.md, connection lifetime, step 2)
+                    self.send_message(m.Error("version_mismatch", m.version_mismatch_text(theirs), "$.version", "hello"))
+                    self.close_soon(CLOSE_POLICY, "protocol version mismatch")
+                    return
                 if intent_id is not None and self.name is not None:
                     # a malformed intent whose id can be read: still one answer per intent,
                     # in order (a bare error would leave the client waiting on that id)

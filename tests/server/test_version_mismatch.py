@@ -69,3 +69,36 @@ async def test_our_version_is_welcome(tmp_path):
                 assert isinstance(await raw.message(), m.Welcome)
             finally:
                 await raw.stream.aclose()
+
+
+async def test_a_newer_hello_with_fields_we_do_not_know_is_still_a_version_mismatch(tmp_path):
+    """A newer client's hello may carry fields this version does not know: the version
+    decides (version_mismatch, not unknown_field), so the client hears what to do."""
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data") as (server, url):
+            raw = await RawClient.open(int(url.rsplit(":", 1)[1]))
+            try:
+                frame = msgpack.packb({"type": "hello", "version": OURS + 1, "name": "ann", "avatar": "cat"},
+                                      use_bin_type=True)
+                await raw.stream.send_all(raw.ws.send(BytesMessage(frame)))
+                error = m.decode(await raw.event())
+                close = await raw.event()
+            finally:
+                await raw.stream.aclose()
+    assert isinstance(error, m.Error) and error.code == "version_mismatch" and error.ref == "hello", error
+    assert "server is older" in error.message or "older than the client" in error.message, error.message
+    assert isinstance(close, CloseConnection) and close.code == 1008, close
+
+
+async def test_our_version_with_a_field_we_do_not_know_is_unknown_field(tmp_path):
+    with trio.fail_after(20):
+        async with running_server(tmp_path / "data") as (server, url):
+            raw = await RawClient.open(int(url.rsplit(":", 1)[1]))
+            try:
+                frame = msgpack.packb({"type": "hello", "version": OURS, "name": "ann", "avatar": "cat"},
+                                      use_bin_type=True)
+                await raw.stream.send_all(raw.ws.send(BytesMessage(frame)))
+                error = m.decode(await raw.event())
+            finally:
+                await raw.stream.aclose()
+    assert isinstance(error, m.Error) and error.code == "unknown_field" and error.path == "$.avatar", error
