@@ -69,13 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting for a new table")
     pl.add_argument("--plain", action="store_true", help="line mode for scripts and screen readers: "
                     "commands on stdin, one line per event on stdout")
-    pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds")
+    pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds "
+                    "(a fixed one instead of the level's)")
+    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default) "
+                    "or hard: how quickly they react and how well they play")
 
     bt = sub.add_parser("bots", help="seat bots at a table on a server")
     bt.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
     bt.add_argument("--table", required=True, help="the table to join")
     bt.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
-    bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the game's)")
+    bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the level's)")
+    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default) or hard: how "
+                    "quickly the bots react and how well they play")
     bt.add_argument("--name", default="bot", help="name prefix (default bot)")
 
     sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")

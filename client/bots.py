@@ -1,9 +1,12 @@
 """Bots are clients: the same connection code (ClientCore), a strategy instead of a
-keyboard, and a reaction delay so that humans at the table can keep up.
+keyboard, and a reaction time like a person's so that humans at the table can keep up.
 
-``wildtable bots URL --table ID --count N`` seats N bots at a table and plays until the
-game is over. The strategy is the game's client module (``candidates(view)``, best
-first); an action the server refused is not tried again until the table changes.
+``wildtable bots URL --table ID --count N [--level easy|normal|hard]`` seats N bots at
+a table and plays until the game is over. The strategy is the game's client module
+(``candidates(view)``, best first); an action the server refused is not tried again
+until the table changes. The level (levels.py) sets the reaction times and how often a
+bot overlooks a play; a game module may hold actions back for a while (Run Wild: no
+Draw-3 in a round's first seconds, ``bot_hold``).
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import trio
 
 from wildtable.protocol import messages as m
 
-from . import games
+from . import games, levels
 from .core import CannotConnect, ClientCore, Notice, NotConnected, user_words
 from .net import connect
 
@@ -35,9 +38,13 @@ class Bot:
 
     def __init__(self, url: str, table: str, name: str, *, delay: float | None = None,
                  seat: int | None = None, report: Callable[[str], None] | None = None,
-                 rng: random.Random | None = None, verbose: bool = True):
+                 rng: random.Random | None = None, verbose: bool = True, level: str | None = None):
         self.url, self.table, self.name, self.seat = url, table, name, seat
-        self.delay = delay
+        self.delay = delay              # a fixed reaction time (--delay); None: the level's pace
+        self.level = levels.level_of(level)
+        self.pace: levels.Pace | None = None    # the level's pace in this game, once seated
+        self.waits: list[float] = []    # every reaction time this bot chose, in order
+        self._memo: dict = {}           # what the game module's bot_watch keeps (Run Wild: when Go! came)
         self.report = report or (lambda text: None)
         self.verbose = verbose          # also report the seat taken and the final scores
         self.rng = rng or random.Random()
@@ -52,6 +59,9 @@ class Bot:
 
     def _on_notice(self, n: Notice) -> None:
         if n.kind in ("table", "over"):
+            watch = getattr(self.core.plugin, "bot_watch", None)
+            if watch is not None and self.core.mirror.view:
+                watch(self.core.mirror.view, trio.current_time(), self._memo)
             self._changed.set()
         elif n.kind in ("accepted", "rejected"):
             iid = n.data[0]
@@ -87,8 +97,7 @@ class Bot:
                 else:
                     self.seat, self._seated = reply.seat, True
                     plugin = games.plugin_for(reply.game)
-                    if self.delay is None:
-                        self.delay = plugin.BOT_DELAY
+                    self.pace = getattr(plugin, "BOT_PACE", levels.TURN_BASED)[self.level.name]
                     if self.verbose:
                         self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
                     task_status.started(reply.seat)
@@ -103,6 +112,25 @@ class Bot:
                         f"{games.winners_text(over.winners, ctx) if over.winners else 'nobody wins'}")
         return over
 
+    def reaction_time(self) -> float:
+        """How long to wait before the next action: the level's pace, or around --delay."""
+        wait = (levels.fixed_time(self.delay, self.rng) if self.delay is not None
+                else levels.reaction_time(self.pace or levels.TURN_BASED[self.level.name], self.rng))
+        self.waits.append(wait)
+        del self.waits[:-1000]
+        return wait
+
+    def choose(self, plugin, view: dict, refused: set = frozenset()) -> dict | None:
+        """The action to send now: the game's candidates (best first) not refused since the
+        table last changed, less those the game holds back now, picked at the bot's level."""
+        actions = [a for a in plugin.candidates(view) if plugin.action_key(a) not in refused]
+        hold = getattr(plugin, "bot_hold", None)
+        if hold is not None:
+            # a fixed --delay scales the game's holds (they are set for the level's median pace)
+            scale = 1.0 if self.delay is None or self.pace is None else self.delay / self.pace.median
+            actions = hold(actions, view, self.level.name, trio.current_time(), self._memo, scale)
+        return levels.pick(actions, self.level, self.rng, getattr(plugin, "bot_miss", None))
+
     async def _play(self, plugin) -> None:
         core = self.core
         while core.mirror.over is None:
@@ -116,12 +144,12 @@ class Bot:
                 return
             if core.mirror.over is not None or not core.online:
                 continue
-            await trio.sleep(self.delay * self.rng.uniform(0.75, 1.25))
+            await trio.sleep(self.reaction_time())
             seq, view = core.mirror.seq, core.mirror.view
             if self._refused[0] != seq:
                 self._refused = (seq, set())
             refused = self._refused[1]
-            action = next((a for a in plugin.candidates(view) if plugin.action_key(a) not in refused), None)
+            action = self.choose(plugin, view, refused)
             if action is None:
                 continue
             answered = trio.Event()
@@ -142,11 +170,13 @@ class Bot:
 
 
 async def run_bot(url: str, table: str, name: str, delay: float | None = None,
-                  report: Callable[[str], None] | None = None, seat: int | None = None) -> m.GameOver | None:
+                  report: Callable[[str], None] | None = None, seat: int | None = None,
+                  level: str | None = None) -> m.GameOver | None:
     """One bot inside a player's client, from join to game over; only trouble is reported
     (the player sees the bot take its seat anyway); a failure to join is reported, not raised."""
     try:
-        return await Bot(url, table, name, delay=delay, seat=seat, report=report, verbose=False).run()
+        return await Bot(url, table, name, delay=delay, seat=seat, report=report, verbose=False,
+                         level=level).run()
     except BotError as e:
         (report or print)(str(e))
         return None
@@ -209,7 +239,8 @@ async def _bots_main(args) -> int:
 
     async def one(i: int) -> None:
         try:
-            results[i] = await Bot(args.url, args.table, f"{args.name}{i + 1}", delay=args.delay, report=say).run()
+            results[i] = await Bot(args.url, args.table, f"{args.name}{i + 1}", delay=args.delay, report=say,
+                                   level=getattr(args, "level", None)).run()
         except BotError as e:
             failed.append(str(e))
             say(str(e))
@@ -230,6 +261,9 @@ def bots_main(args) -> int:
         return 2
     if args.delay is not None and not 0 <= args.delay < float("inf"):
         print("wildtable bots: --delay wants seconds, 0 or more", file=sys.stderr)
+        return 2
+    if bad := levels.level_problem(getattr(args, "level", None)):
+        print(f"wildtable bots: --level: {bad}", file=sys.stderr)
         return 2
     try:
         return trio.run(_bots_main, args)

@@ -40,7 +40,7 @@ LOBBY_COMMANDS = {
     "join": "join TABLE [SEAT]  - take a seat at a table (the first free one unless you name it)",
     "spectate": "spectate TABLE  - watch a table without playing",
     "leave": "leave  - leave the table; while the game is on, your seat is released for someone else",
-    "bots": "bots N  - seat N bots at this table; they run inside this client",
+    "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal or hard); they run inside this client",
     "show": "show  - the whole table as text",
     "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',
     "help": "help [COMMAND]  - all commands, or one",
@@ -185,13 +185,14 @@ class ClientCore:
     def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
                  lobby_refresh: float | None = None, default_game: str = "run-wild",
                  bot_delay: float | None = None, heartbeat: float = HEARTBEAT, pong_timeout: float = PONG_TIMEOUT,
-                 seat_book: SeatBook | None = None):
+                 seat_book: SeatBook | None = None, bot_level: str | None = None):
         self.url = url
         self.name = name
         self._notify = notify or (lambda n: None)
         self.lobby_refresh = lobby_refresh
         self.default_game = default_game
         self.bot_delay = bot_delay
+        self.bot_level = bot_level          # the level of bots seated with "bots N" (None: the default)
         self.heartbeat, self.pong_timeout = heartbeat, pong_timeout
         self.seat_book = seat_book          # seat tokens kept between runs (None: not kept)
         self._resuming = False              # a rejoin with a token from the seat book is under way
@@ -803,23 +804,29 @@ class ClientCore:
         return game, seats, settings
 
     async def _add_bots(self, words: list[str]) -> None:
+        from functools import partial
+
         from .bots import run_bot
+        from .levels import DEFAULT_LEVEL, level_problem
         mir = self.mirror
         if not self.at_table:
             raise CommandError("join or create a table first; bots N then seats N bots at it")
         if not games.has_bot(mir.game):
             raise CommandError(f"there is no bot for {mir.game} yet")
-        if len(words) != 2 or not is_number(words[1]) or not 1 <= int(words[1]) <= 15:
-            raise CommandError("bots wants how many, e.g. bots 2")
+        if len(words) not in (2, 3) or not is_number(words[1]) or not 1 <= int(words[1]) <= 15:
+            raise CommandError("bots wants how many, and a level if you like: e.g. bots 2, bots 2 easy")
+        level = words[2].lower() if len(words) == 3 else self.bot_level
+        if bad := level_problem(level):
+            raise CommandError(bad)
         count = int(words[1])
         taken = sum(1 for p in mir.players if p.get("name"))
         free = len(mir.players) - taken
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         for i in range(count):
-            self._spawn(run_bot, self.url, mir.table, f"bot{taken + i}", self.bot_delay,
+            self._spawn(partial(run_bot, level=level), self.url, mir.table, f"bot{taken + i}", self.bot_delay,
                         lambda text: self.notify("info", text))
-        self.notify("info", f"seating {count} bot(s)")
+        self.notify("info", f"seating {count} bot(s) ({level or DEFAULT_LEVEL})")
 
 
 def split_for_completion(text: str) -> list[str]:

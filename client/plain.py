@@ -122,7 +122,7 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
     out = PlainOutput(lambda: core_box[0], stdout)
     async with server_for(launch) as url:
         core = ClientCore(url, launch.name, out, default_game=launch.game, bot_delay=launch.bot_delay,
-                          seat_book=launch.seat_book())
+                          seat_book=launch.seat_book(), bot_level=launch.level)
         core_box.append(core)
         async with trio.open_nursery() as nursery:
             try:

@@ -8,6 +8,7 @@ import getpass
 import logging
 import tempfile
 from contextlib import asynccontextmanager
+from functools import partial
 
 import attrs
 import trio
@@ -20,6 +21,7 @@ from . import games
 from .bots import run_bot
 from .core import ClientCore, NotConnected, user_words
 from .games import CommandError
+from .levels import level_problem
 from .net import DEFAULT_URL, url_problem
 from .seats import SeatBook
 
@@ -43,6 +45,7 @@ class Launch:
     spectate: bool = False
     settings: dict = attrs.Factory(dict)
     bot_delay: float | None = None
+    level: str | None = None            # the bots' level (None: levels.DEFAULT_LEVEL)
 
     @property
     def local(self) -> bool:
@@ -54,7 +57,8 @@ class Launch:
         from wildtable.cli import parse_settings
         return cls(url=args.url, name=args.name or default_name(), game=args.game, bots=args.bots,
                    players=args.players, table=args.table, seat=args.seat, spectate=args.spectate,
-                   settings=parse_settings(args.set), bot_delay=args.bot_delay)
+                   settings=parse_settings(args.set), bot_delay=args.bot_delay,
+                   level=getattr(args, "level", None))
 
     def seat_book(self) -> SeatBook | None:
         """Where seat tokens are kept between runs (not for a private server: it dies with us)."""
@@ -70,6 +74,8 @@ class Launch:
             return f"--game: there is no game {self.game!r}; choose one of: {', '.join(sorted(engine_games()))}"
         if self.bot_delay is not None and not 0 <= self.bot_delay < float("inf"):
             return "--bot-delay wants seconds, 0 or more"
+        if bad := level_problem(self.level):
+            return f"--level: {bad}"
         if self.bots is not None:
             if self.bots < 0:
                 return "--bots must be 0 or more"
@@ -180,8 +186,8 @@ async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) 
         if isinstance(joined, m.Error):
             return False
         for i in range(launch.bots):
-            nursery.start_soon(run_bot, core.url, reply.table, f"bot{i + 1}", launch.bot_delay,
-                               lambda text: core.notify("info", text))
+            nursery.start_soon(partial(run_bot, core.url, reply.table, f"bot{i + 1}", launch.bot_delay,
+                                       lambda text: core.notify("info", text), level=launch.level))
         free = seats - 1 - launch.bots
         if free:
             core.notify("info", f"{free} seat(s) wait for friends: wildtable play {core.url} --table {reply.table}")

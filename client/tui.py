@@ -249,7 +249,7 @@ class PlayApp(App):
             async with server_for(self.launch) as url:
                 core = ClientCore(url, self.launch.name, self._from_trio, lobby_refresh=LOBBY_REFRESH,
                                   default_game=self.launch.game, bot_delay=self.launch.bot_delay,
-                                  seat_book=self.launch.seat_book())
+                                  seat_book=self.launch.seat_book(), bot_level=self.launch.level)
                 self.core = core
                 async with trio.open_nursery() as nursery:
                     try:

@@ -6,7 +6,7 @@ exposes:
 
     NAME: str                         the engine's NAME ("run-wild")
     TITLE: str
-    BOT_DELAY: float                  default reaction delay of its bots (seconds)
+    BOT_PACE: dict                    its bots' reaction times per level (levels.REAL_TIME or TURN_BASED)
     COMMANDS: dict[str, str]          command word -> "usage - what it does" (help, completion)
     ALIASES: dict[str, str]           short words -> command words (optional)
     HELP: str                         a few lines on handles (how cards and melds are typed)
@@ -25,6 +25,11 @@ exposes:
     choose(view) -> dict|None         bots: the best action now
     action_key(action) -> str         bots: a stable key (a refused action is not retried at once)
     label_action(action) -> str       an action as the command a player would type (bots, viewer)
+    bot_watch(view, now, memo)        bots, optional: note when the table changed (Run Wild: Go!, Draw-3s)
+    bot_hold(actions, view, level, now, memo, scale) -> list   bots, optional: ``actions`` less
+                                      those held back now (Run Wild: Draw-3s early in a round)
+    bot_miss(action, level) -> float  bots, optional: the chance that a bot at this level
+                                      (levels.Level) overlooks the action (default level.miss)
 
 ``complete`` may return every candidate: the caller keeps those starting with what is
 typed. ``candidates``/``action_key``/``label_action`` together make a game playable by

@@ -7,11 +7,12 @@ import json
 
 from rich.text import Text
 
+from ..levels import TURN_BASED
 from . import CommandError, Ctx, Sections, compact
 
 NAME = "generic"
 TITLE = "Game"
-BOT_DELAY = 0.8
+BOT_PACE = TURN_BASED
 COMMANDS = {
     "act": 'act {"kind": ..., ...}  - send one action as JSON, e.g. act {"kind": "play", "cards": [3, 7]}',
 }

@@ -29,12 +29,13 @@ from rich.text import Text
 
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
+from ..levels import TURN_BASED
 from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_values, unique,
                winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
-BOT_DELAY = 1.0     # seconds; a turn-based game reads better at a human pace
+BOT_PACE = TURN_BASED     # bots' reaction times per level (levels.py): a turn-based game reads better at a human pace
 
 COMMANDS = {
     "ask": "ask PLAYER RANK  - ask a player for every card of a rank you hold, e.g. ask p2 for 7s",

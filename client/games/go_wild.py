@@ -31,12 +31,13 @@ from rich.text import Text
 
 from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR, WILD
 
+from ..levels import TURN_BASED
 from . import (CommandError, Ctx, Sections, action_key, command_of, compact, seat_cell, seat_values, with_flags,
                you_label)
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
-BOT_DELAY = 1.0     # seconds; a trick is short, people like to see who played what
+BOT_PACE = TURN_BASED     # bots' reaction times per level (levels.py): people like to see who played what
 
 COMMANDS = {
     "play": "play N COLOUR [N wild]  - play a set of one colour, e.g. play 3 orange; "

@@ -12,7 +12,9 @@ to a run it extends the top end. W=5 always overrides.
 The bot plays from its own view only (no hidden information): it readies, plays the
 biggest meld it can (fewest wilds), adds cards that fit, takes and swaps table cards
 when that completes a meld of its own, plays a Draw-3 at an opponent close to going
-out, draws when stuck, and finally declares itself stuck.
+out, draws when stuck, and finally declares itself stuck. Its pace is a person's
+(``BOT_PACE``, per level, client/levels.py), and it does not bury people in Draw-3s:
+none in a round's first seconds, none soon after another one (``DRAW3_HOLD``).
 """
 
 from __future__ import annotations
@@ -27,12 +29,17 @@ from wildtable.protocol.games.run_wild import (
     COLOURS, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, card_id, card_info, card_label,
 )
 
+from ..levels import REAL_TIME
 from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_cell, seat_values, unique,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "run-wild"
 TITLE = "Run Wild"
-BOT_DELAY = 0.8     # seconds; humans keep up with bots this quick
+BOT_PACE = REAL_TIME    # bots' reaction times per level (levels.py): a person's, seconds per action
+#: Per level: no Draw-3 in the first seconds after Go!, nor this soon after any Draw-3
+#: (seconds; a fixed --bot-delay scales them by delay / the level's median). A Draw-3 that
+#: is a bot's last card (it ends the round, nobody draws) is never held.
+DRAW3_HOLD = {"easy": (45.0, 20.0), "normal": (30.0, 15.0), "hard": (15.0, 8.0)}
 
 COMMANDS = {
     "ready": "ready  - you are ready; the round starts (Go!) when everyone is",
@@ -734,6 +741,39 @@ def candidates(view: dict) -> list[dict]:
 
 def choose(view: dict) -> dict | None:
     return first(candidates(view))
+
+
+def bot_watch(view: dict, now: float, memo: dict) -> None:
+    """Called by a bot whenever its table changes: notes when this round's Go! came and
+    when the last Draw-3 was played (``now`` is the bot's clock, seconds)."""
+    if view.get("phase") != "playing":
+        return
+    played = sum(len(p.get("draw3s") or ()) for p in view.get("players") or ())
+    if memo.get("round") != view.get("round"):
+        memo.update(round=view.get("round"), go=now, draw3s=played, last_draw3=None)
+    elif played != memo.get("draw3s"):
+        memo.update(draw3s=played, last_draw3=now)
+
+
+def bot_hold(actions: list[dict], view: dict, level: str, now: float, memo: dict,
+             scale: float = 1.0) -> list[dict]:
+    """``actions`` less the Draw-3s a bot at ``level`` holds back now (``DRAW3_HOLD``)."""
+    bot_watch(view, now, memo)
+    if view.get("phase") != "playing" or len(view.get("hand") or ()) <= 1:
+        return actions
+    after_go, gap = DRAW3_HOLD.get(level, DRAW3_HOLD["normal"])
+    last = memo.get("last_draw3")
+    held = now - memo["go"] < after_go * scale or (last is not None and now - last < gap * scale)
+    return [a for a in actions if a.get("kind") != "draw3"] if held else actions
+
+
+def bot_miss(action: dict, level) -> float:
+    """The chance that a bot at ``level`` (levels.Level) overlooks ``action``: taking or
+    swapping a table card is harder to see (``miss_table``); a draw or "ready" never is."""
+    kind = action.get("kind")
+    if kind in ("draw", "ready"):
+        return 0.0
+    return level.miss_table if kind in ("take", "swap") else level.miss
 
 
 def quick_candidates(view: dict) -> list[dict]:

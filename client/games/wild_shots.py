@@ -29,12 +29,13 @@ from rich.text import Text
 from wildtable.protocol.games import wild_shots_data as data
 from wildtable.protocol.games.wild_shots import N_CARDS
 
+from ..levels import TURN_BASED
 from . import (CommandError, Ctx, Sections, action_key, command_of, compact, first, seat_cell, seat_values,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "wild-shots"
 TITLE = "Wild Shots"
-BOT_DELAY = 1.0     # seconds per card: a human sees each card land
+BOT_PACE = TURN_BASED     # bots' reaction times per level (levels.py): a human sees each card land
 
 COMMANDS = {
     "play": "play CARD  - play a card from your hand to the trick, e.g. play R3 (red 3), play K7 (black 7)",
