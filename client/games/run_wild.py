@@ -530,8 +530,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         return f"{ctx.name(s)} {'deal' if s == ctx.me else 'deals'} the first round (drawn by lot)"
     if e == "round_dealt":
         return f"round {ev['round']} dealt by {ctx.name(ev['dealer'])}; everyone types ready to start"
-    if e == "player_ready":
-        return f"{_is(ctx, s)} ready"
+    if e == "player_ready":     # readied by the table's ready timer (setting ready_timeout): say so
+        return f"{_is(ctx, s)} ready" + (" (readied by the table's timer)" if ev.get("timer") else "")
     if e == "round_started":
         return f"Go! round {ev.get('round', '')} has started".replace("  ", " ")
     if e == "meld_played":

@@ -168,6 +168,13 @@ class IdleTimeout:
     """Table action: no action was accepted for the idle timeout; the round ends."""
 
 
+@ACTIONS.register("ready_timeout")
+@attrs.frozen
+class ReadyTimeout:
+    """Table action: nobody got ready for the ready timeout after the deal (a seat that
+    left, or is silent); every seat in the round not yet ready is readied."""
+
+
 # ------------------------------------------------------------------ settings
 
 #: the default cap, in ms, of the delay the server makes up for (setting fair_ms)
@@ -176,6 +183,10 @@ FAIR_MS = 100
 _DEFAULTS = {
     "rounds": 4,                    # Rulebook: "after four rounds"
     "idle_timeout": 120.0,          # DECISIONS: "a timeout (setting, default 120 s)"
+    # DECISIONS ("All games"): what happens for a seat that left "is a setting (wait, or
+    # ... after a turn timer)": seconds without an action after the deal before the
+    # table readies every seat not yet ready; 0 = wait for them
+    "ready_timeout": 60.0,
     "allow_all_wild_melds": False,  # DECISIONS: "A meld needs at least one number card (setting ... default off)"
     "max_set_size": 0,              # DECISIONS: "No size cap on sets (setting)"; 0 = no cap
     "hand_size": 8,                 # Rulebook: "Each player draws eight cards"
@@ -191,6 +202,7 @@ _DEFAULTS = {
 _CHECKS = {
     "rounds": lambda v: None if 1 <= v <= 100 else "must be 1 to 100",
     "idle_timeout": lambda v: None if 1 <= v <= 86400 else "must be 1 to 86400 seconds",
+    "ready_timeout": lambda v: None if 0 <= v <= 86400 else "must be 0 (wait) or seconds up to 86400",
     "max_set_size": lambda v: None if v == 0 or 3 <= v <= 14 else "must be 0 (no cap) or 3 to 14",
     # 18 = the smallest pile (72 cards among 4 players)
     "hand_size": lambda v: None if 1 <= v <= 18 else "must be 1 to 18",
@@ -210,6 +222,9 @@ class Rules:
     """The table's settings, checked once at table creation."""
     rounds: int
     idle_timeout: float
+    # not in as_dict (snapshots, so state hashes, are as before: a timer never changes how
+    # a log replays); views show it beside the other settings
+    ready_timeout: float = attrs.field(converter=float)
     allow_all_wild_melds: bool
     max_set_size: int
     hand_size: int
@@ -941,6 +956,19 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         if state.phase != "playing":
             raise _phase_refusal(state)
         return _end_round(state, "idle_timeout", None, [])
+    if kind is ReadyTimeout:
+        # A seat that left (or never answers) must not hold the table between rounds:
+        # after the ready timeout the table readies it, and "Go!" follows. Logged, like
+        # every timer's move, so replay needs no clock.
+        if seat is not None:
+            raise IllegalAction("not_your_seat", "Only the table's timer readies the seats.")
+        if state.phase != "ready":
+            raise _phase_refusal(state)
+        waiting = sorted(s for s in state.deal.order if not state.ready[s])
+        if not waiting:
+            raise IllegalAction("already_ready", "Every seat in the round is ready already.")
+        ready = tuple(r or s in waiting for s, r in enumerate(state.ready))
+        return state._replace(ready=ready), [{"event": "player_ready", "seat": s, "timer": True} for s in waiting]
     raise IllegalAction("unknown_action", f"Run Wild has no action {type(action).__name__!r}.")
 
 
@@ -954,8 +982,12 @@ def auto_action(state: State) -> Go | None:
 
 
 def timeout_action(state: State) -> Timeout | None:
+    """During play, the idle timeout ends the round; after the deal, the ready timeout
+    (setting ready_timeout, 0 = none) readies every seat not yet ready."""
     if state.phase == "playing":
         return Timeout(state.rules.idle_timeout, None, IdleTimeout())
+    if state.phase == "ready" and state.rules.ready_timeout > 0:
+        return Timeout(state.rules.ready_timeout, None, ReadyTimeout())
     return None
 
 
@@ -998,7 +1030,7 @@ def public_view(state: State) -> dict:
         "out": sc.out,
         "ended_by": sc.ended_by,
         "winners": list(sc.winners),
-        "settings": state.rules.as_dict(),
+        "settings": {**state.rules.as_dict(), "ready_timeout": state.rules.ready_timeout},
     }
 
 

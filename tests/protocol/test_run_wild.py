@@ -96,7 +96,7 @@ def test_hand_points_example_three_numbers_a_wild_and_a_draw3_score_35():
 
 
 def test_settings_defaults_and_refusals():
-    assert rw.default_settings() == {"rounds": 4, "idle_timeout": 120.0, "allow_all_wild_melds": False,
+    assert rw.default_settings() == {"rounds": 4, "idle_timeout": 120.0, "ready_timeout": 60.0, "allow_all_wild_melds": False,
                                      "max_set_size": 0, "hand_size": 8, "first_dealer": -1, "fair_ms": 100}
     st = rw.new_table(TableConfig(rw.NAME, 2, {"idle_timeout": 30}))
     assert st.rules.idle_timeout == 30.0 and type(st.rules.idle_timeout) is float
@@ -175,7 +175,7 @@ def test_no_play_before_go_then_ready_then_go():
     st = dealt(3)
     assert rw.to_move(st) == (0, 1, 2) and rw.auto_action(st) is None
     assert rw.legal_actions(st, 1) == [Ready()]
-    assert rw.timeout_action(st) is None
+    assert rw.timeout_action(st) == Timeout(60.0, None, rw.ReadyTimeout())     # test_run_wild_ready_timer.py
     refused(st, 1, Draw(), "not_started")
     refused(st, 1, PlayMeld((0, 1, 2)), "not_started")
     refused(st, None, Go(), "not_ready")
