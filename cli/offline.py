@@ -16,6 +16,16 @@ from wildtable.protocol.replay import replay
 from .selfplay import play
 
 
+def _live(path: Path) -> str | None:
+    """"a live server (pid 12, serving on ws://...) holds DIR" if one holds the data dir
+    this log is in (it may be writing the log as we read it), else None."""
+    from wildtable.server.datadir import holder
+    who = holder(path.parent)
+    if who is None:
+        return None
+    return f"a live server{f' ({who})' if who else ''} holds {path.parent}"
+
+
 def _score_table(game, state) -> str:
     view = game.view(state, None)
     lines = []
@@ -57,12 +67,22 @@ def selfplay_main(args) -> int:
 
 def replay_main(args) -> int:
     path = Path(args.log)
+    # A log of a data dir that a live server holds may be growing as we read it. What we
+    # read is then a consistent prefix: every whole record it holds, and at most the first
+    # bytes of the one being written (a torn tail: left out, not damage). Anything else
+    # is damage, live server or not (exit 1).
+    live = _live(path)
     try:
         data = path.read_bytes()
     except OSError as e:
-        print(f"wildtable replay: cannot read {path}: {e.strerror}", file=sys.stderr)
+        where = f" ({live}: a finished or expired game's log is moved to its finished/ or expired/)" \
+            if live and isinstance(e, FileNotFoundError) else ""
+        print(f"wildtable replay: cannot read {path}: {e.strerror}{where}", file=sys.stderr)
         return 2
     if not (args.verify or args.json):
+        if live:
+            print(f"note: {path}: {live} and may be writing this log: the viewer shows it as written so far",
+                  file=sys.stderr)
         from wildtable.client.viewer import viewer_main
         return viewer_main(args, data)
     if getattr(args, "seat", None) is not None:
@@ -74,17 +94,27 @@ def replay_main(args) -> int:
         contents = read_log(data)
         result = replay(contents, verify_hashes=True, upto=args.upto)
     except LogError as e:
-        print(f"wildtable replay: {path}: {e}", file=sys.stderr)
+        damage = f"; {live} and may be writing this log, but this is damage, not a record being written" if live else ""
+        print(f"wildtable replay: {path}: {e}{damage}", file=sys.stderr)
         return 1
     game, state = result.game, result.state
     torn = contents.torn
     if torn is not None:
         if (why := _not_a_torn_write(data, torn.offset)) is not None:
+            damage = f" ({live} and may be writing this log, but this is not a record being written)" if live else ""
             print(f"wildtable replay: {path}: the last {torn.dropped} bytes (from byte offset {torn.offset}) are "
-                  f"not a record cut mid-write: {why}; the log is damaged", file=sys.stderr)
+                  f"not a record cut mid-write{damage}: {why}; the log is damaged", file=sys.stderr)
             return 1
-        print(f"warning: {path}: torn tail of {torn.dropped} bytes at offset {torn.offset} ignored",
-              file=sys.stderr)
+        if not live:
+            print(f"warning: {path}: torn tail of {torn.dropped} bytes at offset {torn.offset} ignored",
+                  file=sys.stderr)
+    if live:
+        # the sentence says what was read: the log as written so far
+        live = f"{live} and may be writing this log: replayed as written so far, up to seq {result.seq}" + (
+            f"; the last {torn.dropped} bytes (from byte offset {torn.offset}) are a record still being "
+            "written, left out" if torn is not None else "")
+        if args.json:
+            print(f"note: {path}: {live}", file=sys.stderr)
     names = seat_names(contents)
     o = game.outcome(state)
     if args.json:
@@ -95,7 +125,9 @@ def replay_main(args) -> int:
         print()
         return 0
     print(f"{path}: OK - {game.TITLE}, table {contents.header.table}, {len(data)} bytes")
-    if torn is not None:
+    if live:
+        print(f"live: {live}")
+    elif torn is not None:
         print(f"torn tail: the last record was cut mid-write: {torn.dropped} bytes at byte offset {torn.offset} "
               f"were dropped; the {torn.offset} bytes before them replay")
     print(f"records: {len(contents.records)}  seq: {result.seq}  actions: {result.actions}  "

@@ -32,6 +32,7 @@ from wildtable.protocol.replay import replay
 
 from . import wire
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
+from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
 from .table import RefusalBudget, Table, secure_permutation
 
@@ -398,8 +399,20 @@ class Server:
 
     # ---------------------------------------------------------------- lifetime
     async def run(self, host: str = "127.0.0.1", port: int = 8765, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        """Serve until cancelled or ``shutdown()``; ``task_status.started`` gets the port."""
-        self.prepare_data_dir()
+        """Serve until cancelled or ``shutdown()``; ``task_status.started`` gets the port.
+        The data dir is locked as long (server/datadir.py): DataDirInUse if another
+        server holds it, DataDirError if it cannot be made or used."""
+        try:
+            self.prepare_data_dir()
+        except OSError as e:
+            raise unusable(self.data_dir, e) from None
+        self._dir_lock = DataDirLock.acquire(self.data_dir)
+        try:
+            await self._serve(host, port, task_status)
+        finally:
+            self._dir_lock.release()
+
+    async def _serve(self, host: str, port: int, task_status) -> None:
         recovered = await trio.to_thread.run_sync(self.recover)
         async with trio.open_nursery() as outer:
             self._nursery = outer
@@ -420,6 +433,7 @@ class Server:
                             self.port = await conns.start(partial(wire.serve, limits=self.limits), self._on_peer, host, port)
                             log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
                                      self.data_dir, self.durability)
+                            self._dir_lock.note(f"ws://{host}:{self.port}")
                             task_status.started(self.port)
                             await trio.sleep_forever()
                     # shutdown: stop the arbiters, then drain the log writer

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import logging
 import math
 import signal
+import socket
 import sys
 
 import trio
 
 from . import wire
 from .app import Server
+from .datadir import DataDirError
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 
 MAX_CONNECTIONS = 5000      # serve --max-connections, unless the open-file limit holds fewer
@@ -28,6 +31,9 @@ async def serve_until_signalled(server: Server, host: str, port: int, *, task_st
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, host, port)
+            # where it listens, plainly, on stdout (the port the OS chose, with --port 0),
+            # --quiet or not: the log line on stderr says the same with the details
+            print(f"serving on {_url(host, port)}", flush=True)
             task_status.started(port)
             async for sig in signals:
                 name = signal.Signals(sig).name
@@ -35,6 +41,28 @@ async def serve_until_signalled(server: Server, host: str, port: int, *, task_st
                 with trio.move_on_after(5):
                     await server.shutdown(f"server stopping ({name})")
                 break
+
+
+def _url(host: str, port: int) -> str:
+    return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+
+
+def listen_problem(host: str, port: int, e: OSError) -> str:
+    """The sentence for a listening socket that cannot be opened: the host's fault, the
+    port's, or neither."""
+    if isinstance(e, socket.gaierror):
+        return (f"cannot listen on host {host!r}: {e.strerror or e} (--host wants an address or name of this "
+                "machine: 127.0.0.1 for this machine only, 0.0.0.0 for every network interface)")
+    if e.errno == errno.EADDRNOTAVAIL:
+        return (f"cannot listen on host {host}: it is not an address of this machine (--host wants one of its "
+                "addresses: 127.0.0.1 for this machine only, 0.0.0.0 for every network interface)")
+    if e.errno == errno.EADDRINUSE:
+        return (f"cannot listen on port {port} of {host}: the port is in use (is another server running there? "
+                "pick another --port, or --port 0 for a free one)")
+    if e.errno in (errno.EACCES, errno.EPERM):
+        return (f"cannot listen on port {port} of {host}: not allowed for this user (ports below 1024 need "
+                "privileges): pick another --port")
+    return f"cannot listen on {host}:{port}: {e.strerror or e}"
 
 
 def _tune_gc() -> None:
@@ -102,6 +130,10 @@ def main(args) -> int:
         if not value >= 0:          # NaN too
             print(f"wildtable serve: {flag} wants seconds, 0 or more", file=sys.stderr)
             return 2
+    if not 0 <= args.port <= 65535:
+        print(f"wildtable serve: --port wants a port number, 1 to 65535 (or 0: any free port, printed), "
+              f"not {args.port}", file=sys.stderr)
+        return 2
     if args.max_per_address < 0:
         print("wildtable serve: --max-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
         return 2
@@ -129,20 +161,24 @@ def main(args) -> int:
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []
+    data_dir: list[DataDirError] = []
     try:
         trio.run(serve_until_signalled, server, args.host, args.port)
     except* StorageFailed as group:
         storage.extend(_leaves(group))
+    except* DataDirError as group:
+        data_dir.extend(_leaves(group))
     except* OSError as group:
         failed.extend(_leaves(group))
+    if data_dir:
+        print(f"wildtable serve: {data_dir[0]}", file=sys.stderr)
+        return 1
     if storage:
         print(f"wildtable serve: {storage[0]}; stopped. Every action it acknowledged is in the logs: make room "
               f"(or mend {args.data_dir}) and start it again to carry on", file=sys.stderr)
         return 1
     if failed:
-        e = failed[0]
-        print(f"wildtable serve: cannot listen on {args.host}:{args.port}: {e.strerror or e}"
-              " (is another server running there? pick another --port)", file=sys.stderr)
+        print(f"wildtable serve: {listen_problem(args.host, args.port, failed[0])}", file=sys.stderr)
         return 1
     return 0
 

@@ -11,6 +11,7 @@ import trio
 
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
+from wildtable.server.datadir import LOCK_NAME
 
 from serverkit import answer, create, info, join, running_server
 
@@ -68,6 +69,6 @@ async def test_an_unwritable_data_dir_leaves_no_headless_log_and_forgets_tables_
                     await bob.send(m.Spectate(table))
                     e = await answer(bob)
                     assert isinstance(e, m.Error) and e.code == "no_such_table", e
-            assert sorted(p.name for p in data.iterdir()) == [f"{table}.wlog"]
+            assert sorted(p.name for p in data.iterdir()) == sorted([f"{table}.wlog", LOCK_NAME])
     finally:
         subprocess.run(["chattr", "-i", str(data)])
