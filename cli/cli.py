@@ -22,8 +22,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("serve", help="run the server headless", description="Run the game server until Ctrl-C or SIGTERM.")
     s.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1; 0.0.0.0 for a LAN)")
-    s.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
-    s.add_argument("--data-dir", default="./wildtable-data", help="where table logs live (default ./wildtable-data)")
+    s.add_argument("--port", type=int, default=8765, help="port, 1 to 65535 (default 8765; 0 picks a free one). Once "
+                   "it listens the server prints 'serving on ws://HOST:PORT' on stdout")
+    s.add_argument("--data-dir", default="./wildtable-data", help="where table logs live (default ./wildtable-data); "
+                   "one server at a time: a running server locks it")
     s.add_argument("--durability", choices=("always", "batch", "off"), default="always",
                    help="always: fsync before anyone hears of an action (default); batch: fsync every 0.5 s; off: at shutdown")
     s.add_argument("--max-tables", type=int, default=1000, help="open tables at most (default 1000)")
