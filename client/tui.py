@@ -55,13 +55,14 @@ EVENTS_KEPT = 500       # event lines kept (and laid out again when the pane's w
 def reflow(text: str) -> str:
     """Text wrapped by hand for a terminal (help), as paragraphs again, for a window of
     any width to wrap: a line that goes on from the one before (that line is not blank or
-    a heading, and this one does not start with a space, a "-" or a capital after a full
-    stop) is joined to it. Indented lines (command lists) stay lines of their own."""
+    a short heading ending in ":", and this one does not start with a space, "-", "*" or
+    "|") is joined to it. Indented lines (command lists) stay lines of their own."""
     out: list[str] = []
     for line in text.split("\n"):
         prev = out[-1] if out else ""
+        heading = prev.endswith(":") and len(prev) < 40          # "Run Wild commands:"
         joins = (prev.strip() and line.strip() and not line[:1].isspace() and not prev[:1].isspace()
-                 and not prev.endswith(":") and not line.startswith(("-", "*", "|")))
+                 and not heading and not line.startswith(("-", "*", "|")))
         if joins:
             out[-1] = prev.rstrip() + " " + line.strip()
         else:
@@ -139,16 +140,16 @@ class HelpScreen(ModalScreen):
     #help-title { height: 1; text-style: bold; }
     """
 
-    def __init__(self, text: str, title: str = "Help"):
+    def __init__(self, text: str, title: str = "Help", flow: bool = True):
         super().__init__()
-        self.text = text
+        self.text = reflow(text) if flow else text      # a table's lines stay lines
         self.title_text = title
 
     def compose(self) -> ComposeResult:
         with Vertical(id="help-box"):
             yield Static(Text(f"{self.title_text} - Esc closes"), id="help-title")
             with VerticalScroll():
-                yield Static(Text(reflow(self.text)), id="help-text")
+                yield Static(Text(self.text), id="help-text")
 
 
 class PlayApp(App):
@@ -345,7 +346,7 @@ class PlayApp(App):
                 self._log(line)
             if not self.query_one("#events", RichLog).display:
                 # a narrow terminal hides the events pane: show the table in a window instead
-                self.push_screen(HelpScreen(n.text, "The table"))
+                self.push_screen(HelpScreen(n.text, "The table", flow=False))
         elif k == "quit":
             self.run_worker(self.action_quit(), exclusive=True)
         elif k == "fatal":

@@ -69,3 +69,16 @@ def test_wild_shots_table_fits_the_terminal(width):
         assert len(rows) == 4 and all(x.split("│")[0].rstrip().endswith(("penalty 0", "TO PLAY", "TO LEAD"))
                                       for x in rows), rows
         tmuxkit.quit_client(tmux)
+
+
+def test_the_table_window_of_a_narrow_terminal_keeps_its_lines():
+    """Only help is flowed as paragraphs: `show` in a narrow terminal (a window, since the
+    events pane stepped aside) keeps the table's lines as they are."""
+    with _session("wildtable-showwin", "--game", "run-wild", "--bots", "1", width=50) as tmux:
+        tmux.wait_for("Your hand (8)", timeout=20)
+        tmux.type("show")
+        tmux.wait_for("The table - Esc closes")
+        tmux.wait_for("┃ melds: none yet")
+        tmux.wait_for("┃ your hand (8): ")
+        tmux.keys("Escape")
+        tmuxkit.quit_client(tmux)
