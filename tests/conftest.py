@@ -18,7 +18,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import shutil
+import tempfile
+
 import pytest
+
+_SESSION_STATE: list[str] = []
+
+
+def pytest_configure(config):
+    """A state dir for the whole run, set before any test module is imported: a module
+    that copies the environment when it is imported (``ENV = dict(os.environ)``) hands it
+    to the clients it starts too. Each test then gets a dir of its own (below)."""
+    path = tempfile.mkdtemp(prefix="wildtable-test-state-")
+    _SESSION_STATE.append(path)
+    os.environ["WILDTABLE_STATE_DIR"] = path
+
+
+def pytest_unconfigure(config):
+    for path in _SESSION_STATE:
+        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)
