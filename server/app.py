@@ -35,6 +35,7 @@ from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Co
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
 from .table import RefusalBudget, Table, secure_permutation
+from .web import WebFiles
 
 log = logging.getLogger("wildtable.server")
 
@@ -430,7 +431,8 @@ class Server:
                         log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
-                            self.port = await conns.start(partial(wire.serve, limits=self.limits), self._on_peer, host, port)
+                            self.port = await conns.start(partial(wire.serve, limits=self.limits, http=WebFiles()),
+                                                          self._on_peer, host, port)
                             log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
                                      self.data_dir, self.durability)
                             self._dir_lock.note(f"ws://{host}:{self.port}")

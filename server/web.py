@@ -1,0 +1,123 @@
+"""The browser client's files, served by `wildtable serve` on its own port.
+
+wire.py hands every plain HTTP request (one without ``Upgrade: websocket``) to a handler;
+``WebFiles`` is that handler. The files are the package data of ``wildtable.web`` (the
+repository's ``web/`` folder), read once when the server starts and kept in memory (a few
+tens of kB). A path is looked up in that fixed table, never joined to a directory, so no
+request can reach another file: ``/`` is ``index.html``; ``/app/lobby.js`` is
+``app/lobby.js``; everything else is 404.
+
+Every answer carries a strict Content-Security-Policy (no inline script, no other
+origin; the WebSocket to this server only), ``X-Content-Type-Options: nosniff`` and
+``Cache-Control: no-cache`` with an ETag (the file's hash): a browser keeps its copy and
+asks each time whether it is still current (304), so a new server version is never mixed
+with old files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from importlib.resources.abc import Traversable
+
+from websockets.datastructures import Headers
+from websockets.http11 import Request, Response
+
+PACKAGE = "wildtable.web"
+
+# What a file may be served as, by its extension; any other file of the package is not served.
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".mjs": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+    ".ico": "image/x-icon",
+    ".txt": "text/plain; charset=utf-8",
+}
+
+# No inline script or style attribute, nothing from another origin, no plugins, no framing;
+# the page connects only to its own server (ws: and wss: of the same host: 'self' covers
+# them in current browsers, the explicit form is for older ones).
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+SECURITY_HEADERS = {
+    "Content-Security-Policy": CSP,
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+
+class WebFiles:
+    """The HTTP handler for wire.serve: ``(Request) -> Response | None``."""
+
+    def __init__(self, root: Traversable | None = None):
+        root = root if root is not None else resources.files(PACKAGE)
+        self.files: dict[str, tuple[bytes, str, str]] = {}     # URL path -> (body, content type, etag)
+        self._load(root, "")
+        if "/index.html" in self.files:
+            self.files["/"] = self.files.pop("/index.html")
+
+    def _load(self, node: Traversable, prefix: str) -> None:
+        for item in node.iterdir():
+            name = item.name
+            if name.startswith((".", "_")):
+                continue
+            if item.is_dir():
+                self._load(item, f"{prefix}/{name}")
+                continue
+            ext = name[name.rfind("."):] if "." in name else ""
+            ctype = CONTENT_TYPES.get(ext)
+            if ctype is None:
+                continue
+            body = item.read_bytes()
+            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+            self.files[f"{prefix}/{name}"] = (body, ctype, etag)
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(len(body) for body, _, _ in self.files.values())
+
+    def __call__(self, request: Request) -> Response | None:
+        if _looks_like_websocket(request):
+            return None         # a broken WebSocket handshake: wire.py says what is wrong with it
+        path = request.path.split("?", 1)[0].split("#", 1)[0]
+        if request.method not in ("GET", "HEAD"):
+            return _answer(405, "Method Not Allowed", b"only GET and HEAD are served here\n",
+                           "text/plain; charset=utf-8", extra={"Allow": "GET, HEAD"})
+        entry = self.files.get(path)
+        if entry is None:
+            return _answer(404, "Not Found", b"no such page on this wildtable server; the game is at /\n",
+                           "text/plain; charset=utf-8", head=request.method == "HEAD")
+        body, ctype, etag = entry
+        cache = {"Cache-Control": "no-cache", "ETag": etag}
+        if etag in [t.strip() for t in (request.headers.get("If-None-Match") or "").split(",")]:
+            return _answer(304, "Not Modified", b"", None, extra=cache)
+        return _answer(200, "OK", body, ctype, extra=cache, head=request.method == "HEAD")
+
+
+def _looks_like_websocket(request: Request) -> bool:
+    """A request that means to open a WebSocket but lacks ``Upgrade: websocket`` (or has it
+    spelt wrongly): it gets the WebSocket layer's own refusal, not a page."""
+    if "Sec-WebSocket-Key" in request.headers:
+        return True
+    return any("upgrade" in v.lower() for v in request.headers.get_all("Connection"))
+
+
+def _answer(status: int, phrase: str, body: bytes, ctype: str | None, *, extra: dict | None = None,
+            head: bool = False) -> Response:
+    headers = Headers()
+    if ctype is not None:
+        headers["Content-Type"] = ctype
+    if status != 304:
+        headers["Content-Length"] = str(len(body))
+    for k, v in SECURITY_HEADERS.items():
+        headers[k] = v
+    for k, v in (extra or {}).items():
+        headers[k] = v
+    headers["Connection"] = "close"
+    return Response(status, phrase, headers, b"" if head or status == 304 else body)

@@ -1,0 +1,78 @@
+"""Fixtures of the browser tests: Debian's Chromium through Playwright (one browser per
+test module, a fresh context per test), a real server in a thread of its own, and pages
+that fail their test on any browser console error and leave a screenshot when it fails."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from webkit import CHROMIUM, CHROMIUM_ARGS, PHONE, Player, ServerThread, screenshot_dir
+
+os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    rep = yield
+    setattr(item, f"rep_{rep.when}", rep)
+    return rep
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+    pw = sync_playwright().start()
+    try:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+    finally:
+        pw.stop()
+
+
+@pytest.fixture
+def web_server(tmp_path):
+    with ServerThread(tmp_path / "data", durability="off") as s:
+        yield s
+        assert not s.errors, s.errors
+
+
+@pytest.fixture
+def players(request, browser, web_server):
+    """``players(label, viewport=PHONE)``: a new browser context (its own storage) and page
+    at the server's web client. At the end of the test every page is checked for console
+    errors; if the test failed, each page's screenshot is saved and its path printed."""
+    made: list[Player] = []
+    contexts = []
+
+    def make(label: str = "page", viewport: dict = PHONE) -> Player:
+        ctx = browser.new_context(viewport=viewport)
+        contexts.append(ctx)
+        p = Player(ctx, web_server.http, label)
+        made.append(p)
+        return p
+
+    yield make
+    failed = getattr(request.node, "rep_call", None) is not None and request.node.rep_call.failed
+    problems = [f"{p.label}: {x}" for p in made for x in p.problems]
+    if failed or problems:
+        where = screenshot_dir()
+        for p in made:
+            path = where / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', request.node.name)}-{p.label}.png"
+            try:
+                p.screenshot(path)
+                print(f"screenshot of {p.label}: {path}")
+            except Exception as e:       # noqa: BLE001 - the page may be gone
+                print(f"no screenshot of {p.label}: {e}")
+    for ctx in contexts:
+        ctx.close()
+    if problems:
+        pytest.fail("the browser reported errors:\n" + "\n".join(problems))

@@ -1,0 +1,110 @@
+"""A Run Wild game against a bot, played to the end by clicking in one browser page: Ready,
+cards of the hand and Meld, a hand card and a meld's add button, Draw, Draw-3, Stuck;
+each refusal shows next to what was tried. Small settings (one round, a hand of three)
+make it end fast."""
+
+from __future__ import annotations
+
+import time
+
+from wildtable.client.games.run_wild import find_melds
+
+from webkit import DESKTOP
+
+FIRST_WILD, FIRST_DRAW3 = 60, 69
+
+
+def fits(c: int, meld: dict) -> bool:
+    """A number card that surely fits ``meld`` (wilds are left to melds)."""
+    if c >= FIRST_WILD:
+        return False
+    num, col = c % 12 + 1, c // 12
+    vals = meld["values"]
+    if meld["kind"] == "set":
+        return num == vals[0] and all(x >= FIRST_WILD or x // 12 != col for x in meld["cards"])
+    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
+    return colours == {col} and num in (min(vals) - 1, max(vals) + 1)
+
+
+def play_one(p, counts: dict) -> None:
+    """Look at the table and click one thing, as a player would."""
+    st = p.state()
+    view = st["view"]
+    page = p.page
+    if view.get("phase") == "ready":
+        if page.locator('[data-action="ready"]').count():
+            p.click_and_wait('[data-action="ready"]')
+            counts["ready"] += 1
+        return
+    if view.get("phase") != "playing":
+        return
+    me = next(x for x in view["players"] if x["seat"] == st["seat"])
+    small = [m for m in view.get("melds") or [] if len(m["cards"]) == 3]
+    if small and not counts["refused_take"]:
+        # a take from a 3-card meld breaks it: the server refuses, and the page says so
+        # beside what was tried
+        m = small[0]
+        p.click_and_wait(f'[data-meld="{m["id"]}"] [data-card="{m["cards"][0]}"]')
+        counts["refused_take"] += 1
+        text = page.inner_text("#refusal")
+        assert text.startswith(f"take ") and f"from m{m['id']}" in text and "would_break_meld" in text, text
+        return
+    hand = sorted(view.get("hand") or [])
+    draw3 = [c for c in hand if c >= FIRST_DRAW3]
+    melds = find_melds([c for c in hand if c < FIRST_DRAW3], view["settings"])
+    if melds:
+        cards, _ = melds[0]
+        for c in cards:
+            page.click(f'.hand [data-card="{c}"]')
+        assert page.locator(".hand .selected").count() == len(cards)
+        p.click_and_wait('[data-action="meld"]')
+        counts["meld"] += 1
+        return
+    for m in view.get("melds") or []:
+        for c in hand:
+            if fits(c, m):
+                page.click(f'.hand [data-card="{c}"]')
+                p.click_and_wait(f'[data-add="{m["id"]}"]')
+                counts["add"] += 1
+                return
+    if draw3:
+        p.click_and_wait('[data-action="draw3"]')
+        counts["draw3"] += 1
+    elif view.get("pile"):
+        p.click_and_wait('[data-action="draw"]')
+        counts["draw"] += 1
+    elif not me["stuck"]:
+        p.click_and_wait('[data-action="stuck"]')
+        counts["stuck"] += 1
+    else:
+        time.sleep(0.05)
+
+
+def test_a_run_wild_game_against_a_bot_played_by_clicking(players, web_server):
+    p = players("ann", viewport=DESKTOP).open()
+    p.enter("ann")
+    table = p.create("run-wild", 2, rounds=1, hand_size=3, idle_timeout=5)
+    assert p.state()["seat"] == 0
+    web_server.bots(table, 1)
+    page = p.page
+    page.wait_for_function("() => window.wildtable.at.view.phase === 'ready'", timeout=10_000)
+    counts = {k: 0 for k in ("ready", "meld", "add", "draw3", "draw", "stuck", "refused_take")}
+    end = time.monotonic() + 45
+    refusals = set()
+    while p.state()["over"] is None:
+        assert time.monotonic() < end, f"the game did not end in time; clicks {counts}, state {p.state()}"
+        play_one(p, counts)
+        r = p.state()["refusal"]
+        if r:
+            assert page.locator("#refusal").inner_text().startswith(r["what"])
+            refusals.add(r["code"])
+    page.wait_for_selector("#over")
+    assert "Game over" in page.inner_text("#over")
+    view = p.state()["view"]
+    assert view["phase"] == "over" and view["winners"]
+    assert counts["ready"] >= 1 and counts["draw"] + counts["meld"] + counts["draw3"] + counts["stuck"] >= 1, counts
+    # the round's scores are on the table, and the lobby is one click away
+    assert page.locator("table.scores").count() == 1
+    page.click("#leave")
+    page.wait_for_selector("#create-btn")
+    print("clicks:", counts, "refusals:", sorted(refusals))

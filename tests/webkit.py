@@ -1,0 +1,171 @@
+"""Helpers for the browser tests (tests/web/): a real server in a Trio thread of its own,
+Debian's Chromium driven through Playwright's sync API, and a player at a page.
+
+Playwright's sync API runs in the test's own thread; the server (serverkit.running_server)
+and any bots run under trio.run in another thread, reached with trio.from_thread. Playwright
+never downloads a browser here: it launches /usr/bin/chromium (Debian's package, which
+.ci/run installs), with a fresh profile of its own (Playwright makes a temporary
+user-data-dir for every launch and removes it at close).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import trio
+
+from serverkit import running_server
+from wildtable.client.bots import Bot
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+PHONE = {"width": 390, "height": 844}       # a phone-sized screen
+DESKTOP = {"width": 1100, "height": 900}
+
+
+class ServerThread:
+    """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
+    nursery for bots; ``url`` is its ws:// address and ``http`` the page's."""
+
+    def __init__(self, data_dir, **kw):
+        self.data_dir, self.kw = data_dir, kw
+        self.errors: list[BaseException] = []
+        self._ready = threading.Event()
+
+    def __enter__(self) -> "ServerThread":
+        self.thread = threading.Thread(target=self._run, name="wildtable-server", daemon=True)
+        self.thread.start()
+        if not self._ready.wait(30):
+            raise RuntimeError(f"the server did not start: {self.errors!r}")
+        if self.errors:
+            raise self.errors[0]
+        return self
+
+    def _run(self) -> None:
+        try:
+            trio.run(self._main)
+        except BaseException as e:           # noqa: BLE001 - handed to the test thread
+            self.errors.append(e)
+            self._ready.set()
+
+    async def _main(self) -> None:
+        self.token = trio.lowlevel.current_trio_token()
+        self._stop = trio.Event()
+        async with running_server(self.data_dir, **self.kw) as (server, url):
+            self.server, self.url = server, url
+            self.port = int(url.rsplit(":", 1)[1])
+            self.http = f"http://127.0.0.1:{self.port}/"
+            async with trio.open_nursery() as nursery:
+                self.nursery = nursery
+                self._ready.set()
+                await self._stop.wait()
+                nursery.cancel_scope.cancel()
+
+    def __exit__(self, *exc) -> None:
+        if self.thread.is_alive():
+            trio.from_thread.run_sync(self._stop.set, trio_token=self.token)
+            self.thread.join(20)
+        assert not self.thread.is_alive(), "the server thread did not end"
+
+    def run(self, afn, *args):
+        """Run ``afn(*args)`` in the server's thread and wait for its result."""
+        return trio.from_thread.run(afn, *args, trio_token=self.token)
+
+    def bots(self, table: str, count: int, delay: float = 0.05) -> None:
+        """Seat ``count`` bots at ``table`` (the first free seats), each playing until game over."""
+        async def one(i: int) -> None:
+            try:
+                await Bot(self.url, table, f"bot{i}", delay=delay, verbose=False).run()
+            except Exception as e:          # noqa: BLE001 - the test reports it
+                self.errors.append(e)
+
+        async def start() -> None:
+            for i in range(count):
+                self.nursery.start_soon(one, i)
+
+        self.run(start)
+
+
+class Player:
+    """One browser page at the server's web client; every browser console error and page
+    error is kept (``problems``), and the tests fail on any."""
+
+    def __init__(self, context, http: str, label: str = "page"):
+        self.context, self.http, self.label = context, http, label
+        self.problems: list[str] = []
+        self.page = context.new_page()
+        self.page.on("console", self._console)
+        self.page.on("pageerror", lambda e: self.problems.append(f"page error: {e}"))
+
+    def _console(self, msg) -> None:
+        if msg.type == "error":
+            self.problems.append(f"console error: {msg.text}")
+
+    def open(self) -> "Player":
+        self.page.goto(self.http)
+        return self
+
+    def enter(self, name: str) -> "Player":
+        self.page.fill("#name", name)
+        self.page.click("#enter")
+        self.page.wait_for_selector("#create-btn")
+        self.page.wait_for_function("() => window.wildtable.conn && window.wildtable.conn.ready")
+        return self
+
+    def create(self, game: str, seats: int, **settings) -> str:
+        """Create a table through the lobby's form (and so take its first free seat); its id."""
+        page = self.page
+        page.select_option("#game", game)
+        page.fill("#seats", str(seats))
+        if settings:
+            page.click("#create summary")
+        for k, v in settings.items():
+            field = page.locator(f'[data-setting="{k}"]')
+            if isinstance(v, bool):
+                field.set_checked(v)
+            else:
+                field.fill(str(v))
+        page.click("#create-btn")
+        page.wait_for_selector("#table")
+        return self.table_id()
+
+    def table_id(self) -> str:
+        return self.page.get_attribute("#table", "data-table")
+
+    def state(self) -> dict:
+        """What the page holds of its table (read only: the tests act by clicking)."""
+        return self.page.evaluate("""() => {
+            const at = window.wildtable.at;
+            return at ? {table: at.id, seat: at.seat, seq: at.seq, view: at.view, players: at.players,
+                         over: at.over, refusal: at.refusal} : null; }""")
+
+    def click_and_wait(self, selector: str, timeout: float = 10_000) -> None:
+        """Click, then wait until the server answered every intent the page sent."""
+        self.page.click(selector)
+        self.page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=timeout)
+
+    def screenshot(self, path: Path) -> None:
+        self.page.screenshot(path=str(path), full_page=True)
+
+
+def screenshot_dir() -> Path:
+    path = Path(os.environ.get("WILDTABLE_SCREENSHOTS") or tempfile.gettempdir()) / "wildtable-web-failures"
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def wait_until(predicate, timeout: float, what: str, step: float = 0.05):
+    """Poll ``predicate`` (in the test's thread) until it is truthy; its value."""
+    end = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > end:
+            raise AssertionError(f"{what}: not within {timeout:g} s")
+        time.sleep(step)

@@ -1,0 +1,1 @@
+"""The browser client's files (package data, served by wildtable.server.web); no Python here."""

@@ -1,0 +1,14 @@
+// A game this page has no module for: its view as text, and nothing to click.
+import { h } from "../dom.js";
+
+export default {
+  name: "",
+  title: "",
+  seats: [2, 6],
+  settings: [],
+  status: (ctx) => ctx.view.phase || "",
+  render(ctx) {
+    return { board: h("pre", { class: "raw" }, JSON.stringify(ctx.view, null, 1)), actions: [] };
+  },
+  describe: (ev) => ev.event || JSON.stringify(ev),
+};

@@ -1,0 +1,103 @@
+// Go Fish Wildcard (docs/RULES.md "Go Fish Wildcard"): on your turn pick a player, then
+// click a rank you hold to ask them for it; select 3 cards to place a set; End turn.
+
+import { button, h } from "../dom.js";
+import { seatList, seatName } from "./names.js";
+
+const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
+const SUITS = ["C", "D", "H", "S"];
+const SUIT_SHAPES = ["♣", "♦", "♥", "♠"];
+const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+const rank = (c) => RANKS[Math.floor(c / 4)];
+const label = (c) => rank(c) + SUITS[c % 4];
+
+function render(ctx) {
+  const { view, ui } = ctx;
+  const hand = (view.hand || []).slice().sort((a, b) => a - b);
+  ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
+  const sel = ui.selected;
+  const wild = new Set(view.wild_ranks || []);
+  const others = (view.players || []).map((p) => p.seat).filter((s) => s !== ctx.seat);
+  if (!others.includes(ui.target)) ui.target = others.length ? others[(others.findIndex((s) => s > ctx.seat) + others.length) % others.length] : null;
+  const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
+    const marks = [];
+    if (p.seat === view.turn) marks.push(`to act (${view.step || ""})`);
+    if ((view.winners || []).includes(p.seat)) marks.push("WINNER");
+    const sets = (p.sets || []).map((s) => s.cards.map(label).join("-")).join(" ");
+    return h("li", { dataset: { seat: p.seat } }, h("strong", { class: "pname" }, seatName(ctx, p.seat)),
+      ` ${p.hand} cards, ${p.score} sets`, sets ? ` [${sets}]` : "",
+      marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
+      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+  }));
+  const asks = (view.asks || []).slice(-4).reverse().map((a) => h("li", {},
+    `${seatName(ctx, a.seat)} asked ${seatName(ctx, a.target)} for ${a.rank}s: ${a.handed ? `got ${a.handed}` : "go fish"}`));
+  const board = [
+    players,
+    h("p", {}, `pile ${view.pile ?? 0}; wild ranks: ${[...wild].join(" ") || "none"}`),
+    asks.length ? h("ul", { class: "asks" }, asks) : null,
+  ];
+  if (ctx.seat === null) return { board, hand: null, actions: [] };
+  const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand" }, hand.map((c) => button(
+    [h("span", { class: "shape", "aria-hidden": "true" }, SUIT_SHAPES[c % 4]), h("span", {}, label(c) + (wild.has(rank(c)) ? "*" : ""))],
+    () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.redraw(); },
+    { class: `card gf-${SUIT_NAMES[c % 4]}` + (sel.has(c) ? " selected" : "") + (wild.has(rank(c)) ? " wild" : ""),
+      "data-card": c, "data-key": `h${c}`, "aria-pressed": sel.has(c) ? "true" : "false",
+      "aria-label": `${rank(c)} of ${SUIT_NAMES[c % 4]}${wild.has(rank(c)) ? ", wild" : ""}` })));
+  const myTurn = view.turn === ctx.seat;
+  const canAsk = myTurn && (view.step === "ask" || view.step === "again");
+  const held = RANKS.filter((r) => hand.some((c) => rank(c) === r));
+  const actions = [
+    h("span", { class: "targets", role: "group", "aria-label": "ask whom" }, "ask ", others.map((s) => button(seatName(ctx, s),
+      () => { ui.target = s; ctx.redraw(); },
+      { class: "small" + (ui.target === s ? " selected" : ""), "aria-pressed": ui.target === s ? "true" : "false", "data-target": s, "data-key": `t${s}` }))),
+    h("span", { class: "ranks", role: "group", "aria-label": "for which rank" }, " for ", held.map((r) => button(`${r}s`,
+      () => ctx.act({ kind: "ask", target: ui.target, rank: r }, `ask ${seatName(ctx, ui.target)} for ${r}s`),
+      { class: "small", "data-rank": r, "data-action": "ask", "data-key": `r${r}`, disabled: !canAsk || ui.target === null }))),
+    button(`Place set (${sel.size})`, () => {
+      const cards = [...sel];
+      if (cards.length !== 3) {
+        ctx.refuse("place", "select exactly 3 cards of your hand");
+        return;
+      }
+      ctx.act({ kind: "place", cards }, `place ${cards.map(label).join(" ")}`);
+    }, { "data-action": "place", "data-key": "place", disabled: !myTurn }),
+    button("End turn", () => ctx.act({ kind: "end_turn" }, "end turn"),
+      { "data-action": "end_turn", "data-key": "end", disabled: !myTurn || view.step === "ask" }),
+  ];
+  return { board, hand: handNode, actions };
+}
+
+function status(ctx) {
+  const v = ctx.view;
+  if (v.phase === "over") return `game over: ${seatList(ctx, v.winners)} won`;
+  if (v.phase === "last_asks") return "last asks";
+  return v.phase === "play" ? `pile ${v.pile}` : v.phase || "";
+}
+
+function describe(ev, ctx) {
+  const who = seatName(ctx, ev.seat);
+  switch (ev.event) {
+    case "dealer_chosen": return `${who} deals`;
+    case "asked": return `${who} asked ${seatName(ctx, ev.target)} for ${ev.rank}s: ${ev.handed ? `handed ${ev.handed}` : "go fish!"}`;
+    case "cards_drawn": return `${who} drew ${ev.count}`;
+    case "set_placed": return `${who} placed ${ev.cards.map(label).join("-")}${ev.forced ? " (forced)" : ""}`;
+    case "extra_ask_earned": return `${who} earned another ask`;
+    case "turn_started": return `${who} to act${ev.last_ask ? " (last ask)" : ""}`;
+    case "last_asks_began": return "last asks!";
+    case "game_over": return `game over: ${seatList(ctx, ev.winners)} won`;
+    case "turn_ended": return null;
+    default: return ev.event.replaceAll("_", " ");
+  }
+}
+
+export default {
+  name: "go-fish-wildcard",
+  title: "Go Fish Wildcard",
+  seats: [2, 6],
+  settings: [
+    { name: "turn_timer", type: "int", default: 60, min: 0, max: 86400, label: "turn timer (s, 0: off)" },
+  ],
+  render,
+  status,
+  describe,
+};

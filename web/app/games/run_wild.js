@@ -1,0 +1,292 @@
+// Run Wild (docs/RULES.md "Run Wild"): no turns, everyone plays at once.
+// Hand: click cards to select them. Melds: with one hand card selected, click a meld's
+// "add" button to add it, or one of its cards to swap it in; with nothing selected, click a
+// meld's card to take it. Keys: r ready, m meld, d draw, 3 Draw-3, s stuck, Esc clear.
+
+import { button, h } from "../dom.js";
+import { seatList, seatName } from "./names.js";
+
+const COLOURS = ["blue", "green", "yellow", "red", "purple"];
+const LETTERS = "BGYRP";
+const SHAPES = ["●", "▲", "■", "◆", "★"];   // a shape per colour, so colour is never the only cue
+const FIRST_WILD = 60;
+const FIRST_DRAW3 = 69;
+
+const isWild = (c) => c >= FIRST_WILD && c < FIRST_DRAW3;
+const isDraw3 = (c) => c >= FIRST_DRAW3;
+const number = (c) => (c % 12) + 1;
+const colour = (c) => Math.floor(c / 12);
+
+export function label(c) {
+  if (isDraw3(c)) return "D3";
+  if (isWild(c)) return "W";
+  return LETTERS[colour(c)] + number(c);
+}
+
+function sortKey(c) {
+  return c < FIRST_WILD ? colour(c) * 100 + number(c) : c + 1000;
+}
+
+function cardClass(c) {
+  if (isDraw3(c)) return "card rw-draw3";
+  if (isWild(c)) return "card rw-wild";
+  return `card rw-${COLOURS[colour(c)]}`;
+}
+
+function cardFace(c, value) {
+  if (isDraw3(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "+3"), h("span", {}, "D3")];
+  if (isWild(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "✱"),
+    h("span", {}, value ? `W=${value}` : "W")];
+  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[colour(c)]), h("span", {}, label(c))];
+}
+
+function cardName(c, value) {
+  if (isDraw3(c)) return "Draw-3";
+  if (isWild(c)) return value ? `wild as ${value}` : "wild";
+  return `${COLOURS[colour(c)]} ${number(c)}`;
+}
+
+const cardsText = (cards, values) => cards.map((c, i) => (isWild(c) && values && values[i] ? `W=${values[i]}` : label(c))).join(" ");
+
+// Values parallel to a new meld's cards ([] without wilds), as the terminal client infers
+// them (client/games/run_wild.py infer_values): a set's number; in a run, gaps first, then
+// upwards, then downwards. ``fixed``: the number every wild stands for, if the player chose one.
+export function inferValues(cards, fixed) {
+  if (!cards.some(isWild)) return [];
+  if (fixed) return cards.map((c) => (isWild(c) ? fixed : number(c)));
+  const nums = cards.filter((c) => c < FIRST_WILD).map(number);
+  if (!nums.length) return null;
+  const unset = cards.filter(isWild).length;
+  let guess = [];
+  if (new Set(nums).size === 1) {
+    guess = Array(unset).fill(nums[0]);
+  } else if (new Set(cards.filter((c) => c < FIRST_WILD).map(colour)).size <= 1) {
+    const taken = new Set(nums);
+    const lo = Math.min(...nums);
+    const hi = Math.max(...nums);
+    const spots = [];
+    for (let v = lo; v <= hi; v++) if (!taken.has(v)) spots.push(v);
+    for (let v = hi + 1; v <= 12; v++) spots.push(v);
+    for (let v = lo - 1; v >= 1; v--) spots.push(v);
+    guess = spots.slice(0, unset);
+  }
+  while (guess.length < unset) guess.push(nums[0]);
+  let i = 0;
+  return cards.map((c) => (c < FIRST_WILD ? number(c) : guess[i++]));
+}
+
+function wildValueFor(meld) {
+  const vals = meld.values;
+  if (meld.kind === "set") return vals[0];
+  return vals[vals.length - 1] < 12 ? vals[vals.length - 1] + 1 : vals[0] - 1;
+}
+
+const PHASES = {
+  dealing: "waiting for players / dealing",
+  ready: "dealt: press Ready",
+  playing: "playing",
+  scored: "round over",
+  over: "game over",
+};
+
+function me(ctx) {
+  return (ctx.view.players || []).find((p) => p.seat === ctx.seat) || null;
+}
+
+function render(ctx) {
+  const { view, ui } = ctx;
+  const hand = (view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b));
+  ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
+  const sel = ui.selected;
+  const playing = view.phase === "playing";
+  const mine = me(ctx);
+
+  const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
+    const marks = [];
+    if (p.seat === view.dealer) marks.push("dealer");
+    if (view.phase === "ready" && p.in_round) marks.push(p.ready ? "ready" : "not ready");
+    if (p.stuck) marks.push("STUCK");
+    if (!p.in_round) marks.push("sits out");
+    if (view.out === p.seat) marks.push("OUT");
+    const total = view.totals ? view.totals[p.seat] : 0;
+    return h("li", { dataset: { seat: p.seat } },
+      h("strong", { class: "pname" }, seatName(ctx, p.seat)),
+      ` hand ${p.hand}, pile ${p.pile}, total ${total}`,
+      (p.draw3s || []).length ? `, Draw-3s ${p.draw3s.length}` : "",
+      marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
+      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+  }));
+
+  const meldNodes = (view.melds || []).map((m) => {
+    const cards = m.cards.map((c, i) => {
+      const v = m.values[i];
+      const act = () => {
+        if (sel.size === 0) ctx.act({ kind: "take", meld: m.id, card: c }, `take ${label(c)} from m${m.id}`);
+        else if (sel.size === 1) {
+          const give = [...sel][0];
+          ctx.act({ kind: "swap", meld: m.id, take: c, give, value: isWild(give) ? (ui.wild || v) : null },
+            `swap ${label(give)} for ${isWild(c) ? `W=${v}` : label(c)} in m${m.id}`);
+        } else ctx.refuse("take or swap", "select one card of your hand to swap it in, or none to take this card");
+      };
+      return button(cardFace(c, isWild(c) ? v : null), act, {
+        class: cardClass(c), "data-card": c, "data-key": `m${m.id}-${c}`, disabled: !playing || ctx.seat === null,
+        "aria-label": `${cardName(c, isWild(c) ? v : null)} in meld ${m.id}: ${sel.size ? "swap your card for it" : "take it"}`,
+      });
+    });
+    const add = button(`add to m${m.id}`, () => {
+      if (sel.size !== 1) {
+        ctx.refuse(`add to m${m.id}`, "select one card of your hand first");
+        return;
+      }
+      const c = [...sel][0];
+      const v = isWild(c) ? (ui.wild || wildValueFor(m)) : null;
+      ctx.act({ kind: "add", meld: m.id, card: c, value: v }, `add ${label(c)} to m${m.id}`);
+    }, { class: "add", "data-add": m.id, "data-key": `add-${m.id}`, disabled: !playing || ctx.seat === null });
+    return h("li", { class: "meld", dataset: { meld: m.id } },
+      h("span", { class: "meld-name" }, `m${m.id} ${m.kind}`), h("span", { class: "cards" }, cards), add);
+  });
+
+  const handNodes = hand.map((c) => button(cardFace(c), () => {
+    if (sel.has(c)) sel.delete(c);
+    else sel.add(c);
+    ctx.redraw();
+  }, {
+    class: cardClass(c) + (sel.has(c) ? " selected" : ""), "data-card": c, "data-key": `h${c}`,
+    "aria-pressed": sel.has(c) ? "true" : "false", "aria-label": cardName(c),
+  }));
+
+  const board = [
+    players,
+    h("h3", {}, "Melds"),
+    meldNodes.length ? h("ul", { class: "melds" }, meldNodes) : h("p", { class: "hint" }, "no melds on the table"),
+    results(ctx),
+  ];
+  if (ctx.seat === null) return { board, hand: null, actions: [] };
+
+  const d3 = hand.find(isDraw3);
+  const actions = [];
+  if (view.phase === "ready" && mine && mine.in_round && !mine.ready) {
+    actions.push(button("Ready", () => ctx.act({ kind: "ready" }, "ready"), { "data-action": "ready", "data-key": "ready", accesskey: "r" }));
+  }
+  actions.push(
+    button(`Meld (${sel.size})`, () => meld(ctx), { "data-action": "meld", "data-key": "meld", disabled: !playing }),
+    button(`Draw (${view.pile ?? 0} left)`, () => ctx.act({ kind: "draw" }, "draw"),
+      { "data-action": "draw", "data-key": "draw", disabled: !playing || !view.pile }),
+    button("Draw-3", () => playDraw3(ctx, hand), { "data-action": "draw3", "data-key": "draw3", disabled: !playing || d3 === undefined }),
+    button("Stuck", () => ctx.act({ kind: "stuck" }, "stuck"),
+      { "data-action": "stuck", "data-key": "stuck", disabled: !playing || (mine && mine.stuck) }),
+    button("Clear", () => { sel.clear(); ctx.redraw(); }, { "data-action": "clear", "data-key": "clear", disabled: sel.size === 0 }),
+    wildPicker(ctx),
+  );
+  return {
+    board,
+    hand: h("div", { class: "hand", role: "group", "aria-label": "your hand" }, handNodes.length ? handNodes : h("span", { class: "hint" }, "no cards in hand")),
+    actions,
+  };
+}
+
+function wildPicker(ctx) {
+  const sel = h("select", {
+    "data-key": "wild", "aria-label": "the number a wild stands for",
+    onchange: (e) => { ctx.ui.wild = Number(e.target.value) || null; },
+  }, h("option", { value: "" }, "wild: auto"),
+  Array.from({ length: 12 }, (_, i) => h("option", { value: i + 1, selected: ctx.ui.wild === i + 1 }, `wild = ${i + 1}`)));
+  return h("label", { class: "wildpick" }, sel);
+}
+
+function meld(ctx) {
+  const cards = [...ctx.ui.selected];
+  const what = `meld ${cards.map(label).join(" ")}`;
+  if (cards.length < 3) {
+    ctx.refuse(what, "select at least 3 cards of your hand for a set or run");
+    return;
+  }
+  const values = inferValues(cards, ctx.ui.wild);
+  if (values === null) {
+    ctx.refuse(what, "choose the number the wilds stand for (the wild menu)");
+    return;
+  }
+  ctx.act({ kind: "meld", cards, values }, what);
+}
+
+function playDraw3(ctx, hand) {
+  const chosen = [...ctx.ui.selected].find(isDraw3);
+  const c = chosen !== undefined ? chosen : hand.find(isDraw3);
+  ctx.act({ kind: "draw3", card: c }, "Draw-3");
+}
+
+function results(ctx) {
+  const v = ctx.view;
+  if (!(v.round_scores || []).length) return null;
+  const seats = (v.players || []).map((p) => p.seat);
+  return h("table", { class: "scores" },
+    h("caption", {}, v.phase === "over" ? `Game over: ${seatList(ctx, v.winners)} won` : "Scores (lowest total wins)"),
+    h("tr", {}, h("th", {}, "round"), seats.map((s) => h("th", {}, seatName(ctx, s)))),
+    v.round_scores.map((row, i) => h("tr", {}, h("td", {}, i + 1), row.map((x) => h("td", {}, x === null ? "-" : x)))),
+    h("tr", {}, h("th", {}, "total"), (v.totals || []).map((x) => h("td", {}, x))));
+}
+
+function status(ctx) {
+  const v = ctx.view;
+  if (!v.phase) return "";
+  const round = v.round ? `round ${v.round} of ${v.rounds}` : "";
+  const why = v.phase === "scored" && v.ended_by ? ` (${v.ended_by.replace("_", " ")})` : "";
+  return `${round} - ${PHASES[v.phase] || v.phase}${why}`;
+}
+
+function keys(ev, ctx) {
+  const click = (name) => {
+    const b = document.querySelector(`[data-action="${name}"]`);
+    if (b && !b.disabled) b.click();
+    return true;
+  };
+  switch (ev.key) {
+    case "r": return click("ready");
+    case "m": return click("meld");
+    case "d": return click("draw");
+    case "3": return click("draw3");
+    case "s": return click("stuck");
+    case "Escape": ctx.ui.selected = new Set(); ctx.redraw(); return true;
+    default: return false;
+  }
+}
+
+function describe(ev, ctx) {
+  const who = seatName(ctx, ev.seat);
+  switch (ev.event) {
+    case "dealer_chosen": return `${who} deals round ${ev.round}`;
+    case "round_dealt": return `round ${ev.round} dealt by ${seatName(ctx, ev.dealer)}`;
+    case "player_ready": return `${who} ready`;
+    case "round_started": return `Go! round ${ev.round}`;
+    case "meld_played": return `${who} played m${ev.meld} (${ev.kind}): ${cardsText(ev.cards, ev.values)}`;
+    case "card_drawn": return `${who} drew a card`;
+    case "card_added": return `${who} added ${isWild(ev.card) ? `W=${ev.value}` : label(ev.card)} to m${ev.meld}`;
+    case "card_taken": return `${who} took ${label(ev.card)} from m${ev.meld}`;
+    case "card_swapped": return `${who} swapped ${label(ev.gave)} for ${label(ev.took)} in m${ev.meld}`;
+    case "draw3_played": return `${who} played a Draw-3`;
+    case "stuck_declared": return `${who} stuck`;
+    case "stuck_cleared": return `${who} no longer stuck`;
+    case "player_out": return `${who} out!`;
+    case "round_ended": return `round ${ev.round} over (${(ev.reason || "").replace("_", " ")}); totals ${(ev.totals || []).join(" ")}`;
+    case "tie_break": return `tie-break round for ${seatList(ctx, ev.seats)}`;
+    case "game_ended": return `game over: ${seatList(ctx, ev.winners)} won`;
+    default: return ev.event;
+  }
+}
+
+export default {
+  name: "run-wild",
+  title: "Run Wild",
+  seats: [2, 4],
+  settings: [
+    { name: "rounds", type: "int", default: 4, min: 1, max: 100, label: "rounds" },
+    { name: "hand_size", type: "int", default: 8, min: 1, max: 18, label: "hand size" },
+    { name: "idle_timeout", type: "int", default: 120, min: 1, max: 86400, label: "idle timeout (s)" },
+    { name: "max_set_size", type: "int", default: 0, min: 0, max: 14, label: "largest set (0: no cap)" },
+    { name: "allow_all_wild_melds", type: "bool", default: false, label: "all-wild melds" },
+  ],
+  render,
+  status,
+  keys,
+  describe,
+};

@@ -1,0 +1,98 @@
+// Wild Shots (docs/RULES.md "Wild Shots"): tricks, on your turn; click a card to play it.
+
+import { button, h } from "../dom.js";
+import { seatList, seatName } from "./names.js";
+
+const SUITS = ["black", "red", "green", "blue"];
+const LETTERS = "KRGB";
+const SHAPES = ["♠", "♥", "♣", "♦"];
+const SYMBOL_MARK = { revolver: "r", hat: "h", star: "s", poster: "p" };
+
+const suitOf = (c) => Math.floor(c / 10);
+const valueOf = (c) => (c % 10) + 1;
+const label = (c) => LETTERS[suitOf(c)] + valueOf(c);
+
+function symbolOf(view, c) {
+  return view.symbols ? view.symbols[c] : null;
+}
+
+function cardLabel(view, c) {
+  const s = symbolOf(view, c);
+  return s ? `${label(c)} ${s}` : label(c);
+}
+
+function face(view, c) {
+  const s = symbolOf(view, c);
+  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[suitOf(c)]), h("span", {}, label(c)),
+    s ? h("span", { class: "sym", title: s }, `:${SYMBOL_MARK[s] || s}`) : null];
+}
+
+function render(ctx) {
+  const { view } = ctx;
+  const hand = (view.hand || []).slice().sort((a, b) => a - b);
+  const playable = new Set(view.playable || []);
+  const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
+    const marks = [];
+    if (p.seat === view.turn) marks.push("to play");
+    if (p.seat === view.leader) marks.push("leads");
+    if ((view.winners || []).includes(p.seat)) marks.push("WINNER");
+    return h("li", { dataset: { seat: p.seat } }, h("strong", { class: "pname" }, seatName(ctx, p.seat)),
+      ` ${p.hand} cards, ${p.tricks} tricks, penalties ${p.total}`,
+      marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
+      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+  }));
+  const hits = Object.entries(view.hits || {}).map(([k, v]) => `${k} ${v}`).join(", ");
+  const last = view.last_trick;
+  const board = [
+    players,
+    h("p", {}, `hits this round: ${hits || "-"}; trump: ${view.trump || "-"}; led suit: ${view.led_suit || "-"}`),
+    h("h3", {}, `Trick ${view.trick_number || "-"}`),
+    (view.trick || []).length
+      ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {}, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`)))
+      : h("p", { class: "hint" }, "no card played in this trick yet"),
+    last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
+  ];
+  if (ctx.seat === null) return { board, hand: null, actions: [] };
+  const myTurn = view.turn === ctx.seat && view.phase === "playing";
+  const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand: click a card to play it" },
+    hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
+      class: `card ws-${SUITS[suitOf(c)]}` + (myTurn && !playable.has(c) ? " dim" : "") + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : ""),
+      "data-card": c, "data-key": `h${c}`, "data-playable": myTurn && playable.has(c) ? "true" : "false",
+      "aria-label": `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`,
+    })));
+  return { board, hand: handNode, actions: [] };
+}
+
+function status(ctx) {
+  const v = ctx.view;
+  if (v.phase === "over") return `game over: ${seatList(ctx, v.winners)} won`;
+  if (v.phase !== "playing") return v.phase || "";
+  return `round ${v.round} of ${v.rounds}, trick ${v.trick_number}`;
+}
+
+function describe(ev, ctx) {
+  const who = seatName(ctx, ev.seat);
+  switch (ev.event) {
+    case "starter_chosen": return `${who} starts`;
+    case "snake_oil_revealed": return `trick ${ev.trick}: ${ev.symbol} is trump`;
+    case "card_played": return `${who} played ${label(ev.card)}${ev.symbol ? ` ${ev.symbol}` : ""}`;
+    case "trick_won": return `${who} won trick ${ev.trick} with ${label(ev.card)}`;
+    case "round_scored": return `round ${ev.round} scored: penalties ${(ev.penalties || []).join(" ")}`;
+    case "game_over": return `game over: ${seatList(ctx, ev.winners)} won`;
+    case "snake_oil_shuffled": return null;
+    default: return ev.event.replaceAll("_", " ");
+  }
+}
+
+export default {
+  name: "wild-shots",
+  title: "Wild Shots",
+  seats: [2, 4],
+  settings: [
+    { name: "turn_timer", type: "int", default: 60, min: 0, max: 86400, label: "turn timer (s, 0: off)" },
+    { name: "rotate_starter", type: "bool", default: false, label: "rotate the starter" },
+  ],
+  render,
+  status,
+  describe,
+};

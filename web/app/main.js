@@ -1,0 +1,426 @@
+// wildtable in a browser: the name, the lobby, a table. One WebSocket to the server that
+// served this page (net.js); every screen is drawn from what the server last said (its
+// views carry the whole state of the seat, docs/PROTOCOL.md), never patched.
+
+import { Connection } from "./net.js";
+import { store } from "./store.js";
+import { button, clear, h, keepFocus } from "./dom.js";
+import { GAMES, gameFor, seatName } from "./games/index.js";
+
+const root = document.getElementById("app");
+const connLine = document.getElementById("conn");
+
+const app = {
+  name: "",
+  conn: null,
+  screen: "name",          // "name" | "lobby" | "table"
+  tables: [],
+  omitted: 0,
+  lobbyNote: null,         // {text, error}
+  creating: false,         // a table_created answers our own create: join it
+  at: null,                // the table: {id, game, seat, token, seq, view, players, over, events, refusal, ui}
+  intents: new Map(),      // intent id -> what was tried (the words shown with its refusal)
+  nextIntent: 1,
+  lobbyTimer: null,
+  tick: null,
+  deadline: null,          // the turn timer's end (performance.now() ms), for the countdown
+};
+window.wildtable = app;    // for the curious and the tests: read only
+
+// ------------------------------------------------------------------ connection
+function start(name) {
+  app.name = name;
+  store.setName(name);
+  app.conn = new Connection({ name, onMessage, onState });
+  app.conn.open();
+}
+
+function onState(state, detail) {
+  connLine.textContent = state === "open" ? `connected as ${app.name} (${detail})` : state === "connecting" ? "connecting..." : detail;
+  connLine.dataset.state = state;
+}
+
+function send(msg) {
+  if (!app.conn || !app.conn.send(msg)) {
+    note("not connected: wait a moment and try again", true);
+    return false;
+  }
+  return true;
+}
+
+function onMessage(msg) {
+  switch (msg.type) {
+    case "welcome": return onWelcome();
+    case "table_list":
+      app.tables = msg.tables || [];
+      app.omitted = msg.omitted || 0;
+      if (app.screen === "lobby") drawLobby();
+      return;
+    case "table_created":
+      if (app.creating) {
+        app.creating = false;
+        send({ type: "join", table: msg.table, seat: null });
+      }
+      return;
+    case "joined": return onSeated(msg, msg.seat, msg.token);
+    case "spectating": return onSeated(msg, null, null);
+    case "players":
+      if (app.at && app.at.id === msg.table) {
+        app.at.players = msg.players;
+        drawTable();
+      }
+      return;
+    case "accepted":
+      app.intents.delete(msg.intent);
+      return;
+    case "rejected": {
+      const what = app.intents.get(msg.intent) || `intent ${msg.intent}`;
+      app.intents.delete(msg.intent);
+      if (app.at) {
+        app.at.refusal = { what, code: msg.code, reason: msg.reason };
+        drawTable();
+      }
+      return;
+    }
+    case "update": return onUpdate(msg);
+    case "game_over":
+      if (app.at) {
+        app.at.over = msg;
+        drawTable();
+      }
+      return;
+    case "left":
+      app.at = null;
+      toLobby();
+      return;
+    case "error": return onError(msg);
+    case "goodbye":
+      note(`the server says goodbye: ${msg.reason}`, true);
+      if (app.at) {
+        app.at.refusal = { what: "connection", code: "goodbye", reason: msg.reason };
+        drawTable();
+      }
+      return;
+    default:
+      return;
+  }
+}
+
+function onWelcome() {
+  // back to the table this page sat at (a reload, or a dropped connection)
+  const cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  if (cur && cur.table) {
+    const kept = store.seat(cur.table, app.name);
+    if (!cur.spectate && kept) {
+      send({ type: "rejoin", table: cur.table, seat: kept.seat, token: kept.token });
+      return;
+    }
+    if (cur.spectate) {
+      send({ type: "spectate", table: cur.table });
+      return;
+    }
+  }
+  toLobby();
+}
+
+function onSeated(msg, seat, token) {
+  if (token) store.keepSeat(msg.table, app.name, seat, token, msg.game);
+  store.setCurrent({ table: msg.table, spectate: seat === null });
+  const same = app.at && app.at.id === msg.table;
+  app.at = {
+    id: msg.table, game: msg.game, seat, seq: msg.seq, view: msg.view || {}, players: msg.players || [],
+    over: null, events: same ? app.at.events : [], refusal: null, ui: same ? app.at.ui : {},
+  };
+  app.at.events.push(seat === null ? "watching" : `seated at seat ${seat}`);
+  setDeadline();
+  showTable();
+}
+
+function onUpdate(msg) {
+  const at = app.at;
+  if (!at) return;
+  at.seq = msg.seq;
+  at.view = msg.view;
+  const g = gameFor(at.game);
+  for (const ev of msg.events || []) {
+    const text = g.describe(ev, ctxFor(at));
+    if (text) at.events.push(text);
+  }
+  at.events.splice(0, Math.max(0, at.events.length - 60));
+  setDeadline();
+  drawTable();
+}
+
+function onError(msg) {
+  const text = `${msg.code}: ${msg.message}`;
+  if (msg.ref === "rejoin") {
+    // the seat is gone (released, forgotten, expired): drop its token, back to the lobby
+    const cur = app.at ? app.at.id : (store.current() || {}).table;
+    if (cur) store.dropSeat(cur, app.name);
+    store.setCurrent(null);
+    app.at = null;
+    toLobby(`could not take the seat back: ${text}`, true);
+    return;
+  }
+  if (msg.ref === "spectate" && app.screen !== "lobby") {
+    store.setCurrent(null);
+    app.at = null;
+    toLobby(text, true);
+    return;
+  }
+  if (app.screen === "table" && app.at) {
+    app.at.refusal = { what: msg.ref || "request", code: msg.code, reason: msg.message };
+    drawTable();
+  } else {
+    app.creating = false;
+    note(text, true);
+  }
+}
+
+// ------------------------------------------------------------------ screens
+function note(text, error = false) {
+  app.lobbyNote = { text, error };
+  if (app.screen === "lobby") drawLobby();
+}
+
+function drawName() {
+  app.screen = "name";
+  clear(root);
+  root.dataset.screen = "name";
+  const input = h("input", { id: "name", name: "name", maxlength: 40, required: true, autocomplete: "nickname", value: store.name() });
+  const form = h("form", {
+    class: "card-panel", onsubmit: (e) => {
+      e.preventDefault();
+      const name = input.value.trim();
+      if (!name) return;
+      start(name);
+      toLobby();
+    },
+  }, h("label", { for: "name" }, "Your name "), input, " ", h("button", { type: "submit", id: "enter" }, "Enter"));
+  root.append(h("section", { "aria-label": "your name" }, form));
+  input.focus();
+}
+
+function toLobby(text, error) {
+  app.screen = "lobby";
+  if (text) app.lobbyNote = { text, error: !!error };
+  stopTick();
+  if (app.conn && app.conn.ready) send({ type: "list_tables" });
+  if (app.lobbyTimer === null) {
+    app.lobbyTimer = setInterval(() => {
+      if (app.screen === "lobby" && app.conn && app.conn.ready) send({ type: "list_tables" });
+    }, 2000);
+  }
+  drawLobby();
+}
+
+function drawLobby() {
+  keepFocus(root, () => {
+    const rows = app.tables.map((t) => {
+      const players = (t.players || []).map((p, i) => p === null ? "(free)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
+      const kept = store.seat(t.table, app.name);
+      const free = (t.players || []).some((p) => p === null);
+      const buttons = [];
+      if (kept) {
+        buttons.push(button("Rejoin", () => send({ type: "rejoin", table: t.table, seat: kept.seat, token: kept.token }), { "data-key": `rejoin-${t.table}`, "data-action": "rejoin" }));
+      } else if (free && t.status !== "over") {
+        buttons.push(button("Join", () => send({ type: "join", table: t.table, seat: null }), { "data-key": `join-${t.table}`, "data-action": "join" }));
+      }
+      buttons.push(button("Watch", () => send({ type: "spectate", table: t.table }), { "data-key": `watch-${t.table}`, "data-action": "watch" }));
+      return h("tr", { dataset: { table: t.table, status: t.status } },
+        h("td", {}, t.name || t.table), h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
+        h("td", {}, t.status), h("td", { class: "row-actions" }, buttons));
+    });
+    const list = rows.length
+      ? h("table", { class: "tables" }, h("caption", {}, "Tables"),
+        h("thead", {}, h("tr", {}, ["table", "game", "players", "status", ""].map((x) => h("th", { scope: "col" }, x)))),
+        h("tbody", {}, rows))
+      : h("p", { class: "hint" }, "No tables yet: create one.");
+    if (root.dataset.screen !== "lobby") {
+      // the form is made once per visit of the lobby, so a refresh of the list never
+      // wipes what the player is typing
+      clear(root);
+      root.dataset.screen = "lobby";
+      root.append(h("div", { id: "lobby-note-box" }), h("section", { id: "tables-box", "aria-label": "tables" }), createForm(),
+        h("p", { class: "hint" }, `playing as ${app.name}; `, button("change name", () => {
+          if (app.conn) app.conn.close();
+          app.conn = null;
+          clearInterval(app.lobbyTimer);
+          app.lobbyTimer = null;
+          drawName();
+        }, { class: "small", id: "rename", "data-key": "rename" })));
+    }
+    clear(document.getElementById("lobby-note-box")).append(
+      app.lobbyNote ? h("p", { class: app.lobbyNote.error ? "refusal" : "hint", role: "alert", id: "lobby-note" }, app.lobbyNote.text) : "");
+    clear(document.getElementById("tables-box")).append(list,
+      app.omitted ? h("p", { class: "hint" }, `${app.omitted} more not listed`) : "");
+  });
+}
+
+function createForm() {
+  const gameSel = h("select", { id: "game", name: "game", "data-key": "game" }, GAMES.map((g) => h("option", { value: g.name }, g.title)));
+  gameSel.value = app.createGame || GAMES[0].name;
+  const g = gameFor(gameSel.value);
+  const seats = h("input", { id: "seats", name: "seats", type: "number", min: g.seats[0], max: g.seats[1], value: g.seats[0], "data-key": "seats" });
+  const tname = h("input", { id: "tname", name: "tname", maxlength: 60, placeholder: "optional", "data-key": "tname" });
+  const fields = g.settings.map((s) => {
+    const id = `set-${s.name}`;
+    const input = s.type === "bool"
+      ? h("input", { id, type: "checkbox", "data-setting": s.name, "data-key": id, checked: s.default })
+      : h("input", { id, type: "number", min: s.min, max: s.max, value: s.default, "data-setting": s.name, "data-key": id });
+    return h("p", {}, h("label", { for: id }, `${s.label} `), input);
+  });
+  gameSel.addEventListener("change", () => {
+    app.createGame = gameSel.value;
+    document.getElementById("create").replaceWith(createForm());
+    document.getElementById("game").focus();
+  });
+  const form = h("form", {
+    id: "create", onsubmit: (e) => {
+      e.preventDefault();
+      const settings = {};
+      for (const s of g.settings) {
+        const input = form.querySelector(`[data-setting="${s.name}"]`);
+        const v = s.type === "bool" ? input.checked : Number(input.value);
+        if (v !== s.default) settings[s.name] = v;
+      }
+      const msg = { type: "create_table", game: g.name, seats: Number(seats.value), settings };
+      if (tname.value.trim()) msg.name = tname.value.trim();
+      app.creating = true;
+      app.lobbyNote = null;
+      send(msg);
+    },
+  },
+  h("h2", {}, "New table"),
+  h("p", {}, h("label", { for: "game" }, "game "), gameSel, " ", h("label", { for: "seats" }, "seats "), seats),
+  h("p", {}, h("label", { for: "tname" }, "table name "), tname),
+  h("details", {}, h("summary", {}, "settings"), fields),
+  h("p", {}, h("button", { type: "submit", id: "create-btn" }, "Create and join")),
+  h("p", { class: "hint" }, "To play against bots, seat them from a terminal: wildtable bots ",
+    `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`, " --table TABLE --count N"));
+  return form;
+}
+
+function ctxFor(at) {
+  return {
+    view: at.view || {},
+    seat: at.seat,
+    players: at.players,
+    ui: at.ui,
+    connected: (seat) => {
+      const p = (at.players || []).find((x) => x.seat === seat);
+      return !p || p.connected !== false;
+    },
+    act(action, what) {
+      const id = app.nextIntent++;
+      app.intents.set(id, what);
+      at.refusal = null;
+      if (!send({ type: "intent", id, action })) app.intents.delete(id);
+    },
+    refuse(what, reason) {        // refused here, before the server: said the same way
+      at.refusal = { what, code: "", reason };
+      drawTable();
+    },
+    redraw: () => drawTable(),
+  };
+}
+
+function showTable() {
+  app.screen = "table";
+  if (app.lobbyTimer !== null) {
+    clearInterval(app.lobbyTimer);
+    app.lobbyTimer = null;
+  }
+  drawTable();
+  startTick();
+}
+
+function setDeadline() {
+  const v = app.at && app.at.view;
+  app.deadline = v && v.turn_timer > 0 && v.turn !== null && v.turn !== undefined && v.phase !== "over"
+    ? performance.now() + v.turn_timer * 1000 : null;
+}
+
+function countdown() {
+  if (app.deadline === null) return "";
+  return `${Math.max(0, Math.ceil((app.deadline - performance.now()) / 1000))} s`;
+}
+
+function startTick() {
+  stopTick();
+  app.tick = setInterval(() => {
+    const el = document.getElementById("countdown");
+    if (el) el.textContent = countdown();
+  }, 250);
+}
+
+function stopTick() {
+  if (app.tick !== null) clearInterval(app.tick);
+  app.tick = null;
+}
+
+function drawTable() {
+  const at = app.at;
+  if (!at || app.screen !== "table") return;
+  const g = gameFor(at.game);
+  const ctx = ctxFor(at);
+  keepFocus(root, () => {
+    clear(root);
+    root.dataset.screen = "table";
+    const parts = g.render(ctx);
+    const v = ctx.view;
+    const turnBased = v.turn !== undefined;
+    const turn = turnBased && v.turn !== null && v.phase !== "over"
+      ? h("p", { id: "turn", class: v.turn === at.seat ? "yourturn" : "" },
+        v.turn === at.seat ? "Your turn" : `${seatName(ctx, v.turn)} to play`,
+        app.deadline !== null ? [" - ", h("span", { id: "countdown", "aria-label": "turn timer" }, countdown())] : null)
+      : null;
+    const over = at.over
+      ? h("p", { id: "over", role: "status" }, `Game over. Scores: ${(at.players || []).map((p) => `${seatName(ctx, p.seat)} ${at.over.scores[p.seat]}`).join(", ")}. `,
+        at.over.winners.length ? `Won: ${at.over.winners.map((s) => seatName(ctx, s)).join(", ")}.` : "Nobody won.")
+      : null;
+    const refusal = at.refusal
+      ? h("p", { id: "refusal", class: "refusal", role: "alert", dataset: { code: at.refusal.code } },
+        h("strong", {}, at.refusal.what), ": ", at.refusal.code ? `${at.refusal.code} - ` : "", at.refusal.reason)
+      : h("p", { id: "refusal", class: "refusal empty", role: "alert" });
+    root.append(h("section", {
+      id: "table", "aria-label": "table", dataset: { table: at.id, game: at.game, seq: at.seq, phase: v.phase || "", seat: at.seat === null ? "" : at.seat, over: at.over ? "yes" : "no" },
+    },
+    h("div", { class: "tablehead" },
+      h("h2", {}, `${g.title} - table ${at.id}`),
+      h("p", { id: "status" }, at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `, g.status(ctx)),
+      turn, over,
+      button(at.over || at.seat === null ? "Back to lobby" : "Leave table", () => leave(), { id: "leave", "data-key": "leave" })),
+    h("div", { class: "board" }, parts.board),
+    parts.hand ? h("section", { "aria-label": "your hand" }, h("h3", {}, "Your hand"), parts.hand) : null,
+    parts.actions && parts.actions.length ? h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }, parts.actions) : null,
+    refusal,
+    h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"),
+      h("ol", { id: "events", reversed: true }, at.events.slice(-12).reverse().map((t) => h("li", {}, t))))));
+  });
+}
+
+function leave() {
+  const at = app.at;
+  if (!at) return toLobby();
+  if (at.seat !== null && !at.over) store.dropSeat(at.id, app.name);
+  store.setCurrent(null);
+  if (!send({ type: "leave" })) toLobby();
+}
+
+function onKey(ev) {
+  if (app.screen !== "table" || !app.at || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  const t = ev.target;
+  if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
+  const g = gameFor(app.at.game);
+  if (g.keys && g.keys(ev, ctxFor(app.at))) ev.preventDefault();
+}
+
+document.addEventListener("keydown", onKey);
+const saved = store.name();
+if (saved) {
+  root.append(h("p", { class: "hint" }, `connecting as ${saved}...`));
+  start(saved);
+} else {
+  drawName();
+}
