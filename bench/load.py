@@ -83,6 +83,8 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
                "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--seed", str(args.seed + i),
                "--ramp", str(args.ramp),
                "--group-base", str(i * 100_000), "--intent-bytes", str(intent_bytes)]
+        if args.fair_ms is not None:
+            cmd += ["--fair-ms", str(args.fair_ms)]
         if bare:
             cmd.append("--bare")
         # results go to a file: a pipe would fill up and stall the generator
@@ -186,6 +188,8 @@ def main(argv=None) -> int:
     ap.add_argument("--generators", type=int, default=1, help="load-generator processes (default 1)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-bare", action="store_true", help="do not run the bare-stack comparison")
+    ap.add_argument("--fair-ms", type=int, default=None,
+                    help="the Run Wild tables' fair_ms (default: the game's default; 0 = arrival order, no 1 s pings)")
     ap.add_argument("--bare-writes", choices=("all", "per-frame", "direct", "wire"), default="all",
                     help="which bare stacks to run: trio-websocket's per-frame send from a writer task, "
                          "trio-websocket's send awaited by the receiving task, our server's way of writing, or all (default)")

@@ -54,6 +54,7 @@ from wildtable.client.games import run_wild as strategy
 from wildtable.protocol import messages as m
 
 SEATS = 4
+TABLE_SETTINGS = {"idle_timeout": 30.0, "rounds": 100}     # --fair-ms adds fair_ms (else its default)
 RECV_BYTES = 256 * 1024
 MAX_MESSAGE = 8 << 20            # as the old trio-websocket client's max_message_size
 DRAIN_SECONDS = 2.0              # answers in flight may arrive this long after --seconds
@@ -480,7 +481,7 @@ class Player(Conn):
                 return
             if self.seat == 0:
                 self.state = CREATE
-                self.send_binary(m.encode(m.CreateTable("run-wild", SEATS, {"idle_timeout": 30.0, "rounds": 100})))
+                self.send_binary(m.encode(m.CreateTable("run-wild", SEATS, TABLE_SETTINGS)))
             elif self.run.table is not None:
                 self.send_join()
             else:
@@ -752,7 +753,10 @@ def main(argv=None) -> int:
                     help="quick: the client's cheap strategy (default); bot: the full bot, ~1 ms a decision")
     ap.add_argument("--group-base", type=int, default=0)
     ap.add_argument("--intent-bytes", type=int, default=40)
+    ap.add_argument("--fair-ms", type=int, default=None, help="the tables' fair_ms (default: the game's default)")
     args = ap.parse_args(argv)
+    if args.fair_ms is not None:
+        TABLE_SETTINGS["fair_ms"] = args.fair_ms
     try:
         out = run(args)
     except Fatal as e:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Any
 
 import attrs
@@ -171,6 +172,8 @@ class Timeline:
         elif type(r) is IntentRejected:
             lines.append(f"  reason: {r.reason}")
             lines.append(f"  checked against the state after seq {r.after}; intent {r.intent}")
+        if type(r) in (ActionAccepted, IntentRejected) and not self.hidden_from(r, perspective):
+            lines.extend(self.order_lines(i, perspective))
         for ev in step.events:
             text = self.plugin.describe(ev, ctx)
             if text:
@@ -178,6 +181,39 @@ class Timeline:
         if step.problem:
             lines.append("  PROBLEM: " + step.problem)
         return lines
+
+    #: how many records after an intent's are looked at for intents it went ahead of
+    OVERTAKEN_WINDOW = 32
+
+    def order_lines(self, i: int, perspective: Any = ALL) -> list[str]:
+        """When record ``i``'s intent arrived, and at a table in fair order (Run Wild,
+        fair_ms > 0) what put it where it is in the log: its connection's delay estimate,
+        the send time it was ordered by, the hold; and the intents that arrived before it
+        yet come after it in the log, because they were sent later (docs/LOG-FORMAT.md)."""
+        r = self.steps[i].record
+        if r.recv is None:
+            return []
+        out = [f"  arrived {_clock(r.recv)}"]
+        if r.sent is None:
+            return out
+        out[0] += (f", delay estimate {r.delay * 1000:.1f} ms, sent {_clock(r.sent)} "
+                   f"({(r.recv - r.sent) * 1000:.1f} ms before it arrived), held up to {r.hold * 1000:.0f} ms")
+        for k in range(i + 1, min(len(self.steps), i + 1 + self.OVERTAKEN_WINDOW)):
+            o = self.steps[k].record
+            if (type(o) in (ActionAccepted, IntentRejected) and o.recv is not None and o.sent is not None
+                    and o.recv < r.recv and o.seat != r.seat and not self.hidden_from(o, perspective)):
+                where = f"seq {o.seq}" if type(o) is ActionAccepted else f"refused after seq {o.after}"
+                out.append(f"  went ahead of {self.ctx(k).seat_label(o.seat)}'s intent {o.intent} ({where}), "
+                           f"which arrived {(r.recv - o.recv) * 1000:.1f} ms earlier but acted "
+                           f"{(self.acted(o) - self.acted(r)) * 1000:.1f} ms later")
+        return out
+
+    def acted(self, r: Any) -> float:
+        """The time a logged intent was ordered by (Unix time): its send time less the
+        delay with which its player saw the table, that delay capped at the table's
+        fair_ms (docs/LOG-FORMAT.md, "Fair order")."""
+        cap = self.header.settings.get("fair_ms", self.game.default_settings().get("fair_ms", 0)) / 1000
+        return r.sent - min(r.delay, cap)
 
     def state_lines(self, i: int, perspective: Any) -> list[str]:
         """The state after record ``i`` as ``perspective`` (ALL, SPECTATOR or a seat) sees it."""
@@ -205,6 +241,11 @@ def parse_perspective(value: str | None, seats: int) -> Any:
     if value.isascii() and value.isdigit() and len(value) <= 3 and int(value) < seats:
         return int(value)
     raise ValueError(f"--seat wants 0..{seats - 1}, all or spectator, not {value!r}")
+
+
+def _clock(t: float) -> str:
+    """A logged Unix time as UTC clock time to the millisecond."""
+    return time.strftime("%H:%M:%S", time.gmtime(t)) + f".{int(t * 1000) % 1000:03d} UTC"
 
 
 def raw(value: Any) -> str:

@@ -343,7 +343,11 @@ class Table:
                 # intent that arrived before it goes before the timer's move (the arbiter may
                 # have been busy committing at the deadline), one that came after, after it
                 # (below); and a table is never forgotten with a request waiting for it.
-                if trio.current_time() < wake or self._waiting():
+                if self.fair and len(self._held) >= INBOX:
+                    # as many held as the inbox holds: take no more until some are
+                    # released (senders wait on the full inbox, as at any table)
+                    await trio.sleep_until(wake)
+                elif trio.current_time() < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through

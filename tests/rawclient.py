@@ -9,7 +9,7 @@ from collections import deque
 
 import trio
 from wsproto import ConnectionType, WSConnection
-from wsproto.events import AcceptConnection, BytesMessage, Request
+from wsproto.events import AcceptConnection, BytesMessage, Ping, Request
 from wsproto.utilities import RemoteProtocolError
 
 from wildtable.client.net import connect
@@ -62,7 +62,12 @@ class RawClient:
             self.events.extend(self.ws.events())
 
     async def message(self):
+        """The next message; a ping before it is answered, as any client does (a seat at
+        a Run Wild table in fair order is pinged at once and then every second)."""
         ev = await self.event()
+        while isinstance(ev, Ping):
+            await self.stream.send_all(self.ws.send(ev.response()))
+            ev = await self.event()
         assert isinstance(ev, bytes), ev
         return m.decode(ev)
 
