@@ -1,0 +1,31 @@
+"""A page reload in the middle of a game takes the seat back: the seat token is kept in
+the browser's localStorage per server, table and player name, and the page rejoins with it."""
+
+from __future__ import annotations
+
+
+def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
+    p = players("ann").open()
+    p.enter("ann")
+    table = p.create("run-wild", 2, rounds=1, idle_timeout=120)
+    web_server.bots(table, 1, delay=0.4)
+    page = p.page
+    page.wait_for_selector('[data-action="ready"]')
+    p.click_and_wait('[data-action="ready"]')
+    page.wait_for_function("() => window.wildtable.at.view.phase === 'playing'", timeout=10_000)
+    before = p.state()
+    kept = page.evaluate("() => localStorage.getItem('wildtable.seats')")
+    assert table in kept and "token" in kept
+
+    page.reload()
+    page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
+    after = p.state()
+    assert after["seat"] == before["seat"] == 0
+    assert after["view"]["phase"] == "playing" and len(after["view"]["hand"]) >= 8
+    assert "ann" in page.inner_text("#status")
+    # the seat is ours again: an action is accepted
+    seq = after["seq"]
+    p.click_and_wait('[data-action="draw"]')
+    page.wait_for_function("s => window.wildtable.at.seq > s", arg=seq)
+    assert p.state()["refusal"] is None
+    assert len(p.state()["view"]["hand"]) >= 9 or p.state()["view"]["phase"] != "playing"
