@@ -116,6 +116,10 @@ class Peer:
         """The next whole message: bytes for a binary one, str for a text one. Raises
         ConnectionClosed once the peer has closed, failed the protocol, or gone."""
         messages = self._messages
+        if messages:
+            # parsed earlier from one read: a peer that pipelines many messages must not
+            # keep every other task waiting while its reader works through them
+            await trio.lowlevel.checkpoint()
         sock = self._sock
         while not messages:
             if self._gone:
