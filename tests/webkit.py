@@ -149,6 +149,18 @@ class Player:
         self.page.click(selector)
         self.page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=timeout)
 
+    def try_click(self, selector: str, then_wait: bool = False) -> bool:
+        """Click if the element is there and enabled within a moment (in Run Wild the table
+        may change under the pointer: a round ends, a card is taken); False if not."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+        try:
+            self.page.click(selector, timeout=1_000)
+        except PlaywrightTimeout:
+            return False
+        if then_wait:
+            self.page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=10_000)
+        return True
+
     def screenshot(self, path: Path) -> None:
         self.page.screenshot(path=str(path), full_page=True)
 
@@ -169,3 +181,13 @@ def wait_until(predicate, timeout: float, what: str, step: float = 0.05):
         if time.monotonic() > end:
             raise AssertionError(f"{what}: not within {timeout:g} s")
         time.sleep(step)
+
+
+def doc_shot(player: Player, name: str) -> None:
+    """With WILDTABLE_DOC_SHOTS=DIR, save what the page shows now as DIR/name: the
+    screenshots in docs/PLAYING.md are taken this way, by the suite
+    (WILDTABLE_DOC_SHOTS=docs/img .venv/bin/pytest tests/web)."""
+    where = os.environ.get("WILDTABLE_DOC_SHOTS")
+    if where:
+        Path(where).mkdir(parents=True, exist_ok=True)
+        player.page.screenshot(path=str(Path(where) / name))

@@ -1,7 +1,10 @@
 """A page reload in the middle of a game takes the seat back: the seat token is kept in
-the browser's localStorage per server, table and player name, and the page rejoins with it."""
+the browser's localStorage per server, table and player name, and the page rejoins with it.
+So does a dropped connection: the page connects again and rejoins."""
 
 from __future__ import annotations
+
+from webkit import doc_shot
 
 
 def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
@@ -13,6 +16,7 @@ def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
     page.wait_for_selector('[data-action="ready"]')
     p.click_and_wait('[data-action="ready"]')
     page.wait_for_function("() => window.wildtable.at.view.phase === 'playing'", timeout=10_000)
+    doc_shot(p, "web-phone.png")
     before = p.state()
     kept = page.evaluate("() => localStorage.getItem('wildtable.seats')")
     assert table in kept and "token" in kept
@@ -29,3 +33,13 @@ def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
     page.wait_for_function("s => window.wildtable.at.seq > s", arg=seq)
     assert p.state()["refusal"] is None
     assert len(p.state()["view"]["hand"]) >= 9 or p.state()["view"]["phase"] != "playing"
+
+    # a dropped connection: the page connects again by itself and takes the seat back
+    seq = p.state()["seq"]
+    page.evaluate("() => window.wildtable.conn.ws.close()")
+    page.wait_for_function("() => !window.wildtable.conn.ready")
+    page.wait_for_function("() => window.wildtable.conn.ready && window.wildtable.at && window.wildtable.at.seat === 0",
+                           timeout=10_000)
+    page.wait_for_function("s => window.wildtable.at.seq >= s", arg=seq)
+    p.click_and_wait('[data-action="draw"]')
+    assert p.state()["refusal"] is None

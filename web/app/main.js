@@ -309,7 +309,7 @@ function ctxFor(at) {
     ui: at.ui,
     connected: (seat) => {
       const p = (at.players || []).find((x) => x.seat === seat);
-      return !p || p.connected !== false;
+      return !p || !p.name || p.connected !== false;     // a free seat is not "offline"
     },
     act(action, what) {
       const id = app.nextIntent++;

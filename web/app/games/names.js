@@ -1,11 +1,12 @@
 // Seats by their players' names (text, never markup).
 
-// "ann", "you", or "seat 3" for a seat with nobody in it
+// "ann", "you", or "seat 3 (free)" for a seat nobody has taken
 export function seatName(ctx, seat) {
   if (seat === null || seat === undefined) return "nobody";
   if (seat === ctx.seat) return "you";
   const p = (ctx.players || []).find((x) => x.seat === seat);
-  return p && p.name ? p.name : `seat ${seat}`;
+  if (p && p.name) return p.name;
+  return p ? `seat ${seat} (free)` : `seat ${seat}`;
 }
 
 export function seatList(ctx, seats) {

@@ -1,6 +1,7 @@
-"""A browser and a terminal client (`wildtable play --plain`, a real subprocess) at one Run
-Wild table: both play, and both see the same table (every seat's hand and pile counts,
-the melds, the round), the browser by its page, the terminal by `show`."""
+"""Two browsers (two contexts: two players) and a terminal client (`wildtable play
+--plain`, a real subprocess) at one Run Wild table: all play, and all see the same table
+(every seat's hand and pile counts, the melds), the browsers by their pages, the terminal
+by `show`."""
 
 from __future__ import annotations
 
@@ -76,43 +77,55 @@ def browser_table(p) -> dict:
     st = p.state()
     seats = {}
     for pl in st["view"]["players"]:
-        name = "ann" if pl["seat"] == st["seat"] else next(x["name"] for x in st["players"] if x["seat"] == pl["seat"])
+        name = next(x["name"] for x in st["players"] if x["seat"] == pl["seat"])
         seats[name] = (pl["hand"], pl["pile"])
     # what the page shows for each seat, in words
     return {"seats": seats, "melds": len(st["view"]["melds"]), "seq": st["seq"]}
 
 
-def test_a_terminal_and_a_browser_see_the_same_table(players, web_server):
-    p = players("ann", viewport=DESKTOP).open()
-    p.enter("ann")
-    table = p.create("run-wild", 2, rounds=1, idle_timeout=120)
-    term = Terminal([web_server.url, "--plain", "--table", table, "--seat", "1", "--name", "tess"])
+def test_two_browsers_and_a_terminal_see_the_same_table(players, web_server):
+    ann = players("ann", viewport=DESKTOP).open()
+    ann.enter("ann")
+    table = ann.create("run-wild", 3, rounds=1, idle_timeout=120)
+    bea = players("bea").open()
+    bea.enter("bea")
+    bea.page.click(f'tr[data-table="{table}"] [data-action="join"]')
+    bea.page.wait_for_selector(f'#table[data-table="{table}"]')
+    term = Terminal([web_server.url, "--plain", "--table", table, "--seat", "2", "--name", "tess"])
     try:
         term.until(r"^info joined table")
-        page = p.page
-        page.wait_for_selector('[data-action="ready"]', timeout=10_000)
-        page.wait_for_function("() => window.wildtable.at.players.some(x => x.name === 'tess')")
-        assert "tess" in page.inner_text(".players")
-        p.click_and_wait('[data-action="ready"]')
+        for p in (ann, bea):
+            p.page.wait_for_selector('[data-action="ready"]', timeout=10_000)
+            p.page.wait_for_function("() => window.wildtable.at.players.some(x => x.name === 'tess')")
+            assert "tess" in p.page.inner_text(".players")
+            p.click_and_wait('[data-action="ready"]')
         term.send("ready")
-        page.wait_for_function("() => window.wildtable.at.view.phase === 'playing'", timeout=10_000)
+        for p in (ann, bea):
+            p.page.wait_for_function("() => window.wildtable.at.view.phase === 'playing'", timeout=10_000)
         term.until(r"^event .*(Go|go|started)")
-        # both play: the browser draws by a click, the terminal by a command
-        p.click_and_wait('[data-action="draw"]')
+        # all play: the browsers draw by a click, the terminal by a command
+        ann.click_and_wait('[data-action="draw"]')
+        bea.click_and_wait('[data-action="draw"]')
+        bea.click_and_wait('[data-action="draw"]')
         term.send("draw")
-        page.wait_for_function("() => window.wildtable.at.view.players.every(x => x.hand === 9)", timeout=10_000)
-        # the same table on both screens
-        want = browser_table(p)
+        for p in (ann, bea):
+            p.page.wait_for_function("() => window.wildtable.at.view.players.map(x => x.hand).join() === '9,10,9'",
+                                     timeout=10_000)
+        # the same table on all three screens
+        want = browser_table(ann)
+        assert browser_table(bea) == want
+        assert want["seats"] == {"ann": (9, 15), "bea": (10, 14), "tess": (9, 15)}, want
         for _ in range(20):
             got = term.show()
-            if got["seats"] == {"ann": want["seats"]["ann"], "tess": want["seats"]["tess"]}:
+            if got["seats"] == want["seats"]:
                 break
             time.sleep(0.1)
-        assert got["seats"] == {"ann": want["seats"]["ann"], "tess": want["seats"]["tess"]}, (got, want)
+        assert got["seats"] == want["seats"], (got, want)
         assert "none" in got["melds"] and want["melds"] == 0
-        # and the page's words say the same counts
-        text = page.inner_text(".players")
-        for name, (hand, pile) in want["seats"].items():
-            assert re.search(rf"{'you' if name == 'ann' else name} hand {hand}, pile {pile}", text), text
+        # and each page's words say the same counts
+        for p, me in ((ann, "ann"), (bea, "bea")):
+            text = p.page.inner_text(".players")
+            for name, (hand, pile) in want["seats"].items():
+                assert re.search(rf"{'you' if name == me else name} hand {hand}, pile {pile}", text), text
     finally:
         term.quit()
