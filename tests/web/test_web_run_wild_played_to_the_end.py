@@ -1,5 +1,6 @@
 """A Run Wild game against a bot, played to the end by clicking in one browser page: Ready,
-cards of the hand and Meld, a hand card and a meld's add button, Draw, Draw-3, Stuck;
+cards of the hand and Meld, a hand card and a meld's add button (or the meld's wild it
+stands for: a swap), a meld's card alone (a take), Draw, Draw-3, Stuck;
 each refusal shows next to what was tried. Small settings (two rounds, a hand of four)
 make it end fast."""
 
@@ -24,6 +25,19 @@ def fits(c: int, meld: dict) -> bool:
         return num == vals[0] and all(x >= FIRST_WILD or x // 12 != col for x in meld["cards"])
     colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
     return colours == {col} and num in (min(vals) - 1, max(vals) + 1)
+
+
+def swaps_for(c: int, meld: dict) -> int | None:
+    """The wild of ``meld`` that number card ``c`` can replace, if any."""
+    if c >= FIRST_WILD:
+        return None
+    num, col = c % 12 + 1, c // 12
+    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
+    for x, v in zip(meld["cards"], meld["values"]):
+        if FIRST_WILD <= x < FIRST_DRAW3 and v == num:
+            if (meld["kind"] == "set" and col not in colours) or (meld["kind"] == "run" and colours == {col}):
+                return x
+    return None
 
 
 def play_one(p, counts: dict) -> None:
@@ -68,6 +82,14 @@ def play_one(p, counts: dict) -> None:
         return
     for m in view.get("melds") or []:
         for c in hand:
+            wild = swaps_for(c, m)
+            if wild is not None:
+                # a hand card selected, then the meld's wild it stands for: a swap
+                if p.try_click(f'.hand [data-card="{c}"]'):
+                    counts["swap"] += p.try_click(f'[data-meld="{m["id"]}"] [data-card="{wild}"]', then_wait=True)
+                return
+    for m in view.get("melds") or []:
+        for c in hand:
             if fits(c, m):
                 if p.try_click(f'.hand [data-card="{c}"]'):
                     counts["add"] += p.try_click(f'[data-add="{m["id"]}"]', then_wait=True)
@@ -90,7 +112,7 @@ def test_a_run_wild_game_against_a_bot_played_by_clicking(players, web_server):
     web_server.bots(table, 1)
     page = p.page
     page.wait_for_function("() => window.wildtable.at.view.phase === 'ready'", timeout=10_000)
-    counts = {k: 0 for k in ("ready", "meld", "add", "draw3", "draw", "stuck", "refused_take", "shot")}
+    counts = {k: 0 for k in ("ready", "meld", "add", "swap", "draw3", "draw", "stuck", "refused_take", "shot")}
     end = time.monotonic() + 60
     refusals = set()
     while p.state()["over"] is None:
