@@ -5,7 +5,7 @@ import { seatList, seatName } from "./names.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
-const SHAPES = ["♠", "♥", "♣", "♦"];
+const SHAPES = ["■", "◆", "▲", "●"];    // black, red, green, blue: a shape per suit besides its colour
 const SYMBOL_MARK = { revolver: "r", hat: "h", star: "s", poster: "p" };
 
 const suitOf = (c) => Math.floor(c / 10);
