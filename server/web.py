@@ -7,6 +7,10 @@ tens of kB). A path is looked up in that fixed table, never joined to a director
 request can reach another file: ``/`` is ``index.html``; ``/app/lobby.js`` is
 ``app/lobby.js``; everything else is 404.
 
+``/games.json`` is made from the engines themselves (protocol/games): each game's name,
+title, seat range and settings with their defaults, so the lobby's "new table" form offers
+exactly the settings the game has.
+
 Every answer carries a strict Content-Security-Policy (no inline script, no other
 origin; the WebSocket to this server only), ``X-Content-Type-Options: nosniff`` and
 ``Cache-Control: no-cache`` with an ETag (the file's hash): a browser keeps its copy and
@@ -17,6 +21,7 @@ with old files.
 from __future__ import annotations
 
 import hashlib
+import json
 from importlib import resources
 from importlib.resources.abc import Traversable
 
@@ -35,6 +40,7 @@ CONTENT_TYPES = {
     ".png": "image/png",
     ".ico": "image/x-icon",
     ".txt": "text/plain; charset=utf-8",
+    ".json": "application/json",
 }
 
 # No inline script or style attribute, nothing from another origin, no plugins, no framing;
@@ -61,6 +67,7 @@ class WebFiles:
         self._load(root, "")
         if "/index.html" in self.files:
             self.files["/"] = self.files.pop("/index.html")
+        self._add("/games.json", games_schema(), CONTENT_TYPES[".json"])
 
     def _load(self, node: Traversable, prefix: str) -> None:
         for item in node.iterdir():
@@ -74,9 +81,11 @@ class WebFiles:
             ctype = CONTENT_TYPES.get(ext)
             if ctype is None:
                 continue
-            body = item.read_bytes()
-            etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-            self.files[f"{prefix}/{name}"] = (body, ctype, etag)
+            self._add(f"{prefix}/{name}", item.read_bytes(), ctype)
+
+    def _add(self, path: str, body: bytes, ctype: str) -> None:
+        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+        self.files[path] = (body, ctype, etag)
 
     @property
     def total_bytes(self) -> int:
@@ -98,6 +107,24 @@ class WebFiles:
         if etag in [t.strip() for t in (request.headers.get("If-None-Match") or "").split(",")]:
             return _answer(304, "Not Modified", b"", None, extra=cache)
         return _answer(200, "OK", body, ctype, extra=cache, head=request.method == "HEAD")
+
+
+def games_schema() -> bytes:
+    """The games as the lobby offers them: ``{"games": [{name, title, min_seats, max_seats,
+    settings: [{name, type, default}]}]}``, type one of bool, int, float, str, map. Values
+    are checked by the engine when the table is created (``bad_settings`` names what is wrong)."""
+    from wildtable.protocol.games import REGISTRY
+
+    def kind(v) -> str:
+        for t, name in ((bool, "bool"), (int, "int"), (float, "float"), (str, "str")):
+            if isinstance(v, t):
+                return name
+        return "map"
+
+    games = [{"name": name, "title": g.TITLE, "min_seats": g.MIN_PLAYERS, "max_seats": g.MAX_PLAYERS,
+              "settings": [{"name": k, "type": kind(v), "default": v} for k, v in g.default_settings().items()]}
+             for name, g in REGISTRY.items()]
+    return json.dumps({"games": games}, separators=(",", ":")).encode()
 
 
 def _looks_like_websocket(request: Request) -> bool:

@@ -6,10 +6,12 @@ WebSocket accepts the page's own Origin, and no other."""
 from __future__ import annotations
 
 import http.client
+import json
 import re
 import socket
 
 from hostilekit import new_key, upgrade_request
+from wildtable.protocol.games import REGISTRY
 from wildtable.server.web import WebFiles
 
 
@@ -70,8 +72,19 @@ def test_any_other_path_is_a_404_and_cannot_leave_the_files(web_server):
 def test_the_served_files_are_the_package_data(web_server):
     files = WebFiles().files
     assert {"/", "/app/main.js", "/app/net.js", "/app/games/run_wild.js", "/vendor/msgpack/index.mjs",
-            "/style.css"} <= set(files)
+            "/style.css", "/games.json"} <= set(files)
     assert not [p for p in files if p.endswith(".py") or "/." in p or "/_" in p]
+
+
+def test_the_games_and_their_settings_come_from_the_engines(web_server):
+    status, headers, body = fetch(web_server.port, "/games.json")
+    assert status == 200 and headers["content-type"] == "application/json"
+    games = {g["name"]: g for g in json.loads(body)["games"]}
+    assert set(games) == set(REGISTRY)
+    for name, engine in REGISTRY.items():
+        g = games[name]
+        assert (g["title"], g["min_seats"], g["max_seats"]) == (engine.TITLE, engine.MIN_PLAYERS, engine.MAX_PLAYERS)
+        assert {s["name"]: s["default"] for s in g["settings"]} == engine.default_settings()
 
 
 def test_the_websocket_accepts_the_pages_origin_and_no_other(web_server):

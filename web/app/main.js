@@ -257,19 +257,44 @@ function drawLobby() {
   });
 }
 
+// The games and their settings, as the server's engines define them (/games.json, made by
+// server/web.py); without it, the games this page knows, with no settings offered.
+async function loadGames() {
+  try {
+    const r = await fetch("/games.json");
+    if (r.ok) return (await r.json()).games;
+  } catch {
+    // the lobby still works with the page's own list
+  }
+  return GAMES.map((g) => ({ name: g.name, title: g.title, min_seats: 2, max_seats: 6, settings: [] }));
+}
+
+function settingInput(s) {
+  const id = `set-${s.name}`;
+  const common = { id, "data-setting": s.name, "data-key": id };
+  if (s.type === "bool") return h("input", { ...common, type: "checkbox", checked: s.default });
+  if (s.type === "int") return h("input", { ...common, type: "number", step: 1, value: s.default });
+  if (s.type === "float") return h("input", { ...common, type: "number", step: "any", value: s.default });
+  if (s.type === "str") return h("input", { ...common, value: s.default });
+  return null;      // a map: set it from a terminal (--set)
+}
+
+function settingValue(s, input) {
+  if (s.type === "bool") return input.checked;
+  if (s.type === "str") return input.value;
+  return Number(input.value);
+}
+
 function createForm() {
-  const gameSel = h("select", { id: "game", name: "game", "data-key": "game" }, GAMES.map((g) => h("option", { value: g.name }, g.title)));
-  gameSel.value = app.createGame || GAMES[0].name;
-  const g = gameFor(gameSel.value);
-  const seats = h("input", { id: "seats", name: "seats", type: "number", min: g.seats[0], max: g.seats[1], value: g.seats[0], "data-key": "seats" });
+  const games = app.games;
+  const gameSel = h("select", { id: "game", name: "game", "data-key": "game" }, games.map((g) => h("option", { value: g.name }, g.title)));
+  gameSel.value = app.createGame || games[0].name;
+  const g = games.find((x) => x.name === gameSel.value) || games[0];
+  const seats = h("input", { id: "seats", name: "seats", type: "number", min: g.min_seats, max: g.max_seats, value: g.min_seats, "data-key": "seats" });
   const tname = h("input", { id: "tname", name: "tname", maxlength: 60, placeholder: "optional", "data-key": "tname" });
-  const fields = g.settings.map((s) => {
-    const id = `set-${s.name}`;
-    const input = s.type === "bool"
-      ? h("input", { id, type: "checkbox", "data-setting": s.name, "data-key": id, checked: s.default })
-      : h("input", { id, type: "number", min: s.min, max: s.max, value: s.default, "data-setting": s.name, "data-key": id });
-    return h("p", {}, h("label", { for: id }, `${s.label} `), input);
-  });
+  const shown = g.settings.filter((s) => s.type !== "map");
+  const fields = shown.map((s) => h("p", {}, h("label", { for: `set-${s.name}` }, `${s.name.replaceAll("_", " ")} `), settingInput(s)));
+  const maps = g.settings.filter((s) => s.type === "map").map((s) => s.name);
   gameSel.addEventListener("change", () => {
     app.createGame = gameSel.value;
     document.getElementById("create").replaceWith(createForm());
@@ -279,9 +304,8 @@ function createForm() {
     id: "create", onsubmit: (e) => {
       e.preventDefault();
       const settings = {};
-      for (const s of g.settings) {
-        const input = form.querySelector(`[data-setting="${s.name}"]`);
-        const v = s.type === "bool" ? input.checked : Number(input.value);
+      for (const s of shown) {
+        const v = settingValue(s, form.querySelector(`[data-setting="${s.name}"]`));
         if (v !== s.default) settings[s.name] = v;
       }
       const msg = { type: "create_table", game: g.name, seats: Number(seats.value), settings };
@@ -292,9 +316,10 @@ function createForm() {
     },
   },
   h("h2", {}, "New table"),
-  h("p", {}, h("label", { for: "game" }, "game "), gameSel, " ", h("label", { for: "seats" }, "seats "), seats),
+  h("p", {}, h("label", { for: "game" }, "game "), gameSel, " ", h("label", { for: "seats" }, `seats (${g.min_seats}-${g.max_seats}) `), seats),
   h("p", {}, h("label", { for: "tname" }, "table name "), tname),
-  h("details", {}, h("summary", {}, "settings"), fields),
+  h("details", {}, h("summary", {}, "settings"), fields,
+    maps.length ? h("p", { class: "hint" }, `${maps.join(", ")}: from a terminal (wildtable play --set NAME=VALUE)`) : null),
   h("p", {}, h("button", { type: "submit", id: "create-btn" }, "Create and join")),
   h("p", { class: "hint" }, "To play against bots, seat them from a terminal: wildtable bots ",
     `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`, " --table TABLE --count N"));
@@ -417,6 +442,7 @@ function onKey(ev) {
 }
 
 document.addEventListener("keydown", onKey);
+app.games = await loadGames();
 const saved = store.name();
 if (saved) {
   root.append(h("p", { class: "hint" }, `connecting as ${saved}...`));

@@ -4,8 +4,6 @@ import { h } from "../dom.js";
 export default {
   name: "",
   title: "",
-  seats: [2, 6],
-  settings: [],
   status: (ctx) => ctx.view.phase || "",
   render(ctx) {
     return { board: h("pre", { class: "raw" }, JSON.stringify(ctx.view, null, 1)), actions: [] };

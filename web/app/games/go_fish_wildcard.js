@@ -93,10 +93,6 @@ function describe(ev, ctx) {
 export default {
   name: "go-fish-wildcard",
   title: "Go Fish Wildcard",
-  seats: [2, 6],
-  settings: [
-    { name: "turn_timer", type: "int", default: 60, min: 0, max: 86400, label: "turn timer (s, 0: off)" },
-  ],
   render,
   status,
   describe,

@@ -104,11 +104,6 @@ function describe(ev, ctx) {
 export default {
   name: "go-wild",
   title: "Go Wild!",
-  seats: [2, 6],
-  settings: [
-    { name: "target", type: "int", default: 20, min: 1, max: 1000, label: "points to win" },
-    { name: "turn_timer", type: "int", default: 60, min: 0, max: 86400, label: "turn timer (s, 0: off)" },
-  ],
   render,
   status,
   describe,

@@ -277,14 +277,6 @@ function describe(ev, ctx) {
 export default {
   name: "run-wild",
   title: "Run Wild",
-  seats: [2, 4],
-  settings: [
-    { name: "rounds", type: "int", default: 4, min: 1, max: 100, label: "rounds" },
-    { name: "hand_size", type: "int", default: 8, min: 1, max: 18, label: "hand size" },
-    { name: "idle_timeout", type: "int", default: 120, min: 1, max: 86400, label: "idle timeout (s)" },
-    { name: "max_set_size", type: "int", default: 0, min: 0, max: 14, label: "largest set (0: no cap)" },
-    { name: "allow_all_wild_melds", type: "bool", default: false, label: "all-wild melds" },
-  ],
   render,
   status,
   keys,

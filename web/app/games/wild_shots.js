@@ -87,11 +87,6 @@ function describe(ev, ctx) {
 export default {
   name: "wild-shots",
   title: "Wild Shots",
-  seats: [2, 4],
-  settings: [
-    { name: "turn_timer", type: "int", default: 60, min: 0, max: 86400, label: "turn timer (s, 0: off)" },
-    { name: "rotate_starter", type: "bool", default: false, label: "rotate the starter" },
-  ],
   render,
   status,
   describe,
