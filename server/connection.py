@@ -33,7 +33,8 @@ IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
 PONG_TIMEOUT = 15.0          # seconds to answer a ping
 PROBE_EVERY = 1.0            # seconds between pings while seated at a table that orders by send time
-RTT_WINDOW = 10              # round trips the one-way delay estimate is the minimum of
+PROBE_FIRST = (0.1, 5)       # ... but the first 5 after sitting down 0.1 s apart: a good estimate at once
+RTT_WINDOW = 30              # round trips the one-way delay estimate is the minimum of
 SEND_TIMEOUT = 10.0          # seconds for a peer to take what waits for it
 MAX_BAD_FRAMES = 20          # protocol errors tolerated before closing with 1008
 CLOSE_POLICY = 1008
@@ -128,6 +129,7 @@ class Connection:
         self.delay = 0.0
         self._rtts: deque = deque(maxlen=RTT_WINDOW)
         self._probe_wake = trio.Event()
+        self._quick = 0              # quick probes still to make
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
@@ -192,6 +194,7 @@ class Connection:
     def attach(self, table, seat) -> None:
         self.table, self.seat = table, seat
         if self._probing():
+            self._quick = PROBE_FIRST[1]
             self._probe_wake.set()          # measure the delay now, then every PROBE_EVERY
 
     def _probing(self) -> bool:
@@ -292,7 +295,11 @@ class Connection:
             self._rtts.append(rtt)
             self.delay = min(self._rtts) / 2
             if self._probing():
-                await trio.sleep(PROBE_EVERY)
+                if self._quick > 0:
+                    self._quick -= 1
+                    await trio.sleep(PROBE_FIRST[0])
+                else:
+                    await trio.sleep(PROBE_EVERY)
 
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the
@@ -420,6 +427,8 @@ class Connection:
                 await self._submit(table, RejoinReq(self, msg.seat, msg.token))
             else:
                 await self._submit(table, SpectateReq(self))
+        elif t == "seat_bots":
+            srv.bots.seat(self, msg)
         elif t == "leave":
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")

@@ -410,41 +410,49 @@ class Table:
     # ------------------------------------------------------------ fair order
     # A table with fair_ms > 0 (Run Wild) applies intents in the order players acted, as
     # far as the server can tell. Each connection has a one-way delay estimate d
-    # (connection.py: half the smallest WebSocket ping round trip of the last ten), made up
+    # (connection.py: half the smallest WebSocket ping round trip of the last thirty), made up
     # for up to fair_ms: c = min(d, fair_ms). An intent was sent at arrival - c (arrival:
     # trio's clock when its connection read it), in answer to a state its player saw c
     # after the server sent it; its key is arrival - FAIR_LEGS * c. It is applied once no
-    # intent with an earlier key can still arrive: at key + the hold, FAIR_LEGS times the
-    # largest c among the seats connected now. What the table holds, waits in a heap;
+    # intent with an earlier key can still arrive: at key + its hold, FAIR_LEGS times the
+    # largest c among the other seats connected now (an intent of seat j with an earlier
+    # key arrives before key + FAIR_LEGS * c_j; the seat's own later intents never have an
+    # earlier key). So the hold is the difference in delay: the farthest player's intents
+    # wait for nobody, and seats all as near (or as slowed by load, which inflates every
+    # estimate alike) wait for almost nothing. What the table holds, waits in a heap;
     # the order it leaves the heap in is the log's order, so replay and recovery know
     # nothing of it. A connection's own requests never overtake each other (a key is at
     # least the key of the connection's previous held request), and a request that is not
     # an intent (join, leave, an answer the connection made itself) waits behind every
     # intent held when it came, as in arrival order.
 
-    def _hold_now(self) -> float:
-        """The hold (s): FAIR_LEGS times the largest capped delay estimate of a connected seat."""
+    def _hold_now(self, seat: int | None = None) -> float:
+        """The hold (s) of an intent of ``seat``: FAIR_LEGS times the largest capped delay
+        estimate of another connected seat (None: of any, for the timer's move)."""
         h = 0.0
-        for s in self.seats:
+        for i, s in enumerate(self.seats):
             c = s.conn
-            if c is not None:
+            if c is not None and i != seat:
                 d = c.delay
                 if d > h:
                     h = d
         return FAIR_LEGS * (h if h < self.fair else self.fair)
+
+    def _entry_hold(self, seat) -> float:
+        """The hold of a held request: an intent's (of ``seat``), or none (-1: a request
+        that is not an intent only keeps its place behind the intents held before it)."""
+        return 0.0 if seat == -1 else self._hold_now(seat)
 
     def _fair_wake(self, deadline: float, timeout) -> float:
         """When the arbiter must look again: the first held request's release, or the
         timer's (its move counts as sent at its deadline, so it is held like an intent).
         A finished or waiting table is forgotten only once nothing is held."""
         held = self._held
+        first = held[0][0] + self._entry_hold(held[0][3]) if held else math.inf
         if timeout is None or timeout is _EVICT or timeout is _EXPIRE:
-            return held[0][0] + self._hold_now() if held else deadline
-        hold = self._hold_now()
-        wake = deadline + hold
-        if held and held[0][0] + hold < wake:
-            wake = held[0][0] + hold
-        return wake
+            return first if held else deadline
+        timer = deadline + self._hold_now()
+        return first if first < timer else timer
 
     def _hold(self, r, records: list, out: list) -> None:
         """Put request ``r`` in the heap under its key; with nothing held, a request that is
@@ -456,25 +464,28 @@ class Table:
             last = self._last_key.get(conn)
             if last is not None and last > key:
                 key = last
+            seat = conn.seat if conn.table is self else None
         elif not self._held:
             self._handle_guarded(r, records, out)
             return
         else:
-            key = self._held_max
+            key, seat = self._held_max, -1       # -1: no hold of its own (it only keeps its place)
         self._last_key[conn] = key
         if key > self._held_max:
             self._held_max = key
         self._held_n += 1
-        heapq.heappush(self._held, (key, self._held_n, r))
+        heapq.heappush(self._held, (key, self._held_n, r, seat))
 
     def _release(self, records: list, out: list) -> None:
         """Apply, in key order, what no earlier-sent intent can overtake any more; then the
         timer's move if it is due (its key is its deadline)."""
         held = self._held
         now = trio.current_time()
-        hold = self._hold_now()
-        while held and held[0][0] + hold <= now:
-            key, _, r = heapq.heappop(held)
+        while held:
+            hold = self._entry_hold(held[0][3])
+            if held[0][0] + hold > now:
+                break
+            key, _, r, _ = heapq.heappop(held)
             if type(r) is IntentReq:
                 self._timer_first(key, records, out)
                 # logged: its delay estimate, its send time (Unix time: arrival - c, or
@@ -488,7 +499,7 @@ class Table:
             self._held_max = -math.inf
         deadline, timeout = self._deadline()
         if (timeout is not None and timeout is not _EVICT and timeout is not _EXPIRE
-                and deadline + hold <= now and (not held or held[0][0] >= deadline)):
+                and deadline + self._hold_now() <= now and (not held or held[0][0] >= deadline)):
             self._apply_timeout(timeout, records, out)
 
     def _timer_first(self, at: float, records: list, out: list) -> None:

@@ -21,6 +21,8 @@ from wildtable.protocol.engine import state_hash
 from wildtable.protocol.logfmt import ActionAccepted, IntentRejected, read_log
 from wildtable.protocol.replay import replay
 
+from wildtable.client.viewer import Timeline
+
 from delayproxy import delayed
 from serverkit import create, join, ready_all, reply_to, running_server
 
@@ -40,6 +42,14 @@ def scripted(size: int) -> tuple[int, ...]:
 
 async def _until(conn, pred) -> m.Update:
     return await conn.receive_until(lambda x: isinstance(x, m.Update) and pred(x.view))
+
+
+async def leave(conn) -> None:
+    """Leave the table before closing: no more pings a second, so none can reach the
+    client while it closes (trio-websocket, the client's library, then fails sending the
+    pong: LocalProtocolError in state LOCAL_CLOSING)."""
+    await conn.send(m.Leave())
+    await conn.receive_until(lambda x: isinstance(x, m.Left))
 
 
 def _meld_of_four(view) -> dict | None:
@@ -78,10 +88,12 @@ async def _race(tmp_path, fair_ms: int):
                 assert len(won) == 1, answers
                 live_hash = state_hash(live.game, live.state)
                 live_seq = live.seq
+                for conn in (near, far):
+                    await leave(conn)
     contents = read_log((data / f"{table}.wlog").read_bytes())
     replayed = replay(contents)
     assert replayed.seq == live_seq
-    return (won[0], answers[won[0]].seq), contents.records, live_hash, state_hash(replayed.game, replayed.state)
+    return (won[0], answers[won[0]].seq), contents, live_hash, state_hash(replayed.game, replayed.state)
 
 
 def _takes(records):
@@ -97,7 +109,8 @@ def _takes(records):
                          ids=["arrival-order", "within-the-cap", "beyond-the-cap"])
 async def test_the_earlier_sent_intent_wins_within_the_cap(tmp_path, fair_ms, winner):
     with trio.fail_after(60):
-        (won, won_seq), records, live_hash, replayed_hash = await _race(tmp_path, fair_ms)
+        (won, won_seq), contents, live_hash, replayed_hash = await _race(tmp_path, fair_ms)
+    records = contents.records
     takes = _takes(records)
     assert set(takes) == {0, 1}, records
     near, far = takes[0], takes[1]
@@ -115,7 +128,15 @@ async def test_the_earlier_sent_intent_wins_within_the_cap(tmp_path, fair_ms, wi
         cap = fair_ms / 1000
         assert far.sent == pytest.approx(far.recv - min(far.delay, cap), abs=1e-6)
         assert near.sent == pytest.approx(near.recv - near.delay, abs=1e-6)
-        assert far.hold == pytest.approx(2 * min(far.delay, cap), abs=0.01)
+        # the hold: twice the largest delay (capped) of the other seat
+        assert near.hold == pytest.approx(2 * min(far.delay, cap), abs=0.01)
+        assert far.hold == pytest.approx(2 * near.delay, abs=0.01)
+        # the replay viewer shows them, and says whose earlier arrival the far intent overtook
+        timeline = Timeline(contents)
+        i = next(k for k, step in enumerate(timeline.steps) if step.record is far)
+        shown = "\n".join(timeline.detail_lines(i))
+        assert "delay estimate" in shown and "sent" in shown, shown
+        assert ("went ahead of" in shown) == (winner == "far"), shown
     else:
         assert far.delay is None and far.sent is None and far.hold is None
     # replay rebuilds the live state
