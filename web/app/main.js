@@ -24,6 +24,7 @@ const app = {
   lobbyTimer: null,
   tick: null,
   deadline: null,          // the turn timer's end (performance.now() ms), for the countdown
+  updateMs: [],            // time to apply each update, ms (bench/web.py reads it)
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -139,6 +140,7 @@ function onSeated(msg, seat, token) {
 function onUpdate(msg) {
   const at = app.at;
   if (!at) return;
+  const t0 = performance.now();
   at.seq = msg.seq;
   at.view = msg.view;
   const g = gameFor(at.game);
@@ -149,6 +151,9 @@ function onUpdate(msg) {
   at.events.splice(0, Math.max(0, at.events.length - 60));
   setDeadline();
   drawTable();
+  // how long the page took to apply it (events, redraw), for bench/web.py: the last 2,000
+  app.updateMs.push(performance.now() - t0);
+  if (app.updateMs.length > 2000) app.updateMs.splice(0, 1000);
 }
 
 function onError(msg) {

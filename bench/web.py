@@ -1,0 +1,155 @@
+"""The browser client: page weight, time to the first table render, time to apply a Run
+Wild update in the page (issue #17).
+
+    python bench/web.py                       # 10 loads, a 20 s Run Wild game against 3 fast bots
+    python bench/web.py --loads 20 --seconds 30 --bot-delay 0.01 --json bench/web.json
+
+It starts `wildtable serve --port 0` (a temporary data dir, --durability off), then drives
+Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
+
+- page weight: every byte the page loads until its lobby is drawn (the page, its style,
+  its modules, the vendored msgpack, the games list, the icon), uncompressed as served;
+- time to the first table render: from navigation to the table drawn, for a player who
+  comes back to a table (a reload: the page connects, says hello, rejoins with its kept
+  token and draws the snapshot), median and p90 over --loads reloads; and from the click
+  on "Create and join" in the lobby to the table drawn;
+- time to apply one update: the page records, for every update it receives, how long it
+  took from the message to the redrawn table (`window.wildtable.updateMs`; the event
+  sentences and the whole redraw). A Run Wild table of four: the page and three bots
+  (`wildtable bots --delay`) playing as fast as they can for --seconds, the page's player
+  drawing a card now and then. The aim: p99 under 16 ms, a frame.
+
+Run it on a quiet machine: other work on the same cores skews every figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def serve(data_dir: str) -> tuple[subprocess.Popen, str]:
+    proc = subprocess.Popen([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", data_dir,
+                             "--durability", "off", "--quiet"], stdout=subprocess.PIPE, text=True)
+    line = proc.stdout.readline()
+    hit = re.search(r"serving on (ws://\S+)", line)
+    if not hit:
+        proc.kill()
+        raise SystemExit(f"the server did not start: {line!r}")
+    return proc, hit[1]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loads", type=int, default=10, help="page loads (reloads at a table) to time")
+    ap.add_argument("--seconds", type=float, default=20.0, help="how long the Run Wild game runs")
+    ap.add_argument("--bot-delay", type=float, default=0.02, help="the bots' reaction time, seconds")
+    ap.add_argument("--json", help="also write the figures here")
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        server, url = serve(str(Path(tmp) / "data"))
+        http = url.replace("ws://", "http://") + "/"
+        bots = None
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+                page = browser.new_page(viewport={"width": 1100, "height": 900})
+                sizes: dict[str, int] = {}
+                page.on("response", lambda r: sizes.__setitem__(r.url, len(r.body())) if r.ok else None)
+                page.goto(http)
+                page.fill("#name", "bench")
+                page.click("#enter")
+                page.wait_for_selector("#create-btn")
+                page.wait_for_load_state("networkidle")
+                weight = sum(sizes.values())
+                files = len(sizes)
+
+                page.select_option("#game", "run-wild")
+                page.fill("#seats", "4")
+                t0 = time.perf_counter()
+                page.click("#create-btn")
+                page.wait_for_selector("#table")
+                create_ms = (time.perf_counter() - t0) * 1000
+                table = page.get_attribute("#table", "data-table")
+
+                loads = []
+                for _ in range(args.loads):
+                    t0 = time.perf_counter()
+                    page.reload()
+                    page.wait_for_selector(f'#table[data-table="{table}"]')
+                    loads.append((time.perf_counter() - t0) * 1000)
+
+                bots = subprocess.Popen([sys.executable, "-m", "wildtable", "bots", url, "--table", table,
+                                         "--count", "3", "--delay", str(args.bot_delay)],
+                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                page.wait_for_selector('[data-action="ready"]', timeout=20_000)
+                page.click('[data-action="ready"]')
+                page.evaluate("() => { window.wildtable.updateMs = []; }")
+                end = time.monotonic() + args.seconds
+                while time.monotonic() < end:
+                    if page.evaluate("() => window.wildtable.at && window.wildtable.at.over !== null"):
+                        break
+                    if page.locator('[data-action="ready"]').count():
+                        page.click('[data-action="ready"]', timeout=1000)
+                    elif page.locator('[data-action="draw"]:not([disabled])').count():
+                        try:
+                            page.click('[data-action="draw"]', timeout=500)
+                        except Exception:       # noqa: BLE001 - the round ended under the pointer
+                            pass
+                    time.sleep(0.25)
+                updates = page.evaluate("() => window.wildtable.updateMs")
+                browser.close()
+        finally:
+            for proc in (bots, server):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    try:
+                        proc.wait(10)
+                    except subprocess.TimeoutExpired:
+                        proc.kill()
+                        proc.wait()
+
+    figures = {
+        "page_weight_bytes": weight, "page_files": files,
+        "create_to_table_ms": round(create_ms, 1),
+        "reload_to_table_ms_p50": round(statistics.median(loads), 1), "reload_to_table_ms_p90": round(pct(loads, 0.9), 1),
+        "updates": len(updates),
+        "update_ms_p50": round(pct(updates, 0.5), 2) if updates else None,
+        "update_ms_p99": round(pct(updates, 0.99), 2) if updates else None,
+        "update_ms_max": round(max(updates), 2) if updates else None,
+    }
+    print(f"{'figure':<34}{'value':>12}")
+    print(f"{'page weight (kB, ' + str(files) + ' files)':<34}{weight / 1000:>12.1f}")
+    print(f"{'create -> table drawn (ms)':<34}{create_ms:>12.1f}")
+    print(f"{'reload -> table drawn p50 (ms)':<34}{figures['reload_to_table_ms_p50']:>12.1f}")
+    print(f"{'reload -> table drawn p90 (ms)':<34}{figures['reload_to_table_ms_p90']:>12.1f}")
+    print(f"{'updates applied':<34}{len(updates):>12}")
+    if updates:
+        print(f"{'apply one update p50 (ms)':<34}{figures['update_ms_p50']:>12.2f}")
+        print(f"{'apply one update p99 (ms)':<34}{figures['update_ms_p99']:>12.2f}")
+        print(f"{'apply one update max (ms)':<34}{figures['update_ms_max']:>12.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
