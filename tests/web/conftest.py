@@ -47,15 +47,19 @@ def web_server(tmp_path):
 
 @pytest.fixture
 def players(request, browser, web_server):
-    """``players(label, viewport=PHONE)``: a new browser context (its own storage) and page
+    """``players(label, viewport=PHONE, beside=None)``: a new browser context (its own storage) and page
     at the server's web client. At the end of the test every page is checked for console
     errors; if the test failed, each page's screenshot is saved and its path printed."""
     made: list[Player] = []
     contexts = []
 
-    def make(label: str = "page", viewport: dict = PHONE) -> Player:
-        ctx = browser.new_context(viewport=viewport)
-        contexts.append(ctx)
+    def make(label: str = "page", viewport: dict = PHONE, beside: Player | None = None) -> Player:
+        """``beside``: another window of that player's browser context (same storage)."""
+        if beside is None:
+            ctx = browser.new_context(viewport=viewport)
+            contexts.append(ctx)
+        else:
+            ctx = beside.context
         p = Player(ctx, web_server.http, label)
         made.append(p)
         return p

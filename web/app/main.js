@@ -37,6 +37,7 @@ function start(name) {
 }
 
 function onState(state, detail) {
+  if (state === "closed" && !detail) return;      // closed on purpose: the line says why already
   connLine.textContent = state === "open" ? `connected as ${app.name} (${detail})` : state === "connecting" ? "connecting..." : detail;
   connLine.dataset.state = state;
 }
@@ -158,6 +159,18 @@ function onUpdate(msg) {
 
 function onError(msg) {
   const text = `${msg.code}: ${msg.message}`;
+  if (msg.code === "seat_taken_over") {
+    // this seat was taken back by another page or client (another tab of this browser
+    // holds the same token): do not take it back in turn, or the two would fight forever
+    app.conn.stopped = true;
+    connLine.textContent = "your seat is played from another window now; reload this page to play here";
+    connLine.dataset.state = "lost";
+    if (app.at) {
+      app.at.refusal = { what: "your seat", code: msg.code, reason: msg.message };
+      drawTable();
+    }
+    return;
+  }
   if (msg.ref === "rejoin") {
     // the seat is gone (released, forgotten, expired): drop its token, back to the lobby
     const cur = app.at ? app.at.id : (store.current() || {}).table;
