@@ -8,14 +8,17 @@ A server runs in this process (127.0.0.1, a free port, a temporary data dir); ev
 player is a client over a real WebSocket. Per game: a table with ``rounds=R``, the
 scripted player at seat 0 and three bots (client/bots.py, ``--level``) at the others.
 
-The scripted player acts like a person typing: one action every 2 to 3 s (``--pace``),
-chosen as a simple player would from what its seat sees: the engine's own
-``legal_actions`` (run on a table made of its view: its hand, its pile's size, the
-melds), preferring the longest meld, then a number card added to a meld, a swap, a draw,
-a Draw-3, a wild added to a meld, "stuck"; it never takes cards from melds.
+The scripted player acts like a person typing: it looks at the table, decides, and
+takes 2 to 3 s (``--pace``) to type the command, which is sent as decided (the table may
+have changed meanwhile: the round may be over). It decides as a simple player would from
+what its seat sees: the engine's own ``legal_actions`` (run on a table made of its view:
+its hand, its pile's size, the melds), preferring the longest meld, then a number card
+added to a meld, a swap, a draw, a Draw-3, a wild added to a meld, "stuck"; it never
+takes cards from melds. With nothing to do it looks again after the same time.
 
 Per level it prints: games; the scripted player's wins and win rate; the rounds it took
-part in (at least one play accepted in the round) of the rounds it was dealt into; the
+part in (at least one play accepted in the round it was decided in) of the rounds it was
+dealt into; its commands that reached the server after their round had ended; the
 round length (Go! to the round's end, as the player saw it) p10/p50/p90; the Draw-3s
 played at it within 15 s of a Go!, per round; its mean score per round against the bots'
 mean; the bots' reaction times p50 (what they chose). No figure is a test.
@@ -109,32 +112,37 @@ class Game:
         self.won = False
         self.over: m.GameOver | None = None
         self.actions = 0
-        self.rejected = 0
+        self.rejected: dict[str, int] = {}      # refusals of its commands, by code
+        self.late = 0                           # commands decided in one round that arrived after it
         self.ended_by: dict[str, int] = {}      # how rounds ended: "out", "all_stuck", "idle_timeout"
         self.out_by_player = 0                  # rounds the player went out in
 
 
 async def scripted_player(url: str, rounds: int, pace: tuple[float, float], rng: random.Random,
-                          game: Game, opening: trio.Lock, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+                          game: Game, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
     async with connect(url, "you") as conn:
-        async with opening:     # one table waits for players at a time (servers cap waiting tables)
-            await conn.send(m.CreateTable(rw.NAME, 4, {"rounds": rounds}))
-            created = await conn.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error)))
-            if isinstance(created, m.Error):
-                raise RuntimeError(f"cannot create a table: {created.code}: {created.message}")
-            await conn.send(m.Join(created.table, 0))
-            joined = await conn.receive_until(lambda x: isinstance(x, (m.Joined, m.Error)))
-            if isinstance(joined, m.Error):
-                raise RuntimeError(f"cannot join: {joined.code}: {joined.message}")
-            mirror = Mirror()
-            mirror.absorb(joined)
-            task_status.started(created.table)
+        await conn.send(m.CreateTable(rw.NAME, 4, {"rounds": rounds}))
+        created = await conn.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error)))
+        if isinstance(created, m.Error):
+            raise RuntimeError(f"cannot create a table: {created.code}: {created.message}")
+        await conn.send(m.Join(created.table, 0))
+        joined = await conn.receive_until(lambda x: isinstance(x, (m.Joined, m.Error)))
+        if isinstance(joined, m.Error):
+            raise RuntimeError(f"cannot join: {joined.code}: {joined.message}")
+        mirror = Mirror()
+        mirror.absorb(joined)
+        task_status.started(created.table)
         sent: dict[int, tuple[int, str]] = {}     # intent -> (round, kind)
+        answers: dict[int, int | None] = {}       # intent -> the seq it was accepted at (None: refused)
+        changed = trio.Event()
 
         async def read() -> None:
+            nonlocal changed
             while mirror.over is None:
                 msg = await conn.receive()
                 mirror.absorb(msg)
+                changed.set()
+                changed = trio.Event()
                 now = trio.current_time()
                 if isinstance(msg, m.Update):
                     for ev in msg.events:
@@ -159,12 +167,17 @@ async def scripted_player(url: str, rounds: int, pace: tuple[float, float], rng:
                             if r in game.started and now - game.started[r] < EARLY and (ev.get("drawn") or [0])[0]:
                                 game.early_draw3s += 1
                 elif isinstance(msg, m.Accepted):
+                    answers[msg.intent] = msg.seq
                     r, kind = sent.pop(msg.intent, (None, None))
-                    if r is not None and kind != "ready":
+                    if r is not None and r != mirror.view.get("round"):
+                        game.late += 1
+                    elif r is not None and kind != "ready":
                         game.played_in.add(r)
                 elif isinstance(msg, m.Rejected):
+                    answers[msg.intent] = None
                     sent.pop(msg.intent, None)
-                    game.rejected += 1
+                    game.rejected[msg.code] = game.rejected.get(msg.code, 0) + 1
+                    game.late += msg.code == "round_over"
             game.over = mirror.over
             game.won = 0 in mirror.over.winners
 
@@ -172,16 +185,20 @@ async def scripted_player(url: str, rounds: int, pace: tuple[float, float], rng:
             nursery.start_soon(read)
             iid = 0
             while mirror.over is None:
-                await trio.sleep(rng.uniform(*pace))
+                action = simple_choice(mirror.view)         # what it sees now
+                decided_in = mirror.view.get("round")
+                await trio.sleep(rng.uniform(*pace))        # ... and the time it takes to type it
                 if mirror.over is not None:
                     break
-                action = simple_choice(mirror.view)
                 if action is None:
                     continue
                 iid += 1
-                sent[iid] = (mirror.view.get("round"), action["kind"])
+                sent[iid] = (decided_in, action["kind"])
                 game.actions += 1
                 await conn.send(m.Intent(iid, action))
+                # a person sees what came of a command before deciding the next one
+                while mirror.over is None and (iid not in answers or (answers[iid] or 0) > mirror.seq):
+                    await changed.wait()
             nursery.cancel_scope.cancel()
 
 
@@ -191,12 +208,13 @@ async def one_game(url: str, level: str, rounds: int, pace, seed: int, opening: 
     bots: list[Bot] = []
     with trio.fail_after(GAME_TIMEOUT):
         async with trio.open_nursery() as nursery:
-            table = await nursery.start(scripted_player, url, rounds, pace, random.Random(seed), game, opening)
-            for i in range(3):
-                bot = Bot(url, table, f"{level}{i + 1}", level=level, delay=delay, verbose=False,
-                          rng=random.Random(seed * 10 + i + 1))
-                bots.append(bot)
-                nursery.start_soon(bot.run)
+            async with opening:     # one table waits for players at a time (servers cap waiting tables)
+                table = await nursery.start(scripted_player, url, rounds, pace, random.Random(seed), game)
+                for i in range(3):
+                    bot = Bot(url, table, f"{level}{i + 1}", level=level, delay=delay, verbose=False,
+                              rng=random.Random(seed * 10 + i + 1))
+                    bots.append(bot)
+                    await nursery.start(bot.run)
     return game, bots
 
 
@@ -224,7 +242,10 @@ def summarize(level: str, results: list[tuple[Game, list[Bot]]]) -> dict:
         "player_score_per_round": statistics.mean([s for g in games for s in g.scores] or [0]),
         "bot_score_per_round": statistics.mean([s for g in games for s in g.bot_scores] or [0]),
         "bot_reaction_p50": pct(waits, 0.5), "bot_reaction_min": min(waits, default=float("nan")),
-        "player_actions": sum(g.actions for g in games), "player_rejected": sum(g.rejected for g in games),
+        "player_actions": sum(g.actions for g in games),
+        "player_rejected": {k: sum(g.rejected.get(k, 0) for g in games)
+                            for k in sorted({k for g in games for k in g.rejected})},
+        "player_late": sum(g.late for g in games),
         "rounds_player_went_out": sum(g.out_by_player for g in games),
         "rounds_ended_by": {k: sum(g.ended_by.get(k, 0) for g in games)
                             for k in sorted({k for g in games for k in g.ended_by})},
@@ -248,7 +269,9 @@ def print_table(rows: list[dict], args) -> None:
     for r in rows:
         ended = ", ".join(f"{k} {v}" for k, v in r["rounds_ended_by"].items())
         print(f"{r['level']}: rounds ended by {ended}; the scripted player went out in "
-              f"{r['rounds_player_went_out']}; its actions {r['player_actions']} ({r['player_rejected']} refused); "
+              f"{r['rounds_player_went_out']}; its commands {r['player_actions']}, refused "
+              f"{sum(r['player_rejected'].values())} ({', '.join(f'{k} {v}' for k, v in r['player_rejected'].items()) or '-'}), "
+              f"{r['player_late']} of them after the round they were typed in had ended; "
               f"bots' quickest reaction {r['bot_reaction_min']:.2f} s; {r['seconds']:.0f} s")
 
 
