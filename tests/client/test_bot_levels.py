@@ -263,10 +263,12 @@ async def test_bots_n_level_in_the_client(tmp_path):
             n = await wait(lambda n: n.kind == "rejected" and n.text == "bots 1 easy 2")
             assert "bots 2 easy" in n.data[2]
             await core.command("bots 1 EASY")
-            await wait(lambda n: n.kind == "info" and n.text == "seating 1 bot(s) (easy)")
+            # the line that says so names the level ("seating 1 bot(s) (easy)", or once seated
+            # by the server "seated 1 bot(s) (easy): bot1 (seat 1); ...")
+            await wait(lambda n: n.kind == "info" and "1 bot(s) (easy)" in n.text)
             await wait(lambda n: n.kind == "info" and "took seat" in n.text)
             await core.command("bots 1")             # the client's --level (here hard)
-            await wait(lambda n: n.kind == "info" and n.text == "seating 1 bot(s) (hard)")
+            await wait(lambda n: n.kind == "info" and "1 bot(s) (hard)" in n.text)
             await wait(lambda n: n.kind == "event" and "round 1 dealt" in n.text)
             assert sorted(p["name"] for p in core.mirror.players[1:]) == ["bot1", "bot2"]
             nursery.cancel_scope.cancel()
