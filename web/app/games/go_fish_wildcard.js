@@ -18,7 +18,11 @@ function render(ctx) {
   const sel = ui.selected;
   const wild = new Set(view.wild_ranks || []);
   const others = (view.players || []).map((p) => p.seat).filter((s) => s !== ctx.seat);
-  if (!others.includes(ui.target)) ui.target = others.length ? others[(others.findIndex((s) => s > ctx.seat) + others.length) % others.length] : null;
+  if (!others.includes(ui.target)) {
+    // the next seat clockwise is asked unless the player picks another
+    const next = others.findIndex((s) => s > ctx.seat);
+    ui.target = others.length ? others[next < 0 ? 0 : next] : null;
+  }
   const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
     const marks = [];
     if (p.seat === view.turn) marks.push(`to act (${view.step || ""})`);
