@@ -40,7 +40,7 @@ LOBBY_COMMANDS = {
     "join": "join TABLE [SEAT]  - take a seat at a table (the first free one unless you name it)",
     "spectate": "spectate TABLE  - watch a table without playing",
     "leave": "leave  - leave the table; while the game is on, your seat is released for someone else",
-    "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal or hard); they run inside this client",
+    "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal or hard); the server runs them, so they play on if you leave",
     "show": "show  - the whole table as text",
     "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',
     "help": "help [COMMAND]  - all commands, or one",
@@ -517,6 +517,10 @@ class ClientCore:
                 self.notify("info", f"watching table {msg.table} ({title})")
             self._rejoining = False
             self.notify("table")
+        elif t is m.BotsSeated:
+            who = ", ".join(f"{n} (seat {i})" for n, i in zip(msg.names, msg.seats))
+            self.notify("info", f"seated {len(msg.seats)} bot(s) ({msg.level}): {who}; the server runs them, "
+                                "so they play on if you leave")
         elif t is m.TableCreated:
             self.notify("info", f"created table {msg.table} ({msg.game}, {msg.seats} seats)")
             if self._join_created:
@@ -804,13 +808,14 @@ class ClientCore:
         return game, seats, settings
 
     async def _add_bots(self, words: list[str]) -> None:
-        from functools import partial
-
-        from .bots import run_bot
-        from .levels import DEFAULT_LEVEL, level_problem
+        """Ask the server to seat bots at this table: it runs them itself, so they play on
+        after this client is gone (seat_bots, docs/PROTOCOL.md)."""
+        from .levels import level_problem
         mir = self.mirror
         if not self.at_table:
             raise CommandError("join or create a table first; bots N then seats N bots at it")
+        if mir.seat is None:
+            raise CommandError("you are watching this table: only a player at the table can seat bots at it")
         if not games.has_bot(mir.game):
             raise CommandError(f"there is no bot for {mir.game} yet")
         if len(words) not in (2, 3) or not is_number(words[1]) or not 1 <= int(words[1]) <= 15:
@@ -823,10 +828,8 @@ class ClientCore:
         free = len(mir.players) - taken
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
-        for i in range(count):
-            self._spawn(partial(run_bot, level=level), self.url, mir.table, f"bot{taken + i}", self.bot_delay,
-                        lambda text: self.notify("info", text))
-        self.notify("info", f"seating {count} bot(s) ({level or DEFAULT_LEVEL})")
+        delay_ms = None if self.bot_delay is None else round(self.bot_delay * 1000)
+        await self._send(m.SeatBots(mir.table, count, level, delay_ms))
 
 
 def split_for_completion(text: str) -> list[str]:

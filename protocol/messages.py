@@ -95,6 +95,16 @@ class Leave:
     pass
 
 
+@msg("seat_bots")
+@_frozen
+class SeatBots:
+    """Seat bots at the table the sender sits at; the server runs them (docs/PROTOCOL.md)."""
+    table: str = _f(max_len=40)
+    count: int = _f(min=1, max=15)
+    level: str | None = _d(None, max_len=20)
+    delay_ms: int | None = _d(None, min=0, max=60_000)     # a fixed reaction time instead of the level's
+
+
 @msg("intent")
 @_frozen
 class Intent:
@@ -158,6 +168,15 @@ class Spectating:
     seq: int
     view: dict
     players: tuple[dict, ...] = _d((), max_items=64)
+
+
+@msg("bots_seated")
+@_frozen
+class BotsSeated:
+    table: str
+    seats: tuple[int, ...] = _d((), max_items=64)
+    names: tuple[str, ...] = _d((), max_items=64)
+    level: str = ""
 
 
 @msg("left")
@@ -255,4 +274,5 @@ def decode(data: bytes, *, max_size: int | None = None) -> Any:
     return MESSAGES.decode_bytes(data, max_size if max_size is not None else MAX_SERVER_FRAME)
 
 
-CLIENT_MESSAGES = frozenset({"hello", "list_tables", "create_table", "join", "rejoin", "spectate", "leave", "intent"})
+CLIENT_MESSAGES = frozenset({"hello", "list_tables", "create_table", "join", "rejoin", "spectate", "leave", "intent",
+                             "seat_bots"})

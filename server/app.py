@@ -31,6 +31,7 @@ from wildtable.protocol.logfmt import SeatClaimed, read_log
 from wildtable.protocol.replay import replay
 
 from . import wire
+from .botseats import BotHost
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
@@ -144,6 +145,7 @@ class Server:
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
+        self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
 
     # ---------------------------------------------------------------- lobby
     def _new_id(self) -> str:
@@ -436,6 +438,8 @@ class Server:
                             log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
                                      self.data_dir, self.durability)
                             self._dir_lock.note(f"ws://{host}:{self.port}")
+                            await conns.start(self.bots.run, host, self.port)
+                            self.bots.resume()
                             task_status.started(self.port)
                             await trio.sleep_forever()
                     # shutdown: stop the arbiters, then drain the log writer
@@ -494,6 +498,7 @@ class Server:
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop accepting, tell every client, close them, let run() flush and return."""
         log.info("shutting down: %s", reason)
+        self.bots.stop()
         await self._goodbye(reason, 1001, "server shutting down", seconds=3)
         self._listen_scope.cancel()
 

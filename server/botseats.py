@@ -1,0 +1,208 @@
+"""Bots the server runs (``seat_bots``): a player at a table asks for N bots, and the
+server starts them in its own process, so they play on after that player's client is
+gone, and again after a restart of the server while their table is still being played.
+
+They are the same bots as ``wildtable bots`` (client/bots.py): clients that connect to
+this server's own port over loopback, join like anyone, and send intents like anyone,
+so the table, its log and what the other players see are the same as with bots run
+elsewhere. Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs:
+a token resumes a seat) with its name, level and pace; at the next start every bot
+whose table is still being played takes its seat back with it. A bot's entry goes when
+its game is over, or when it no longer holds its seat.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.protocol.errors import IllegalAction
+
+log = logging.getLogger("wildtable.server")
+
+BOTS_FILE = "bots.json"
+LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+
+
+class BotBook:
+    """DATA_DIR/bots.json: one entry per bot the server runs, {"table", "seat", "name",
+    "level", "delay", "token"}. Only the server holding the data dir's lock writes it.
+    Duck-typed as the client's SeatBook (find, remember, forget), so a bot's ClientCore
+    keeps its own token here and takes its seat back with it."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def load(self) -> list[dict]:
+        try:
+            data = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return []
+        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+
+    def _save(self, entries: list[dict]) -> None:
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(entries, f)
+            os.replace(tmp, self.path)
+        except OSError as e:
+            log.warning("cannot write %s (%s): bots seated by the server will not come back after a restart",
+                        self.path, e.strerror or e)
+
+    def add(self, entry: dict) -> None:
+        self._save([e for e in self.load() if not (e.get("table") == entry["table"] and e.get("name") == entry["name"])]
+                   + [entry])
+
+    # ---- the SeatBook interface ClientCore uses (url is ignored: the port may change)
+    def find(self, url: str, table: str, name: str) -> tuple[int, str] | None:
+        for e in self.load():
+            if e.get("table") == table and e.get("name") == name and e.get("token"):
+                try:
+                    return int(e["seat"]), str(e["token"])
+                except (KeyError, TypeError, ValueError):
+                    return None
+        return None
+
+    def remember(self, url: str, table: str, name: str, seat: int, token: str) -> None:
+        entries = self.load()
+        for e in entries:
+            if e.get("table") == table and e.get("name") == name:
+                if e.get("seat") != seat or e.get("token") != token:
+                    e["seat"], e["token"] = seat, token
+                    self._save(entries)
+                return
+
+    def forget(self, url: str, table: str, name: str | None = None) -> None:
+        entries = self.load()
+        kept = [e for e in entries if not (e.get("table") == table and (name is None or e.get("name") == name))]
+        if len(kept) != len(entries):
+            self._save(kept)
+
+
+class BotHost:
+    """Runs the server's bots in a nursery of its own (inside the listener's scope, so
+    they end when the server stops listening)."""
+
+    def __init__(self, server, data_dir: Path):
+        self.server = server
+        self.book = BotBook(Path(data_dir) / BOTS_FILE)
+        self.url: str | None = None
+        self._nursery: trio.Nursery | None = None
+
+    async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        host = LOOPBACK.get(host, host)
+        self.url = f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            task_status.started()
+            await trio.sleep_forever()
+
+    def resume(self) -> None:
+        """At start: every bot whose table is still being played takes its seat back."""
+        tables = self.server.tables
+        entries = self.book.load()
+        keep = [e for e in entries if (t := tables.get(e.get("table"))) is not None and not t.finished]
+        if len(keep) != len(entries):
+            self.book._save(keep)
+        for e in keep:
+            self._nursery.start_soon(self._play, e)
+        if keep:
+            log.info("%d bot(s) the server runs back at their tables: %s", len(keep),
+                     ", ".join(sorted({e["table"] for e in keep})))
+
+    def check(self, conn, msg: m.SeatBots) -> None:
+        """Refuse at once what cannot be done (IllegalAction, answered as an error)."""
+        from wildtable.client import games, levels
+        table = conn.table
+        if table is None or table.id != msg.table:
+            raise IllegalAction("not_at_table", f"you are not at table {msg.table}: join it first; bots are seated "
+                                "at the table you play at")
+        if conn.seat is None:
+            raise IllegalAction("not_seated", f"you are watching table {table.id} as a spectator: only a player "
+                                "at the table can seat bots at it")
+        if table.finished:
+            raise IllegalAction("game_over", f"the game at table {table.id} is over: there is nothing left to play")
+        if not games.has_bot(table.game.NAME):
+            raise IllegalAction("no_bot", f"there is no bot for {table.game.NAME} yet")
+        if bad := levels.level_problem(msg.level):
+            raise IllegalAction("bad_level", bad)
+        free = sum(1 for s in table.seats if not s.token_hash)
+        if msg.count > free:
+            raise IllegalAction("table_full", f"table {table.id} has {free} free seat(s), not {msg.count}")
+
+    def stop(self) -> None:
+        """At shutdown: the bots end first (they would only reconnect to a closing server)."""
+        if self._nursery is not None:
+            self._nursery.cancel_scope.cancel()
+
+    def seat(self, conn, msg: m.SeatBots) -> None:
+        """Seat the bots (checked first); the answer, bots_seated or an error, comes once
+        they sit (or could not)."""
+        self.check(conn, msg)
+        self._nursery.start_soon(self._seat_all, conn, msg)
+
+    async def _seat_all(self, conn, msg: m.SeatBots) -> None:
+        from wildtable.client import levels
+        table = self.server.tables.get(msg.table)
+        level = msg.level or levels.DEFAULT_LEVEL
+        taken = {s.name for s in table.seats if s.name} if table is not None else set()
+        delay = None if msg.delay_ms is None else msg.delay_ms / 1000
+        seats, names, problem = [], [], None
+        for _ in range(msg.count):
+            name = next(f"bot{i}" for i in range(1, 100) if f"bot{i}" not in taken)
+            taken.add(name)
+            entry = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
+            seat = await self._nursery.start(self._play, entry)
+            if seat is None:            # it could not sit down (entry["problem"] says why)
+                problem = entry.get("problem")
+                break
+            seats.append(seat)
+            names.append(name)
+        if seats:
+            conn.send_message(m.BotsSeated(msg.table, tuple(seats), tuple(names), level))
+            log.info("table %s: %d bot(s) seated by the server (%s) at seat(s) %s", msg.table, len(seats), level,
+                     ", ".join(map(str, seats)))
+        else:
+            conn.send_message(m.Error("bots_not_seated", problem or "no bot could take a seat", None, "seat_bots"))
+
+    async def _play(self, entry: dict, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """One bot from its seat to the end of its game (or of the server)."""
+        from wildtable.client.bots import Bot, BotError
+        table, name = entry["table"], entry["name"]
+
+        def report(text: str) -> None:
+            log.info("bot %s", text)
+
+        started = task_status is not trio.TASK_STATUS_IGNORED
+        if started:
+            self.book.add(entry)
+        bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
+                  verbose=False, level=entry.get("level"), seat_book=self.book)
+        try:
+            over = await bot.run(task_status=task_status)
+        except BotError as e:
+            self.book.forget("", table, name)
+            if started and not bot._seated:
+                entry["problem"] = str(e)
+                task_status.started(None)
+            else:
+                log.warning("%s", e)
+            return
+        except Exception:
+            # a bot's bug ends that bot, never the server (its seat stays, offline, for
+            # `wildtable bots` or the next start)
+            log.exception("bot %s at table %s ended by a bug of ours (the server goes on)", name, table)
+            if started and not bot._seated:
+                entry["problem"] = f"{name}: could not take a seat (a bug of the server's; see its log)"
+                task_status.started(None)
+            return
+        if over is None or bot.core.mirror.table is None:
+            # stopped short of the game's end without being cancelled: the seat is gone
+            self.book.forget("", table, name)

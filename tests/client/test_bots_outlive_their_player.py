@@ -1,0 +1,139 @@
+"""Bots a player seats with `bots N` are run by the server (seat_bots), not by the
+player's client: through the real CLI (`wildtable serve` and `wildtable play --plain`
+subprocesses), ann types `bots 2`, leaves and quits, and the game goes on to its end with
+a third bot (`wildtable bots --count 1`) in the seat she released; also across a
+restart of the server, whose bots take their seats back with the tokens it kept in
+its data dir (0600). A spectator cannot seat bots: refused by the client and by the
+server, in a sentence that says why.
+
+Turn timers are off, so a seat whose bot is gone would hold the game for ever (before
+the server ran them, the bots died with ann's client and these tests never ended)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+
+import trio
+
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
+
+from proc import LineReader, quit_plain
+from serverkit import create, join, running_server
+
+WILDTABLE = [sys.executable, "-m", "wildtable"]
+ENV = dict(os.environ, PYTHONUNBUFFERED="1")
+
+
+async def _serve(nursery, data) -> tuple[trio.Process, str]:
+    proc = await trio.lowlevel.open_process(WILDTABLE + ["serve", "--port", "0", "--data-dir", str(data)],
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=ENV)
+    out = LineReader(proc.stdout, timeout=30)
+    url = (await out.until(r"^serving on (ws://\S+)$"))[1]
+    nursery.start_soon(out.read_to_end)
+    nursery.start_soon(LineReader(proc.stderr, timeout=None, errors="replace").read_to_end)
+    return proc, url
+
+
+async def _ann_seats_two_bots_and_goes(url: str) -> tuple[str, list[str]]:
+    """ann creates a Go Wild! table for three, types `bots 2`, sees the deal, leaves and
+    quits; the table's id and what her client printed."""
+    ann = await trio.lowlevel.open_process(
+        WILDTABLE + ["play", url, "--plain", "--name", "ann", "--bot-delay", "0.05"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=ENV)
+    out = LineReader(ann.stdout, timeout=30)
+    try:
+        await ann.stdin.send_all(b"create go-wild 3 turn_timer=0 target=10\n")
+        table = (await out.until(r"^info joined table (\S+) \(Go Wild!\) at seat 0 as ann$"))[1]
+        await ann.stdin.send_all(b"bots 2\n")
+        await out.until(r"^hand \S")                 # dealt: every seat was taken
+        await ann.stdin.send_all(b"leave\n")
+        await out.until(rf"^info you left table {table}$")
+        await quit_plain(ann, out)
+    finally:
+        if ann.returncode is None:
+            ann.kill()
+    return table, out.seen
+
+
+def _said_who_runs_them(lines: list[str]) -> None:
+    seated = [line for line in lines if line.startswith("info seated 2 bot(s)")]
+    assert seated == ["info seated 2 bot(s) (normal): bot1 (seat 1), bot2 (seat 2); the server runs them, "
+                      "so they play on if you leave"], lines
+
+
+async def _a_bot_takes_the_free_seat_and_the_game_ends(url: str, table: str) -> str:
+    done = await trio.run_process(WILDTABLE + ["bots", url, "--table", table, "--count", "1", "--delay", "0.05"],
+                                  capture_stdout=True, capture_stderr=True, check=False, env=ENV)
+    out, err = done.stdout.decode(), done.stderr.decode()
+    assert done.returncode == 0, (out, err)
+    assert f"bot1: seat 0 at table {table}" in out, out
+    assert "game over" in out, out
+    return out
+
+
+async def test_bots_seated_with_bots_n_play_on_after_their_player_quits(tmp_path):
+    with trio.fail_after(180):
+        async with trio.open_nursery() as nursery:
+            server, url = await _serve(nursery, tmp_path / "data")
+            try:
+                table, said = await _ann_seats_two_bots_and_goes(url)
+                await _a_bot_takes_the_free_seat_and_the_game_ends(url, table)
+                _said_who_runs_them(said)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                assert await server.wait() == 0
+
+
+async def test_the_servers_bots_come_back_after_a_restart(tmp_path):
+    data = tmp_path / "data"
+    with trio.fail_after(180):
+        async with trio.open_nursery() as nursery:
+            server, url = await _serve(nursery, data)
+            try:
+                table, _ = await _ann_seats_two_bots_and_goes(url)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                assert await server.wait() == 0
+            book = data / "bots.json"
+            assert stat.S_IMODE(book.stat().st_mode) == 0o600
+            assert book.read_text().count(table) == 2       # a secret token per bot, for the next start
+
+            server, url = await _serve(nursery, data)        # another port: the bots find it all the same
+            try:
+                await _a_bot_takes_the_free_seat_and_the_game_ends(url, table)
+            finally:
+                server.send_signal(signal.SIGTERM)
+                assert await server.wait() == 0
+
+
+async def test_a_spectator_cannot_seat_bots(tmp_path):
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with connect(url, "ann") as ann, connect(url, "sam") as sam:
+                table = await create(ann, "go-wild", 3)
+                await join(ann, table, 0)
+                await sam.send(m.Spectate(table))
+                await sam.receive_until(lambda x: isinstance(x, m.Spectating))
+                await sam.send(m.SeatBots(table, 2))
+                err = await sam.receive_until(lambda x: isinstance(x, (m.Error, m.BotsSeated)))
+                assert isinstance(err, m.Error) and (err.code, err.ref) == ("not_seated", "seat_bots"), err
+                assert err.message == (f"you are watching table {table} as a spectator: only a player at the "
+                                       "table can seat bots at it")
+                # nobody was seated: the two seats are still free
+                await ann.send(m.SeatBots("tnosuch", 1))
+                err = await ann.receive_until(lambda x: isinstance(x, (m.Error, m.BotsSeated)))
+                assert err.code == "not_at_table", err
+
+            # the client says so before sending anything
+            done = await trio.run_process(
+                WILDTABLE + ["play", url, "--plain", "--name", "sam", "--table", table, "--spectate"],
+                stdin=b"bots 1\nquit\n", capture_stdout=True, capture_stderr=True, check=False, env=ENV)
+            lines = done.stdout.decode().splitlines()
+            assert ("rejected bots 1 :: bad_command: you are watching this table: only a player at the table can "
+                    "seat bots at it") in lines, lines
+            assert done.returncode == 0, lines
