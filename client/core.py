@@ -828,8 +828,13 @@ class ClientCore:
         free = len(mir.players) - taken
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
-        delay_ms = None if self.bot_delay is None else round(self.bot_delay * 1000)
-        await self._send(m.SeatBots(mir.table, count, level, delay_ms))
+        await self._send(seat_bots(mir.table, count, level, self.bot_delay))
+
+
+def seat_bots(table: str, count: int, level: str | None, delay: float | None) -> m.SeatBots:
+    """The request that has the server seat (and run) ``count`` bots at ``table``; a fixed
+    ``delay`` (--bot-delay, seconds) goes in milliseconds, 60 s at most."""
+    return m.SeatBots(table, count, level, None if delay is None else min(60_000, round(delay * 1000)))
 
 
 def split_for_completion(text: str) -> list[str]:

@@ -8,7 +8,6 @@ import getpass
 import logging
 import tempfile
 from contextlib import asynccontextmanager
-from functools import partial
 
 import attrs
 import trio
@@ -18,8 +17,7 @@ from wildtable.protocol.engine import TableConfig, games as engine_games
 from wildtable.protocol.errors import IllegalAction
 
 from . import games
-from .bots import run_bot
-from .core import ClientCore, NotConnected, user_words
+from .core import ClientCore, NotConnected, seat_bots, user_words
 from .games import CommandError
 from .levels import level_problem
 from .net import DEFAULT_URL, url_problem
@@ -185,9 +183,12 @@ async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) 
         joined = await core.join(reply.table, 0)
         if isinstance(joined, m.Error):
             return False
-        for i in range(launch.bots):
-            nursery.start_soon(partial(run_bot, core.url, reply.table, f"bot{i + 1}", launch.bot_delay,
-                                       lambda text: core.notify("info", text), level=launch.level))
+        if launch.bots:
+            # the server runs them (seat_bots): they play on if this client goes
+            seated = await core.request(seat_bots(reply.table, launch.bots, launch.level, launch.bot_delay),
+                                        lambda x: isinstance(x, m.BotsSeated))
+            if isinstance(seated, m.Error):
+                return True         # the reader showed why; the player is at the table all the same
         free = seats - 1 - launch.bots
         if free:
             core.notify("info", f"{free} seat(s) wait for friends: wildtable play {core.url} --table {reply.table}")
