@@ -27,6 +27,10 @@ log = logging.getLogger("wildtable.server")
 
 BOTS_FILE = "bots.json"
 LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
+# Bots the server runs at once, at most: each is a connection from the server's own
+# address, which counts against serve --max-per-address (32) like a local player's, so
+# this leaves room for those players
+MAX_BOTS = 24
 
 
 class BotBook:
@@ -95,6 +99,7 @@ class BotHost:
         self.book = BotBook(Path(data_dir) / BOTS_FILE)
         self.url: str | None = None
         self._nursery: trio.Nursery | None = None
+        self.running = 0            # bots playing or sitting down now (MAX_BOTS at most)
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         host = LOOPBACK.get(host, host)
@@ -136,6 +141,9 @@ class BotHost:
         free = sum(1 for s in table.seats if not s.token_hash)
         if msg.count > free:
             raise IllegalAction("table_full", f"table {table.id} has {free} free seat(s), not {msg.count}")
+        if self.running + msg.count > MAX_BOTS:
+            raise IllegalAction("too_many_bots", f"this server runs at most {MAX_BOTS} bots at once ({self.running} now); "
+                                f"seat fewer, or run them elsewhere: wildtable bots URL --table {table.id} --count N")
 
     def stop(self) -> None:
         """At shutdown: the bots end first (they would only reconnect to a closing server)."""
@@ -146,6 +154,7 @@ class BotHost:
         """Seat the bots (checked first); the answer, bots_seated or an error, comes once
         they sit (or could not)."""
         self.check(conn, msg)
+        self.running += msg.count           # counted now: a second request meanwhile sees them
         self._nursery.start_soon(self._seat_all, conn, msg)
 
     async def _seat_all(self, conn, msg: m.SeatBots) -> None:
@@ -155,13 +164,15 @@ class BotHost:
         taken = {s.name for s in table.seats if s.name} if table is not None else set()
         delay = None if msg.delay_ms is None else msg.delay_ms / 1000
         seats, names, problem = [], [], None
-        for _ in range(msg.count):
-            name = next(f"bot{i}" for i in range(1, 100) if f"bot{i}" not in taken)
+        for i in range(msg.count):
+            name = next(f"bot{n}" for n in range(1, 100) if f"bot{n}" not in taken)
             taken.add(name)
             entry = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
             seat = await self._nursery.start(self._play, entry)
+            self.running -= 1           # reserved by seat(); the bot counts itself while it runs
             if seat is None:            # it could not sit down (entry["problem"] says why)
                 problem = entry.get("problem")
+                self.running -= msg.count - i - 1
                 break
             seats.append(seat)
             names.append(name)
@@ -174,7 +185,7 @@ class BotHost:
 
     async def _play(self, entry: dict, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """One bot from its seat to the end of its game (or of the server)."""
-        from wildtable.client.bots import Bot, BotError
+        from wildtable.client.bots import Bot
         table, name = entry["table"], entry["name"]
 
         def report(text: str) -> None:
@@ -185,6 +196,16 @@ class BotHost:
             self.book.add(entry)
         bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
                   verbose=False, level=entry.get("level"), seat_book=self.book)
+        self.running += 1
+        try:
+            await self._run(bot, entry, task_status)
+        finally:
+            self.running -= 1
+
+    async def _run(self, bot, entry: dict, task_status) -> None:
+        from wildtable.client.bots import BotError
+        table, name = entry["table"], entry["name"]
+        started = task_status is not trio.TASK_STATUS_IGNORED
         try:
             over = await bot.run(task_status=task_status)
         except BotError as e:
