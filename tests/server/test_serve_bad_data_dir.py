@@ -15,8 +15,8 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import (
-    FRAME_HEADER, ActionAccepted, ChanceRecorded, Header, IntentRejected, SeatClaimed, StateHashed,
-    encode_record,
+    FORMAT_VERSION, FRAME_HEADER, ActionAccepted, ChanceRecorded, Header, IntentRejected, SeatClaimed,
+    StateHashed, encode_record,
 )
 from wildtable.selfplay import play
 from wildtable.server.table import token_hash
@@ -77,8 +77,9 @@ async def test_serve_refuses_each_bad_log_by_name_and_serves_the_good_ones(tmp_p
     bad["bhalfhdr.wlog"] = "no whole header"
     (data / "bgame.wlog").write_bytes(_header(h, "bgame", game="poker") + b"".join(body))
     bad["bgame.wlog"] = "unknown game 'poker'"
-    (data / "bfuture.wlog").write_bytes(_header(h, "bfuture", format=2) + b"".join(body))
-    bad["bfuture.wlog"] = "log format 2 is not supported"
+    future = FORMAT_VERSION + 1
+    (data / "bfuture.wlog").write_bytes(_header(h, "bfuture", format=future) + b"".join(body))
+    bad["bfuture.wlog"] = f"log format {future} is not supported"
     (data / "bcopy.wlog").write_bytes(_header(h, "c0") + b"".join(body))   # claims table c0
     bad["bcopy.wlog"] = "the header names table 'c0'"
     (data / "bdir.wlog").mkdir()
