@@ -31,6 +31,7 @@ LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 # address, which counts against serve --max-per-address (32) like a local player's, so
 # this leaves room for those players
 MAX_BOTS = 24
+SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
 
 
 class BotBook:
@@ -100,6 +101,8 @@ class BotHost:
         self.url: str | None = None
         self._nursery: trio.Nursery | None = None
         self.running = 0            # bots playing or sitting down now (MAX_BOTS at most)
+        self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
+        self._alone: dict[str, float] = {}      # waiting tables where only our bots are, since when
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         host = LOOPBACK.get(host, host)
@@ -107,7 +110,46 @@ class BotHost:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()
-            await trio.sleep_forever()
+            while True:
+                await trio.sleep(max(0.1, min(SWEEP, self.server.waiting_expiry / 2)))
+                self._sweep(trio.current_time())
+
+    def _sweep(self, now: float) -> None:
+        """Bots left alone at a table still waiting for players (their player went before it
+        filled: nobody else seated and connected, no spectator) for the server's
+        --waiting-expiry leave it, so the table expires as an empty one does and the bots
+        do not wait there for ever."""
+        by_table: dict[str, list] = {}
+        for (tid, _), (scope, bot) in self._bots.items():
+            by_table.setdefault(tid, []).append((scope, bot))
+        for tid in list(self._alone):
+            if tid not in by_table:
+                del self._alone[tid]
+        for tid, bots in by_table.items():
+            t = self.server.tables.get(tid)
+            if t is None or t.started or t.finished:
+                self._alone.pop(tid, None)
+                continue
+            ours = {bot.seat for _, bot in bots}
+            if t.spectators or any(s.conn is not None for i, s in enumerate(t.seats) if i not in ours):
+                self._alone.pop(tid, None)
+                continue
+            since = self._alone.setdefault(tid, now)
+            if now - since >= self.server.waiting_expiry:
+                del self._alone[tid]
+                log.info("table %s: %d bot(s) alone at it for %g s while it waited for players; they leave",
+                         tid, len(bots), self.server.waiting_expiry)
+                for scope, bot in bots:
+                    self._nursery.start_soon(self._leave, scope, bot)
+
+    async def _leave(self, scope: trio.CancelScope, bot) -> None:
+        """The bot sends leave (its seat is free again; on ``left`` it stops by itself)."""
+        with trio.move_on_after(5):
+            await bot.core.command("leave")
+            while (bot.table, bot.name) in self._bots and bot.core.mirror.table is not None:
+                await trio.sleep(0.05)
+        self.book.forget("", bot.table, bot.name)
+        scope.cancel()
 
     def resume(self) -> None:
         """At start: every bot whose table is still being played takes its seat back."""
@@ -198,9 +240,12 @@ class BotHost:
                   verbose=False, level=entry.get("level"), seat_book=self.book)
         self.running += 1
         try:
-            await self._run(bot, entry, task_status)
+            with trio.CancelScope() as scope:
+                self._bots[table, name] = (scope, bot)
+                await self._run(bot, entry, task_status)
         finally:
             self.running -= 1
+            self._bots.pop((table, name), None)
 
     async def _run(self, bot, entry: dict, task_status) -> None:
         from wildtable.client.bots import BotError

@@ -137,3 +137,27 @@ async def test_a_spectator_cannot_seat_bots(tmp_path):
             assert ("rejected bots 1 :: bad_command: you are watching this table: only a player at the table can "
                     "seat bots at it") in lines, lines
             assert done.returncode == 0, lines
+
+
+async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_path):
+    """ann seats two bots at a table for four and goes before it fills: the server's bots
+    do not hold it for ever. Once they have been alone at it for --waiting-expiry they
+    leave, and the table expires like any table nobody is at."""
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data", waiting_expiry=1.0) as (server, url):
+            async with connect(url, "ann") as ann:
+                table = await create(ann, "go-wild", 4)
+                await join(ann, table, 0)
+                await ann.send(m.SeatBots(table, 2, None, 50))
+                seated = await ann.receive_until(lambda x: isinstance(x, (m.Error, m.BotsSeated)))
+                assert isinstance(seated, m.BotsSeated) and seated.seats == (1, 2), seated
+            async with connect(url, "lee") as lee:
+                while True:
+                    await lee.send(m.ListTables())
+                    listed = await lee.receive_until(lambda x: isinstance(x, m.TableList))
+                    if all(t["table"] != table for t in listed.tables):
+                        break
+                    await trio.sleep(0.2)
+            assert server.bots.running == 0
+            assert (tmp_path / "data" / "expired" / f"{table}.wlog").exists()
+            assert table not in (tmp_path / "data" / "bots.json").read_text()
