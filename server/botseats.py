@@ -102,7 +102,7 @@ class BotHost:
         self._nursery: trio.Nursery | None = None
         self.running = 0            # bots playing or sitting down now (MAX_BOTS at most)
         self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
-        self._alone: dict[str, float] = {}      # waiting tables where only our bots are, since when
+        self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         host = LOOPBACK.get(host, host)
@@ -115,10 +115,12 @@ class BotHost:
                 self._sweep(trio.current_time())
 
     def _sweep(self, now: float) -> None:
-        """Bots left alone at a table still waiting for players (their player went before it
-        filled: nobody else seated and connected, no spectator) for the server's
-        --waiting-expiry leave it, so the table expires as an empty one does and the bots
-        do not wait there for ever."""
+        """Bots left alone at a table where nothing happens (nobody else seated and
+        connected, no spectator, no new record) for the server's --waiting-expiry leave
+        it: a table still waiting for players (their player went before it filled) then
+        expires as an empty one does, and at a game that cannot go on without its other
+        players (no turn timer) the bots do not wait for ever. A game that goes on (the
+        timers play for the seats that are gone) they play to its end."""
         by_table: dict[str, list] = {}
         for (tid, _), (scope, bot) in self._bots.items():
             by_table.setdefault(tid, []).append((scope, bot))
@@ -127,17 +129,20 @@ class BotHost:
                 del self._alone[tid]
         for tid, bots in by_table.items():
             t = self.server.tables.get(tid)
-            if t is None or t.started or t.finished:
+            if t is None or t.finished:
                 self._alone.pop(tid, None)
                 continue
             ours = {bot.seat for _, bot in bots}
             if t.spectators or any(s.conn is not None for i, s in enumerate(t.seats) if i not in ours):
                 self._alone.pop(tid, None)
                 continue
-            since = self._alone.setdefault(tid, now)
+            since, seq = self._alone.get(tid, (now, t.seq))
+            if seq != t.seq:
+                since, seq = now, t.seq
+            self._alone[tid] = (since, seq)
             if now - since >= self.server.waiting_expiry:
                 del self._alone[tid]
-                log.info("table %s: %d bot(s) alone at it for %g s while it waited for players; they leave",
+                log.info("table %s: %d bot(s) alone at it for %g s with nothing happening; they leave",
                          tid, len(bots), self.server.waiting_expiry)
                 for scope, bot in bots:
                     self._nursery.start_soon(self._leave, scope, bot)

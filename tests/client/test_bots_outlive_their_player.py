@@ -161,3 +161,26 @@ async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_pa
             assert server.bots.running == 0
             assert (tmp_path / "data" / "expired" / f"{table}.wlog").exists()
             assert table not in (tmp_path / "data" / "bots.json").read_text()
+
+
+async def test_bots_alone_at_a_game_that_cannot_go_on_leave_it(tmp_path):
+    """With no turn timer, a game whose other players are gone cannot go on: bots alone
+    at it with nothing happening for --waiting-expiry leave (their seats are free for
+    anyone), rather than hold a connection and a bot of the server's for ever."""
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data", waiting_expiry=1.0) as (server, url):
+            async with connect(url, "ann") as ann:
+                table = await create(ann, "go-wild", 2, turn_timer=0)
+                await join(ann, table, 0)
+                await ann.send(m.SeatBots(table, 1, None, 50))
+                await ann.receive_until(lambda x: isinstance(x, m.BotsSeated))     # the bot sat: dealt
+            async with connect(url, "lee") as lee:
+                while True:
+                    await lee.send(m.ListTables())
+                    (entry,) = [t for t in (await lee.receive_until(lambda x: isinstance(x, m.TableList))).tables
+                                if t["table"] == table]
+                    if entry["connected"] == [False, False]:
+                        break
+                    await trio.sleep(0.2)
+            assert entry["status"] == "playing" and server.bots.running == 0
+            assert table not in (tmp_path / "data" / "bots.json").read_text()
