@@ -824,8 +824,9 @@ class ClientCore:
         if bad := level_problem(level):
             raise CommandError(bad)
         count = int(words[1])
-        taken = sum(1 for p in mir.players if p.get("name"))
-        free = len(mir.players) - taken
+        # a seat released mid-game keeps its player's name, shown offline like a seat whose
+        # player only lost the connection: those may be free, and the server says which
+        free = sum(1 for p in mir.players if not p.get("name") or (mir.seq > 0 and not p.get("connected")))
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         await self._send(seat_bots(mir.table, count, level, self.bot_delay))

@@ -19,6 +19,7 @@ import sys
 
 import trio
 
+from wildtable.client.core import ClientCore, Notice
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
@@ -184,3 +185,30 @@ async def test_bots_alone_at_a_game_that_cannot_go_on_leave_it(tmp_path):
                     await trio.sleep(0.2)
             assert entry["status"] == "playing" and server.bots.running == 0
             assert table not in (tmp_path / "data" / "bots.json").read_text()
+
+
+async def test_a_seat_released_mid_game_is_filled_with_bots_n(tmp_path):
+    """bob leaves mid-game: his seat keeps his name, shown offline, yet it is free, and
+    ann's `bots 1` fills it (the client used to count it taken, by its name)."""
+    notes: list[Notice] = []
+    with trio.fail_after(60):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with connect(url, "bob") as bob, trio.open_nursery() as nursery:
+                table = await create(bob, "go-wild", 2, turn_timer=0)
+                await join(bob, table, 1)
+                ann = ClientCore(url, "ann", notes.append, bot_delay=0.05)
+                await nursery.start(ann.run)
+                await ann.join(table, 0)
+                await bob.send(m.Leave())
+                await bob.receive_until(lambda x: isinstance(x, m.Left))
+                while not (ann.mirror.seq > 0 and ann.mirror.players[1].get("connected") is False):
+                    await trio.sleep(0.02)
+                assert ann.mirror.players[1]["name"] == "bob"
+                await ann.command("bots 1")
+                def answer() -> list:
+                    return [n for n in notes if n.kind in ("error", "rejected") or n.text.startswith("seated ")]
+                while not answer():
+                    await trio.sleep(0.02)
+                (said,) = answer()
+                assert (said.kind, said.text.split(";")[0]) == ("info", "seated 1 bot(s) (normal): bot1 (seat 1)"), said
+                nursery.cancel_scope.cancel()
