@@ -11,6 +11,7 @@ told both that the connection dropped and that it is back.
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import time
 from typing import Any, Callable
@@ -157,7 +158,14 @@ def _reason(e: BaseException) -> str:
         text = getattr(r, "reason", None)
         return f"closed by the server ({code}{': ' + text if text else ''})" if code else "connection closed"
     if isinstance(e, OSError):
-        return e.strerror or str(e) or type(e).__name__
+        text = e.strerror or str(e) or type(e).__name__
+        # trio's "all attempts to connect to HOST:PORT failed" keeps why in its cause
+        why = e.__cause__
+        if not e.strerror and isinstance(why, BaseExceptionGroup) and isinstance(why.exceptions[0], OSError):
+            code = why.exceptions[0].errno
+            if code:
+                text = f"{text} ({os.strerror(code)})"
+        return text
     if isinstance(e, trio.TooSlowError):
         return "timed out"
     return str(e) or type(e).__name__

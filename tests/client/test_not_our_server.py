@@ -77,3 +77,17 @@ async def test_a_websocket_echo_server_is_named_as_not_a_wildtable_server():
     assert play.returncode == 1 and play.stdout.decode() == f"error cannot connect to {url}: {why}\n", play
     assert bots.returncode == 1 and bots.stderr.decode() == f"wildtable bots: cannot connect to {url}: {why}\n"
     _one_sentence(play.stdout.decode())
+
+
+async def test_nothing_listening_says_connection_refused():
+    """docs/PLAYING.md: nothing listening is refused in one sentence naming why
+    ("Connection refused"), not trio's bare "all attempts to connect ... failed"."""
+    with trio.socket.socket() as s:         # a port of ours that nothing listens on
+        await s.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{s.getsockname()[1]}"
+        with trio.fail_after(60):
+            play, bots = await _both(url)
+    why = f"all attempts to connect to {url[5:]} failed (Connection refused)"
+    assert play.returncode == 1 and play.stdout.decode() == f"error cannot connect to {url}: {why}\n", play
+    assert bots.returncode == 1 and bots.stderr.decode() == f"wildtable bots: cannot connect to {url}: {why}\n"
+    _one_sentence(play.stdout.decode())
