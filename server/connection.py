@@ -130,6 +130,7 @@ class Connection:
         self._rtts: deque = deque(maxlen=RTT_WINDOW)
         self._probe_wake = trio.Event()
         self._quick = 0              # quick probes still to make
+        peer.on_rtt = self._rtt
 
     # ---------------------------------------------------------------- outbound (never blocks)
     def send_message(self, message) -> None:
@@ -276,6 +277,11 @@ class Connection:
         await peer.close(code, reason)
         scope.cancel()
 
+    def _rtt(self, rtt: float) -> None:
+        """A round-trip sample: the delay estimate is half the smallest of the window."""
+        self._rtts.append(rtt)
+        self.delay = min(self._rtts) / 2
+
     async def _heartbeat(self) -> None:
         """A ping every HEARTBEAT seconds, or every PROBE_EVERY while seated at a table that
         orders by send time. Every pong is a round-trip sample of the delay estimate."""
@@ -284,22 +290,30 @@ class Connection:
                 self._probe_wake = trio.Event()
                 with trio.move_on_after(HEARTBEAT):
                     await self._probe_wake.wait()
+                if not self._probing():
+                    try:
+                        with trio.fail_after(PONG_TIMEOUT):
+                            self._rtt(await self.peer.ping())
+                    except trio.TooSlowError:
+                        self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
+                        return
+                    except wire.ConnectionClosed:
+                        return
+                    continue
+            # seated at a fair table: a ping each PROBE_EVERY without waiting for its pong
+            # (the reader hands the round trip to _rtt); one unanswered for PONG_TIMEOUT closes
             try:
-                with trio.fail_after(PONG_TIMEOUT):
-                    rtt = await self.peer.ping()
-            except trio.TooSlowError:
-                self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
-                return
+                waiting = self.peer.probe()
             except wire.ConnectionClosed:
                 return
-            self._rtts.append(rtt)
-            self.delay = min(self._rtts) / 2
-            if self._probing():
-                if self._quick > 0:
-                    self._quick -= 1
-                    await trio.sleep(PROBE_FIRST[0])
-                else:
-                    await trio.sleep(PROBE_EVERY)
+            if waiting is not None and trio.current_time() - waiting > PONG_TIMEOUT:
+                self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
+                return
+            if self._quick > 0:
+                self._quick -= 1
+                await trio.sleep(PROBE_FIRST[0])
+            else:
+                await trio.sleep(PROBE_EVERY)
 
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the

@@ -89,7 +89,7 @@ class Peer:
 
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
-                 "_parts_text", "_pong", "_aborted", "wake")
+                 "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt")
 
     def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int):
         self._sock = sock
@@ -108,6 +108,8 @@ class Peer:
         self._parts: list[bytes] = []           # the fragments of a message still coming
         self._parts_text = False
         self._pong: tuple[bytes, trio.Event, list] | None = None
+        self._probe: tuple[bytes, float] | None = None    # a ping of probe(): (payload, when sent)
+        self.on_rtt: Callable[[float], None] | None = None   # given each probe's round trip (s)
         self._aborted = False                   # give up on the close handshake: drop the socket at once
         self.wake: Callable[[], None] | None = None   # called when control frames wait in the backlog
 
@@ -164,6 +166,11 @@ class Peer:
                     self._pong = None
                     waiting[2].append(trio.current_time())    # stamped when read, as intents are
                     waiting[1].set()
+                probe = self._probe
+                if probe is not None and frame.data == probe[0]:
+                    self._probe = None
+                    if self.on_rtt is not None:
+                        self.on_rtt(trio.current_time() - probe[1])
             elif op is _CLOSE:
                 close = proto.close_rcvd
                 self._end(close.code if close else None, close.reason if close else "")
@@ -374,6 +381,22 @@ class Peer:
         if self._gone or not read_at:
             raise ConnectionClosed(*self._ended)
         return read_at[0] - sent_at
+
+    def probe(self) -> float | None:
+        """``ping`` without waiting: send a ping now unless the last one is unanswered, and
+        return None; or return since when (trio's clock) the last one waits. Its round
+        trip goes to ``on_rtt`` when its pong is read. No task, cancel scope or event per
+        ping: a seat at a fair table is pinged every second (bench/README.md)."""
+        probe = self._probe
+        if probe is not None:
+            return probe[1]
+        if self._closing or self._gone:
+            raise ConnectionClosed(*self._ended)
+        payload = os.urandom(8)
+        self._proto.send_ping(payload)
+        self._probe = (payload, trio.current_time())
+        self._control(self._proto.data_to_send())
+        return None
 
     async def close(self, code: int = 1000, reason: str = "") -> None:
         """Send what waits, then our close frame (bounded: CLOSE_FLUSH seconds). After the
