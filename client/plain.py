@@ -14,6 +14,7 @@ Every line written to stdout starts with a tag word, so scripts can read it:
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TextIO
 
@@ -153,3 +154,16 @@ def plain_main(launch: Launch) -> int:
         return trio.run(run_plain, launch, sys.stdin, sys.stdout)
     except KeyboardInterrupt:
         return 130
+    except BaseException as e:
+        if not _only_broken_pipes(e):
+            raise
+        # whoever read our lines went away (a script's `| head`): stop quietly, and let
+        # Python's own flush at exit write nowhere
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _only_broken_pipes(e: BaseException) -> bool:
+    if isinstance(e, BaseExceptionGroup):
+        return all(_only_broken_pipes(x) for x in e.exceptions)
+    return isinstance(e, BrokenPipeError)

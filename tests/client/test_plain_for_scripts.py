@@ -57,3 +57,20 @@ async def test_plain_table_that_does_not_exist_exits_non_zero(tmp_path):
     assert proc.returncode == 1, lines
     assert "error no_such_table: no table 'tnosuch'; list shows the open ones" in lines
     assert lines[-1] == "info bye"
+
+
+async def test_a_reader_that_goes_away_ends_the_client_quietly():
+    """`wildtable play --plain ... | head -2`: once the reader of its lines has gone, the
+    client ends with status 0 and no traceback (it used to print a BrokenPipeError's)."""
+    with trio.fail_after(60):
+        proc = await trio.lowlevel.open_process(PLAY + ["--game", "go-wild", "--bots", "1", "--plain"],
+                                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                                stderr=subprocess.PIPE, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        out = LineReader(proc.stdout)
+        await out.until(r"^conn connected")
+        await proc.stdout.aclose()              # as `head -1` does once it has its line
+        err = LineReader(proc.stderr, timeout=None, errors="replace")
+        said = await err.read_to_end()
+        assert await proc.wait() == 0, said
+        assert "Traceback" not in said and "BrokenPipe" not in said, said
+        await proc.stdin.aclose()
