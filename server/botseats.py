@@ -48,7 +48,11 @@ class BotBook:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return []
-        return [e for e in data if isinstance(e, dict)] if isinstance(data, list) else []
+        if not isinstance(data, list):
+            return []
+        return [e for e in data if isinstance(e, dict) and isinstance(e.get("table"), str)
+                and isinstance(e.get("name"), str) and isinstance(e.get("level"), (str, type(None)))
+                and isinstance(e.get("delay"), (int, float, type(None))) and isinstance(e.get("seat"), (int, type(None)))]
 
     def _save(self, entries: list[dict]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -112,7 +116,10 @@ class BotHost:
             task_status.started()
             while True:
                 await trio.sleep(max(0.1, min(SWEEP, self.server.waiting_expiry / 2)))
-                self._sweep(trio.current_time())
+                try:
+                    self._sweep(trio.current_time())
+                except Exception:       # our bug: the bots stay, the server goes on
+                    log.exception("looking for bots left alone failed (the server goes on)")
 
     def _sweep(self, now: float) -> None:
         """Bots left alone at a table where nothing happens (nobody else seated and
@@ -150,7 +157,10 @@ class BotHost:
     async def _leave(self, scope: trio.CancelScope, bot) -> None:
         """The bot sends leave (its seat is free again; on ``left`` it stops by itself)."""
         with trio.move_on_after(5):
-            await bot.core.command("leave")
+            try:
+                await bot.core.command("leave")
+            except Exception as e:      # not connected just now: it stops all the same
+                log.info("bot %s could not say leave at table %s (%s)", bot.name, bot.table, e)
             while (bot.table, bot.name) in self._bots and bot.core.mirror.table is not None:
                 await trio.sleep(0.05)
         self.book.forget("", bot.table, bot.name)
@@ -241,8 +251,16 @@ class BotHost:
         started = task_status is not trio.TASK_STATUS_IGNORED
         if started:
             self.book.add(entry)
-        bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
-                  verbose=False, level=entry.get("level"), seat_book=self.book)
+        try:
+            bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
+                      verbose=False, level=entry.get("level"), seat_book=self.book)
+        except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
+            log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e)
+            self.book.forget("", table, name)
+            if started:
+                entry["problem"] = f"{name}: could not be started"
+                task_status.started(None)
+            return
         self.running += 1
         try:
             with trio.CancelScope() as scope:
