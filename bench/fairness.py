@@ -141,7 +141,7 @@ async def run_table(urls: list[str], names: list[str], fair_ms: int, races: int,
             assert isinstance(a, m.Accepted), a
         for c in conns:
             await c.receive_until(lambda x: isinstance(x, m.Update) and x.view.get("phase") == "playing", timeout=30)
-        await trio.sleep(args.settle)        # the server's delay estimates: a ping a second
+        await trio.sleep(args.settle)        # the server's delay estimates (5 pings 0.1 s apart on sitting down)
         a = await act(0, {"kind": "meld", "cards": list(FIVES)})
         assert isinstance(a, m.Accepted), a
         # Every bot reads its connection all the time, so its reaction starts when the
@@ -173,7 +173,7 @@ async def run_table(urls: list[str], names: list[str], fair_ms: int, races: int,
         async with trio.open_nursery() as bots:
             for i in range(seats):
                 bots.start_soon(bot, i)
-        # Leave before closing: a ping a second no more, so none reaches a client while it
+        # Leave before closing: no more pings, so none reaches a client while it
         # closes (trio-websocket then fails to send the pong, LocalProtocolError in
         # LOCAL_CLOSING, and its nursery cancels this task's siblings)
         for c in conns:

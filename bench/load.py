@@ -189,7 +189,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--skip-bare", action="store_true", help="do not run the bare-stack comparison")
     ap.add_argument("--fair-ms", type=int, default=None,
-                    help="the Run Wild tables' fair_ms (default: the game's default; 0 = arrival order, no 1 s pings)")
+                    help="the Run Wild tables' fair_ms (default: the game's default; 0 = arrival order, no 5 s pings)")
     ap.add_argument("--bare-writes", choices=("all", "per-frame", "direct", "wire"), default="all",
                     help="which bare stacks to run: trio-websocket's per-frame send from a writer task, "
                          "trio-websocket's send awaited by the receiving task, our server's way of writing, or all (default)")

@@ -32,7 +32,7 @@ HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
 IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
 PONG_TIMEOUT = 15.0          # seconds to answer a ping
-PROBE_EVERY = 1.0            # seconds between pings while seated at a table that orders by send time
+PROBE_EVERY = 5.0            # seconds between pings while seated at a table that orders by send time (1 s: +20% CPU at 1,000 players)
 PROBE_FIRST = (0.1, 5)       # ... but the first 5 after sitting down 0.1 s apart: a good estimate at once
 RTT_WINDOW = 30              # round trips the one-way delay estimate is the minimum of
 SEND_TIMEOUT = 10.0          # seconds for a peer to take what waits for it
@@ -300,7 +300,7 @@ class Connection:
                     except wire.ConnectionClosed:
                         return
                     continue
-            # seated at a fair table: a ping each PROBE_EVERY without waiting for its pong
+            # seated at a fair table: a ping every PROBE_EVERY without waiting for its pong
             # (the reader hands the round trip to _rtt); one unanswered for PONG_TIMEOUT closes
             try:
                 waiting = self.peer.probe()

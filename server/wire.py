@@ -386,7 +386,7 @@ class Peer:
         """``ping`` without waiting: send a ping now unless the last one is unanswered, and
         return None; or return since when (trio's clock) the last one waits. Its round
         trip goes to ``on_rtt`` when its pong is read. No task, cancel scope or event per
-        ping: a seat at a fair table is pinged every second (bench/README.md)."""
+        ping: every seat at a fair table is pinged every few seconds."""
         probe = self._probe
         if probe is not None:
             return probe[1]

@@ -63,7 +63,7 @@ class RawClient:
 
     async def message(self):
         """The next message; a ping before it is answered, as any client does (a seat at
-        a Run Wild table in fair order is pinged at once and then every second)."""
+        a Run Wild table in fair order is pinged at once and then every few seconds)."""
         ev = await self.event()
         while isinstance(ev, Ping):
             await self.stream.send_all(self.ws.send(ev.response()))

@@ -71,7 +71,7 @@ async def _race(tmp_path, fair_ms: int):
                 await _until(far, lambda v: v.get("phase") == "playing")
                 live = server.tables[table]
                 if fair_ms:
-                    # the server has measured the far connection (a ping a second while seated)
+                    # the server has measured the far connection (five pings 0.1 s apart on sitting down)
                     while live.seats[1].conn.delay < 0.9 * FAR:
                         await trio.sleep(0.05)
                     assert live.seats[0].conn.delay < 0.02
