@@ -201,7 +201,8 @@ def main(argv=None) -> int:
         data = tmp / "data"
         server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
                              "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
-                             "--max-tables", "100000", "--max-per-address", "0"], tmp / "server.log")
+                             "--max-tables", "100000",
+                             "--max-per-address", "0", "--max-waiting-per-address", "0"], tmp / "server.log")
         try:
             ours = drive(url, args, False, server.pid)
         finally:
