@@ -488,7 +488,8 @@ async def _run_wild_pair(url: str, prefix: str, pace: float, stats: Steady, answ
     every ``pace`` s (ready, draw, stuck; one intent in flight); yield (table, stop event,
     failures). ``stats`` gets each intent's intent-to-update time."""
     async with connect(url, f"{prefix}-a") as a, connect(url, f"{prefix}-b") as b:
-        await a.send(m.CreateTable("run-wild", 2, {"rounds": 100, "idle_timeout": 3600}, prefix))
+        # fair_ms 0: its own delay probes and holds would be noise in what it measures
+        await a.send(m.CreateTable("run-wild", 2, {"rounds": 100, "idle_timeout": 3600, "fair_ms": 0}, prefix))
         created = await a.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error)))
         assert isinstance(created, m.TableCreated), created
         seats = []
