@@ -383,6 +383,17 @@ class State(NamedTuple):
 _tuple_new = tuple.__new__
 
 
+_STATE_FIELDS = tuple(State.__annotations__)
+
+
+def _evolve(state: State, **changes: Any) -> State:
+    """``state`` with some fields changed (what attrs' ``evolve`` does for the attrs classes)."""
+    new = _tuple_new(State, tuple(changes.pop(f, v) for f, v in zip(_STATE_FIELDS, state)))
+    if changes:
+        raise TypeError(f"State has no field {', '.join(changes)}")      # our bug, said at once
+    return new
+
+
 def _mask(cards: Any) -> int:
     m = 0
     for c in cards:
@@ -555,7 +566,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
         # DECISIONS: "Who deals the first round: a logged chance outcome": permutation[0].
         dealer = outcome.permutation[0]
         deal = state.deal
-        st = state._replace(deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
+        st = _evolve(state, deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
         return st, [{"event": "dealer_chosen", "seat": dealer, "round": 1}]
     playing = state.score.next_seats
     if state.phase == "dealing":
@@ -609,7 +620,7 @@ def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[S
             nxt = tied
             events.append({"event": "tie_break", "seats": list(tied)})
     score = Scores(sc.rounds + (scores,), totals, out, reason, winners, nxt)
-    return st._replace(phase=phase, score=score), events
+    return _evolve(st, phase=phase, score=score), events
 
 
 def _with_hand(state: State, seat: int, hand: int, events: list, melds: tuple[TableMeld, ...],
@@ -858,7 +869,7 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
         if cleared:
             stuck = tuple(False if s in cleared else x for s, x in enumerate(stuck))
             events += [{"event": "stuck_cleared", "seat": s} for s in cleared]
-    st = _with_hand(state._replace(hands=tuple(hands), pos=pos, draw3s=draw3s, stuck=stuck), seat, hand, events,
+    st = _with_hand(_evolve(state, hands=tuple(hands), pos=pos, draw3s=draw3s, stuck=stuck), seat, hand, events,
                     state.melds)
     return _after_play(st, seat, events)
 
@@ -869,7 +880,7 @@ def _stuck(state: State, seat: int, action: Stuck) -> tuple[State, list]:
     if state.stuck[seat]:
         raise IllegalAction("already_stuck", "You have already declared that you are stuck.")
     stuck = state.stuck[:seat] + (True,) + state.stuck[seat + 1:]
-    st = state._replace(stuck=stuck)
+    st = _evolve(state, stuck=stuck)
     events = [{"event": "stuck_declared", "seat": seat}]
     if all(stuck[s] for s in state.deal.order):
         return _end_round(st, "all_stuck", None, events)
@@ -928,7 +939,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
             if state.ready[seat]:
                 raise IllegalAction("already_ready", "You are already ready; the round starts when everyone is.")
             ready = state.ready[:seat] + (True,) + state.ready[seat + 1:]
-            return state._replace(ready=ready), [{"event": "player_ready", "seat": seat}]
+            return _evolve(state, ready=ready), [{"event": "player_ready", "seat": seat}]
         if state.phase == "playing":
             raise IllegalAction("already_ready", "The round has already started.")
         raise _phase_refusal(state)
@@ -946,7 +957,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         waiting = [s for s in state.deal.order if not state.ready[s]]
         if waiting:
             raise IllegalAction("not_ready", f"Not everyone is ready yet (waiting for seat(s) {', '.join(map(str, waiting))}).")
-        st = state._replace(phase="playing")
+        st = _evolve(state, phase="playing")
         return st, [{"event": "round_started", "round": state.deal.round}]
     if kind is IdleTimeout:
         # DECISIONS: "when no action is accepted for a timeout (setting, default 120 s), the
@@ -968,7 +979,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         if not waiting:
             raise IllegalAction("already_ready", "Every seat in the round is ready already.")
         ready = tuple(r or s in waiting for s, r in enumerate(state.ready))
-        return state._replace(ready=ready), [{"event": "player_ready", "seat": s, "timer": True} for s in waiting]
+        return _evolve(state, ready=ready), [{"event": "player_ready", "seat": s, "timer": True} for s in waiting]
     raise IllegalAction("unknown_action", f"Run Wild has no action {type(action).__name__!r}.")
 
 
