@@ -383,15 +383,16 @@ class State(NamedTuple):
 _tuple_new = tuple.__new__
 
 
-_STATE_FIELDS = tuple(State.__annotations__)
+_STATE_FIELD = {name: i for i, name in enumerate(State.__annotations__)}
 
 
 def _evolve(state: State, **changes: Any) -> State:
-    """``state`` with some fields changed (what attrs' ``evolve`` does for the attrs classes)."""
-    new = _tuple_new(State, tuple(changes.pop(f, v) for f, v in zip(_STATE_FIELDS, state)))
-    if changes:
-        raise TypeError(f"State has no field {', '.join(changes)}")      # our bug, said at once
-    return new
+    """``state`` with some fields changed (what attrs' ``evolve`` does for the attrs classes;
+    a field name it does not have is a KeyError: our bug, said at once)."""
+    values = list(state)
+    for name, value in changes.items():
+        values[_STATE_FIELD[name]] = value
+    return _tuple_new(State, values)
 
 
 def _mask(cards: Any) -> int:
