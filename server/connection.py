@@ -59,30 +59,23 @@ def _fit(message):
     return message
 
 
-def _what_it_was(data) -> tuple[int | None, str | None]:
+def _what_it_was(data) -> tuple[int | None, str | None, int | None]:
     """Of a frame that does not decode as a message: the intent id, if it is an intent
-    whose id can be read, and the message type it names (for the error's ref)."""
+    whose id can be read; the message type it names (for the error's ref); and, for a
+    hello, the version it names if that is an integer other than ours."""
     try:
         raw = unpackb(data, max_size=MAX_FRAME)
     except Exception:
-        return None, None
+        return None, None, None
     if type(raw) is not dict or type(raw.get("type")) is not str:
-        return None, None
+        return None, None, None
     tag = raw["type"] if raw["type"] in m.CLIENT_MESSAGES else None
-    i = raw.get("id")
+    i, v = raw.get("id"), raw.get("version")
     if tag == "intent" and type(i) is int and 0 <= i <= INTENT_ID_MAX:
-        return i, tag
-    return None, tag
-
-
-def _other_version(data) -> int | None:
-    """The version a hello that did not decode names, if it is an integer other than ours."""
-    try:
-        raw = unpackb(data, max_size=MAX_FRAME)
-    except Exception:
-        return None
-    v = raw.get("version") if type(raw) is dict else None
-    return v if type(v) is int and v != m.PROTOCOL_VERSION else None
+        return i, tag, None
+    if tag == "hello" and type(v) is int and v != m.PROTOCOL_VERSION:
+        return None, tag, v
+    return None, tag, None
 
 
 class RateLimit:
@@ -360,9 +353,8 @@ class Connection:
                     raise ProtocolError("unexpected_message", f"{msg.TAG!r} is a server message; clients send: {', '.join(sorted(m.CLIENT_MESSAGES))}", "$.type")
                 await self._dispatch(msg)
             except ProtocolError as e:
-                intent_id, tag = (None, msg.TAG) if msg is not None else _what_it_was(data)
-                theirs = _other_version(data) if tag == "hello" and self.name is None else None
-                if theirs is not None:
+                intent_id, tag, theirs = (None, msg.TAG, None) if msg is not None else _what_it_was(data)
+                if theirs is not None and self.name is None:
                     # a newer client's hello may carry fields this version does not know:
                     # the version decides first (PROTOCOL.md, connection lifetime, step 2)
                     self.send_message(m.Error("version_mismatch", m.version_mismatch_text(theirs), "$.version", "hello"))
