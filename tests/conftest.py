@@ -47,3 +47,7 @@ def private_state_dir(tmp_path_factory, monkeypatch):
     path = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("WILDTABLE_STATE_DIR", str(path))      # what client/seats.py reads
     return path
+
+
+# the throwaway PostgreSQL of the store and cluster tests (started only by a test that asks)
+from pgkit import pg_cluster, pg_dsn, pg_private  # noqa: E402,F401  (fixtures)

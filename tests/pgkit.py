@@ -1,0 +1,191 @@
+"""A throwaway PostgreSQL cluster for the tests of the store (server/store_pg.py) and of
+the nodes that share it (server/cluster.py).
+
+Debian's ``postgresql`` package (``.ci/run`` installs it) puts its binaries under
+/usr/lib/postgresql/VERSION/bin. PostgreSQL refuses to run as root, so when the tests run
+as root the cluster belongs to the unprivileged ``postgres`` system user: its directory is
+chowned to it and every server program runs through ``runuser -u postgres --``.
+
+- ``pg_cluster`` (session): one cluster for the whole run, ``initdb`` once in a temporary
+  dir, listening on 127.0.0.1 on a free port with fsync on (the store's promise is the
+  disk's); ``pg_ctl stop -m immediate`` at the end and the dir removed.
+- ``pg_dsn`` (per test): a fresh database in it (CREATE DATABASE), so tests never see each
+  other's tables; its DSN is ``postgresql://postgres@127.0.0.1:PORT/NAME``.
+- ``PgCluster.private()``: a cluster of a test's own (a copy of the session's initdb'd
+  dir, started on another port) for tests that stop and start PostgreSQL.
+
+If PostgreSQL is not installed the tests that ask for it FAIL with a sentence saying so;
+nothing is skipped silently.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+PG_USER = "postgres"           # the unprivileged system user that owns the cluster under root
+START_TIMEOUT = 30             # seconds pg_ctl waits for the server to accept connections
+
+
+def pg_bindir() -> Path:
+    """The newest installed PostgreSQL's bin dir (WILDTABLE_PG_BIN overrides it)."""
+    forced = os.environ.get("WILDTABLE_PG_BIN")
+    if forced:
+        return Path(forced)
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
+                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    if not found:
+        pytest.fail("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): the store "
+                    "tests need a real one; .ci/run installs Debian's `postgresql` package "
+                    "(apt-get install postgresql), or set WILDTABLE_PG_BIN to its bin dir.",
+                    pytrace=False)
+    return Path(found[-1]).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _as_owner(argv: list[str]) -> list[str]:
+    """``argv`` run as the cluster's owner: the ``postgres`` user when we are root."""
+    if os.geteuid() != 0:
+        return argv
+    return ["runuser", "-u", PG_USER, "--", *argv]
+
+
+def _chown_tree(path: Path) -> None:
+    if os.geteuid() != 0:
+        return
+    pw = pwd.getpwnam(PG_USER)
+    for root, dirs, files in os.walk(path):
+        os.chown(root, pw.pw_uid, pw.pw_gid)
+        for name in files:
+            os.chown(os.path.join(root, name), pw.pw_uid, pw.pw_gid)
+
+
+class PgCluster:
+    """One PostgreSQL cluster in ``base`` (data dir ``base/data``, its socket and log beside
+    it). ``start()``/``stop()`` may be called again (a test that takes the store away)."""
+
+    def __init__(self, base: Path, bindir: Path, port: int | None = None):
+        self.base, self.bindir = base, bindir
+        self.data = base / "data"
+        self.port = port or free_port()
+        self.logfile = base / "server.log"
+        self._dbs = itertools.count(1)
+
+    @classmethod
+    def initdb(cls, bindir: Path | None = None) -> "PgCluster":
+        bindir = bindir or pg_bindir()
+        base = Path(tempfile.mkdtemp(prefix="wildtable-pg-"))
+        os.chmod(base, 0o700)
+        _chown_tree(base)
+        cluster = cls(base, bindir)
+        try:
+            cluster._run([str(bindir / "initdb"), "-D", str(cluster.data), "-U", "postgres",
+                          "--auth=trust", "--encoding=UTF8", "--no-locale", "--no-instructions"])
+        except BaseException:
+            shutil.rmtree(base, ignore_errors=True)
+            raise
+        return cluster
+
+    def private(self) -> "PgCluster":
+        """A cluster of its own: a copy of this one's data dir (made while this one is
+        stopped or before it started: call on a template), on another port."""
+        base = Path(tempfile.mkdtemp(prefix="wildtable-pg-"))
+        os.chmod(base, 0o700)
+        shutil.copytree(self.template, base / "data", symlinks=True)
+        os.chmod(base / "data", 0o700)
+        _chown_tree(base)
+        return PgCluster(base, self.bindir)
+
+    @property
+    def template(self) -> Path:
+        """A stopped copy of the freshly initdb'd data dir (made at the first start)."""
+        return self.base / "template"
+
+    def _run(self, argv: list[str], timeout: float = 60) -> str:
+        done = subprocess.run(_as_owner(argv), capture_output=True, text=True, timeout=timeout,
+                              cwd=self.base)
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stdout}{done.stderr}")
+        return done.stdout
+
+    def start(self) -> None:
+        if not self.template.exists() and (self.data / "PG_VERSION").exists() and not (self.data / "postmaster.pid").exists():
+            shutil.copytree(self.data, self.template, symlinks=True)
+        options = " ".join([
+            f"-p {self.port}", "-c listen_addresses=127.0.0.1",
+            f"-c unix_socket_directories={self.base}", "-c fsync=on", "-c max_connections=200",
+            "-c shared_buffers=16MB", "-c log_min_messages=warning",
+        ])
+        self._run([str(self.bindir / "pg_ctl"), "start", "-w", "-t", str(START_TIMEOUT),
+                   "-D", str(self.data), "-l", str(self.logfile), "-o", options],
+                  timeout=START_TIMEOUT + 10)
+
+    def stop(self, mode: str = "immediate") -> None:
+        if (self.data / "postmaster.pid").exists():
+            self._run([str(self.bindir / "pg_ctl"), "stop", "-w", "-m", mode, "-D", str(self.data)])
+
+    def remove(self) -> None:
+        try:
+            self.stop()
+        finally:
+            shutil.rmtree(self.base, ignore_errors=True)
+
+    def dsn(self, dbname: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
+
+    def create_database(self) -> str:
+        """A new empty database; its DSN."""
+        import psycopg
+
+        name = f"wt_test_{os.getpid()}_{next(self._dbs)}"
+        with psycopg.connect(self.dsn(), autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return self.dsn(name)
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.logfile.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+
+@pytest.fixture(scope="session")
+def pg_cluster():
+    """A PostgreSQL cluster for the whole test run (see the module's doc)."""
+    cluster = PgCluster.initdb()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
+
+
+@pytest.fixture
+def pg_dsn(pg_cluster) -> str:
+    """The DSN of a fresh, empty database of this test's own."""
+    return pg_cluster.create_database()
+
+
+@pytest.fixture
+def pg_private(pg_cluster):
+    """A started PostgreSQL cluster of this test's own (to stop and start it); removed after."""
+    cluster = pg_cluster.private()
+    try:
+        cluster.start()
+        yield cluster
+    finally:
+        cluster.remove()
