@@ -66,6 +66,10 @@ class CreateTable:
     seats: int = _f(min=1, max=16)
     settings: dict = attrs.field(factory=dict)
     name: str = _d("", max_len=60, printable=True)     # shown to everyone: no control characters
+    # "create it on this node": sent after a redirect of create_table, so a cluster's node
+    # honours it if it has room instead of redirecting again. Left out when False, so an
+    # older server (which refuses a field it does not know) sees the create_table of before.
+    here: bool = False
 
 
 @msg("join")
@@ -121,6 +125,9 @@ class Welcome:
     server: str
     max_frame: int
     heartbeat: float
+    # the public URLs of a cluster's live nodes, for reconnecting; empty (and left out of
+    # the frame, so an older client reads the welcome of before) for a single node
+    nodes: tuple[str, ...] = _d((), max_items=1024)
 
 
 @msg("error")
@@ -224,6 +231,17 @@ class GameOver:
     scores: tuple[int, ...] = _d((), max_items=64)
     winners: tuple[int, ...] = _d((), max_items=64)
     log: str = ""
+
+
+@msg("redirect")
+@_frozen
+class Redirect:
+    """Go to the node at ``url`` and send the same message there again (hello first):
+    ``ref`` is the type of the message redirected, ``table`` the table it named."""
+    url: str
+    ref: str
+    table: str | None = None
+    reason: str = ""
 
 
 @msg("goodbye")

@@ -35,14 +35,15 @@ MESSAGE_SAMPLES = {
     "list_tables": m.ListTables(),
     "create_table": m.CreateTable(game="run-wild", seats=4, settings={"target": 100, "fast": True,
                                                                      "nested": {"list": [1, "a", None, 2.5]}},
-                                  name="friday"),
+                                  name="friday", here=True),
     "join": m.Join(table="t1", seat=3),
     "rejoin": m.Rejoin(table="t1", seat=2, token="s3cr3t-token"),
     "spectate": m.Spectate(table="t1"),
     "leave": m.Leave(),
     "seat_bots": m.SeatBots(table="t1", count=2, level="easy", delay_ms=500),
     "intent": m.Intent(id=17, action={"kind": "take", "meld": 3, "card": 41}),
-    "welcome": m.Welcome(version=m.PROTOCOL_VERSION, server="wildtable 0.1", max_frame=MAX_FRAME, heartbeat=15.0),
+    "welcome": m.Welcome(version=m.PROTOCOL_VERSION, server="wildtable 0.1", max_frame=MAX_FRAME, heartbeat=15.0,
+                         nodes=("ws://10.0.0.1:8765", "ws://10.0.0.2:8765")),
     "error": m.Error(code="bad_field", message="expected int, got str", path="$.id", ref="intent"),
     "table_list": m.TableList(tables=({"table": "t1", "game": "run-wild", "seats": 4, "free": [1, 2]},
                                       {"table": "t2", "game": "go-wild", "seats": 2, "free": []}), omitted=3),
@@ -61,6 +62,7 @@ MESSAGE_SAMPLES = {
     "update": m.Update(seq=13, events=({"event": "card_taken", "seat": 1, "card": 41},), view={"hand": [1]}),
     "game_over": m.GameOver(table="t1", seq=99, scores=(10, -3, 0), winners=(0,), log="t1.wlog"),
     "goodbye": m.Goodbye(reason="server shutting down"),
+    "redirect": m.Redirect(url="ws://10.0.0.2:8765", ref="join", table="t1", reason="t1 is played on another node"),
 }
 
 RECORD_SAMPLES = {
