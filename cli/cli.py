@@ -1,4 +1,4 @@
-"""The `wildtable` command: serve, play, bots, selfplay, replay."""
+"""The `wildtable` command: serve, play, bots, selfplay, replay, export."""
 
 from __future__ import annotations
 
@@ -53,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web page origin (scheme://host[:port]) allowed to open WebSockets to this server, "
                    "besides the server's own host; repeat for more. Browsers' other pages are refused (403)")
+    s.add_argument("--store", default=None, metavar="DSN",
+                   help="keep the tables in PostgreSQL instead of files in the data dir, e.g. "
+                   "postgresql://user@host/db (default: the environment variable WILDTABLE_STORE; unset: files). "
+                   "Needs the postgres extra: pip install 'wildtable[postgres]'")
+    s.add_argument("--lease-seconds", type=float, default=5.0, metavar="SECONDS",
+                   help="with --store: how long a node's hold on its tables lasts unless renewed (every third "
+                   "of it); a node that stops renewing loses its tables after this long (default 5)")
     s.add_argument("--quiet", action="store_true", help="log warnings and errors only")
 
     pl = sub.add_parser("play", help="play in the terminal (full-screen, or --plain line mode)",
@@ -96,13 +103,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
                        "without them, the interactive viewer")
-    r.add_argument("log", help="the .wlog file")
+    r.add_argument("log", help="the .wlog file (with --store: the table's id)")
+    r.add_argument("--store", default=None, metavar="DSN", help="read table LOG straight from this PostgreSQL "
+                   "store (a DSN, e.g. postgresql://user@host/db) instead of a file")
     r.add_argument("--verify", action="store_true", help="check every CRC and state hash; print counts, scores and the final hash")
     r.add_argument("--json", action="store_true", help="print the final all-seeing state as JSON")
     r.add_argument("--upto", type=int, default=None, help="stop at this seq")
     r.add_argument("--plain", action="store_true", help="print every record and the state it produced, as text")
     r.add_argument("--seat", default=None, metavar="SEAT", help="viewer: see the game as this seat (a number), "
                    "'spectator', or 'all' (the all-seeing view, default)")
+    r.add_argument("--web", action="store_true", help="the viewer in a web browser: serve it on 127.0.0.1 (a free "
+                   "port) until Ctrl-C, print its address, and open a browser where one can be opened")
+    r.add_argument("--no-browser", action="store_true", help="with --web: print the address only")
+
+    ex = sub.add_parser("export", help="write a table of a PostgreSQL store as a .wlog file (replay reads it)",
+                        description="Write the log of a table kept in a PostgreSQL store (serve --store) as a "
+                        ".wlog file: its records, in order, are the file's bytes.")
+    ex.add_argument("table", help="the table's id (as list_tables shows it)")
+    ex.add_argument("--store", default=None, metavar="DSN", help="the store, e.g. postgresql://user@host/db "
+                    "(default: the environment variable WILDTABLE_STORE)")
+    ex.add_argument("-o", "--output", default=None, metavar="FILE", help="the file to write (default TABLE.wlog; "
+                    "'-' for stdout); an existing file is not overwritten")
     return p
 
 
@@ -141,6 +162,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "replay":
         from wildtable.offline import replay_main
         return replay_main(args)
+    if args.command == "export":
+        from wildtable.offline import export_main
+        return export_main(args)
     parser.error(f"unknown command {args.command}")
     return 2
 

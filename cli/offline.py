@@ -1,8 +1,11 @@
-"""`wildtable selfplay` and the scripted forms of `wildtable replay` (--verify, --json)."""
+"""`wildtable selfplay`, the scripted forms of `wildtable replay` (--verify, --json), and
+`wildtable export` (a table of a PostgreSQL store as a .wlog file)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
 import random
 import sys
 from pathlib import Path
@@ -10,7 +13,7 @@ from pathlib import Path
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError
-from wildtable.protocol.logfmt import FRAME_HEADER, SeatClaimed, encode_record, read_log
+from wildtable.protocol.logfmt import FRAME_HEADER, SeatClaimed, encode_record, iter_frames, read_log
 from wildtable.protocol.replay import replay
 
 from .selfplay import play
@@ -65,24 +68,118 @@ def selfplay_main(args) -> int:
     return 0
 
 
+_TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def _from_store(command: str, dsn: str, table: str) -> tuple[bytes, str | None] | int:
+    """(the table's .wlog bytes, a note if a live node holds it and may be writing it)
+    read from the store; or the exit status after saying why not."""
+    from wildtable.server.store_pg import PgStore, StoreError, redact
+    if not _TABLE_ID.fullmatch(table):
+        print(f"wildtable {command}: {table!r} is not a table id (letters, digits, '-' and '_', as list_tables "
+              "shows them)", file=sys.stderr)
+        return 2
+    try:
+        store = PgStore(dsn)
+    except StoreError as e:
+        print(f"wildtable {command}: {e}", file=sys.stderr)
+        return 2
+    try:
+        info = store.table_info(table)
+        if info is None:
+            known = store.table_ids()
+            shown = ", ".join(known[-10:]) + (" (the last 10)" if len(known) > 10 else "")
+            print(f"wildtable {command}: no table {table!r} in the store {redact(dsn)}"
+                  + (f"; it holds {len(known)}: {shown}" if known else "; it holds no tables"), file=sys.stderr)
+            return 2
+        data = store.load_records(table)
+    except StoreError as e:
+        print(f"wildtable {command}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:
+        first = (str(e).strip() or type(e).__name__).splitlines()[0]
+        print(f"wildtable {command}: cannot read the store {redact(dsn)}: {first}", file=sys.stderr)
+        return 2
+    finally:
+        store.close()
+    live = None
+    if info["owner"] and not info["finished"] and info["lease_left"] > 0:
+        live = f"node {info['owner']} holds table {table} in the store"
+    return data, live
+
+
+def export_main(args) -> int:
+    dsn = args.store or os.environ.get("WILDTABLE_STORE")
+    if not dsn:
+        print("wildtable export: which store? give --store DSN (e.g. postgresql://user@host/db) or set "
+              "WILDTABLE_STORE", file=sys.stderr)
+        return 2
+    got = _from_store("export", dsn, args.table)
+    if isinstance(got, int):
+        return got
+    data, live = got
+    out = args.output or f"{args.table}.wlog"
+    records = sum(1 for _ in iter_frames(data))
+    if out == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+        where = sys.stderr
+    else:
+        try:
+            # 0600: a log holds every shuffle, as secret as the hands
+            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with open(fd, "wb") as f:
+                f.write(data)
+        except FileExistsError:
+            print(f"wildtable export: {out} exists already; give another -o FILE (it is not overwritten)",
+                  file=sys.stderr)
+            return 2
+        except OSError as e:
+            print(f"wildtable export: cannot write {out}: {e.strerror or e}", file=sys.stderr)
+            return 1
+        where = sys.stdout
+    note = f" ({live} and may be writing it: exported as written so far)" if live else ""
+    print(f"table {args.table}: {records} records, {len(data)} bytes written to "
+          f"{'stdout' if out == '-' else out}{note}", file=where)
+    return 0
+
+
 def replay_main(args) -> int:
     path = Path(args.log)
+    if getattr(args, "web", False) and (args.verify or args.json or args.plain):
+        print("wildtable replay: --web is the viewer in a browser: it goes without --verify, --json and --plain",
+              file=sys.stderr)
+        return 2
+    if getattr(args, "no_browser", False) and not args.web:
+        print("wildtable replay: --no-browser goes with --web", file=sys.stderr)
+        return 2
     # A log of a data dir that a live server holds may be growing as we read it. What we
     # read is then a consistent prefix: every whole record it holds, and at most the first
     # bytes of the one being written (a torn tail: left out, not damage). Anything else
     # is damage, live server or not (exit 1).
-    live = _live(path)
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        where = f" ({live}: a finished or expired game's log is moved to its finished/ or expired/)" \
-            if live and isinstance(e, FileNotFoundError) else ""
-        print(f"wildtable replay: cannot read {path}: {e.strerror}{where}", file=sys.stderr)
-        return 2
+    if getattr(args, "store", None):
+        # a table of a store: its rows are the log's frames; a live node may add more
+        got = _from_store("replay", args.store, args.log)
+        if isinstance(got, int):
+            return got
+        data, live = got
+        path = f"table {args.log} of the store"     # what the messages below call it
+    else:
+        live = _live(path)
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            where = f" ({live}: a finished or expired game's log is moved to its finished/ or expired/)" \
+                if live and isinstance(e, FileNotFoundError) else ""
+            print(f"wildtable replay: cannot read {path}: {e.strerror}{where}", file=sys.stderr)
+            return 2
     if not (args.verify or args.json):
         if live:
             print(f"note: {path}: {live} and may be writing this log: the viewer shows it as written so far",
                   file=sys.stderr)
+        if args.web:
+            from wildtable.server.replay_local import web_main
+            return web_main(args, path, data)
         from wildtable.client.viewer import viewer_main
         return viewer_main(args, data)
     if getattr(args, "seat", None) is not None:
@@ -99,6 +196,11 @@ def replay_main(args) -> int:
         return 1
     game, state = result.game, result.state
     torn = contents.torn
+    if torn is not None and getattr(args, "store", None):
+        # a store's rows are whole records: a cut one is damage, never a write in progress
+        print(f"wildtable replay: {path}: its last {torn.dropped} bytes (from byte offset {torn.offset}) are not a "
+              "whole record; the log is damaged", file=sys.stderr)
+        return 1
     if torn is not None:
         if (why := _not_a_torn_write(data, torn.offset)) is not None:
             damage = f" ({live} and may be writing this log, but this is not a record being written)" if live else ""

@@ -32,9 +32,11 @@ from wildtable.protocol.replay import replay
 
 from . import wire
 from .botseats import BotHost
+from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
+from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 
@@ -88,13 +90,14 @@ def _waiting(seq: int, seats: int, seat_records: list) -> bool:
     return sum(held.values()) < seats
 
 
-def _check_lobby_facts(path: Path, contents) -> list:
+def _check_lobby_facts(table_id: str, where: str, contents) -> list:
     """What replay does not check: the table id is the file's (a log copied under another
-    name would be a second table with the same id). Returns the seat records, whose seats
-    replay has checked (one out of range stopped the server or took over another seat)."""
+    name would be a second table with the same id) or the store's row's. Returns the seat
+    records, whose seats replay has checked (one out of range stopped the server or took
+    over another seat)."""
     h = contents.header
-    if h.table != path.stem:
-        raise LogError("bad_record", f"the header names table {h.table!r}, but the file is {path.name!r}", offset=0)
+    if h.table != table_id:
+        raise LogError("bad_record", f"the header names table {h.table!r}, but it is {where}", offset=0)
     return [r for r in contents.records if type(r) is SeatClaimed]
 
 
@@ -106,7 +109,9 @@ class Server:
                  max_waiting_per_address: int = MAX_WAITING_PER_ADDRESS, max_open_logs: int = MAX_OPEN_LOGS,
                  list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
-                 handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=()):
+                 handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
+                 store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
+                 public_url: str | None = None):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
@@ -114,7 +119,11 @@ class Server:
         self.waiting_expiry = waiting_expiry
         self.max_waiting_per_address = max_waiting_per_address
         self.max_open_logs = max_open_logs
-        self.writer = LogWriter(durability, max_open=max_open_logs)
+        # where the tables' logs go: files in the data dir (the default), or a PostgreSQL
+        # store that nodes share (server/store_pg.py), this node known there by node_id
+        # (None: its URL, once it listens)
+        self.store = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
+        self.writer = PgWriter(self.store, durability) if self.store else LogWriter(durability, max_open=max_open_logs)
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
@@ -141,11 +150,17 @@ class Server:
         self._tables_nursery: trio.Nursery | None = None
         self._listen_scope = trio.CancelScope()
         self.refused_logs: dict[str, str] = {}
+        self._adopting: set[str] = set()        # tables being adopted from the store now
         self._moving: dict[str, str] = {}       # forgotten tables whose logs are on their way: id -> finished/expired
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
         self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
+        # on a store, this node is one of a cluster's (server/cluster.py): heartbeat, lobby
+        # across nodes, placement, redirects, adoption of tables whose lease passed
+        self.cluster = Cluster(self, public_url) if self.store is not None else None
+        if self.cluster is not None:
+            self.bots.book.on_change = self.cluster.bots_changed
 
     # ---------------------------------------------------------------- lobby
     def _new_id(self) -> str:
@@ -173,6 +188,8 @@ class Server:
         if self._list_frame is not None and budget == LIST_BUDGET and trio.current_time() - when < self.list_refresh:
             return self._list_frame
         entries = [t.list_entry() for t in self.tables.values()]
+        if self.cluster is not None:
+            entries += self.cluster.remote_entries()       # the other nodes' tables
         if len(entries) * LIST_ENTRY_MAX <= LIST_BUDGET or sum(len(e) for _, e in entries) <= LIST_BUDGET:
             chosen = [e for _, e in entries]
         else:
@@ -240,9 +257,12 @@ class Server:
             self._creating_by[address] = self._creating_by.get(address, 0) + 1
         try:
             tid = self._new_id()
-            table = await trio.to_thread.run_sync(
-                lambda: Table.create(tid, game, seats, dict(settings), self.data_dir / (tid + LOG_SUFFIX), self.writer,
-                                     created, name, owner=address, **self._table_kw()))
+            if self.store is not None:
+                table = await self._create_in_store(tid, game, seats, settings, created, name, address)
+            else:
+                table = await trio.to_thread.run_sync(
+                    lambda: Table.create(tid, game, seats, dict(settings), partial(LogFile.create, self.data_dir / (tid + LOG_SUFFIX)),
+                                         self.writer, created, name, owner=address, **self._table_kw()))
             self._start_table(table)
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
@@ -258,6 +278,21 @@ class Server:
         log.info("table %s created: %s for %d", tid, game.NAME, seats)
         return table
 
+    async def _create_in_store(self, tid: str, game, seats: int, settings: dict, created: str, name: str,
+                               address: str | None) -> Table:
+        """A new table whose log is in the store (its row and header, owned by this node)."""
+        def create() -> Table:
+            return Table.create(tid, game, seats, dict(settings), partial(self.store.create_table_row, tid, game.NAME),
+                                self.writer, created, name, owner=address, **self._table_kw())
+        try:
+            return await self.store.call(create)
+        except IllegalAction:
+            raise
+        except Exception as e:
+            log.error("cannot create table %s in the store: %s", tid, e)
+            raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
+                                "tell its operator") from None
+
     def _start_table(self, table: Table) -> None:
         self.tables[table.id] = table
         self._lobby_changed()
@@ -266,7 +301,7 @@ class Server:
     def _table_kw(self) -> dict:
         return dict(on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
                     on_evict=self._evict, waiting_expiry=self.waiting_expiry, refusals=self.refusals,
-                    on_lobby=self._lobby_changed)
+                    on_lobby=self._lobby_changed, on_lease_lost=self._lease_lost)
 
     def _finished(self, table: Table) -> None:
         o = table.game.outcome(table.state)
@@ -283,11 +318,45 @@ class Server:
             if c.route is table:        # so that nothing keeps the forgotten table in memory
                 c.route = None
         where = FINISHED_DIR if table.finished else EXPIRED_DIR
+        if self.store is not None:
+            # its records stay in the store; marked finished there, so no node adopts it
+            log.info("table %s forgotten (%s, nobody at it)", table.id,
+                     "finished" if table.finished else "waiting for players")
+            self._moving[table.id] = where
+            self._nursery.start_soon(self._retire, table)
+            return
         log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id,
                  "finished" if table.finished else "waiting for players", where)
         # until the move (in a thread) is done, no_table knows it from here, not from the dir
         self._moving[table.id] = where
         self._nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
+
+    async def _retire(self, table: Table) -> None:
+        try:
+            await self.writer.release(table.logfile, finished=True)
+        finally:
+            self._moving.pop(table.id, None)
+
+    def _lease_lost(self, table: Table) -> None:
+        """The table's lease is lost (server/store_pg.py): its arbiter has stopped; forget
+        the table and close its connections, telling them to connect again (where the
+        cluster serves it now). Nothing it did not commit was acknowledged."""
+        if self.tables.get(table.id) is table:
+            del self.tables[table.id]
+        self._lobby_changed()
+        if self.cluster is not None:
+            self.cluster.stepped_down(table)    # its bots here stop first: the adopter runs them
+        for c in self.connections:
+            if c.route is table:
+                c.route = None
+        audience = [s.conn for s in table.seats if s.conn is not None] + list(table.spectators)
+        log.warning("table %s: this node lost its lease (another node owns it now, or it passed): stepped down, "
+                    "%d connection(s) told to connect again", table.id, len(audience))
+        data = m.encode(m.Goodbye(f"table {table.id} moved to another server of this cluster; connect again"))
+        for c in audience:
+            c.detach(table)
+            c.send_bytes(data)
+            c.close_soon(1012, "table moved")
 
     async def _move_out(self, table_id: str, path: Path, where: str) -> None:
         try:
@@ -340,7 +409,7 @@ class Server:
                     log.warning("%s: torn tail of %d bytes at offset %d cut (an unacknowledged write)", path,
                                 contents.torn.dropped, contents.torn.offset)
                 result = replay(contents)
-                seat_records = _check_lobby_facts(path, contents)
+                seat_records = _check_lobby_facts(path.stem, f"the file {path.name!r}", contents)
             except (LogError, IllegalAction) as e:
                 self.refused_logs[path.name] = str(e)
                 log.error("%s: refusing to load this table: %s", path, e)
@@ -384,6 +453,103 @@ class Server:
                         "they hold every shuffle", len(widened), ", ".join(widened[:5]), ", ..." if len(widened) > 5 else "")
         return tables
 
+    # ---------------------------------------------------------------- the store
+    def _table_from_store(self, handle, data: bytes) -> Table | None:
+        """A table adopted from the store, rebuilt as recovery rebuilds one from its file:
+        its records replayed by the protocol. None if its log is refused (logged, kept in
+        refused_logs, not tried again): nothing in it is cut, torn tail or not."""
+        tid = handle.table_id
+        try:
+            contents = read_log(data)
+            if contents.torn is not None:
+                raise LogError("bad_frame", f"its last record in the store is cut ({contents.torn.dropped} bytes "
+                               "of a frame)", offset=contents.torn.offset)
+            result = replay(contents)
+            seat_records = _check_lobby_facts(tid, f"the store's table {tid!r}", contents)
+        except (LogError, IllegalAction) as e:
+            self.refused_logs[tid] = str(e)
+            log.error("table %s in the store: refusing to load it: %s", tid, e)
+            return None
+        h = contents.header
+        return Table(tid, result.game, h.seats, dict(h.settings), result.state, handle, self.writer,
+                     seq=result.seq, seat_records=seat_records, **self._table_kw())
+
+    async def adopt_table(self, table_id: str) -> Table | None:
+        """Serve a table of the store from now on: take its lease (a new epoch, so that its
+        former owner can never write to it again) if it is this node's own, ownerless or
+        its lease has passed, and rebuild it from its records. The table, or None if its
+        lease cannot be taken now or its log is refused."""
+        if table_id in self.tables:
+            return self.tables[table_id]
+        if table_id in self.refused_logs or table_id in self._adopting:
+            return None
+        self._adopting.add(table_id)
+        try:
+            def load():
+                handle = self.store.adopt(table_id)
+                if handle is None:
+                    return None
+                try:
+                    data = self.store.load_records(table_id)
+                except StoreError as e:         # records missing in the middle: refused, never cut
+                    self.refused_logs[table_id] = str(e)
+                    log.error("table %s in the store: refusing to load it: %s", table_id, e)
+                    return None
+                return self._table_from_store(handle, data)
+            table = await self.store.call(load)
+            if table is None:
+                return None
+            self._start_table(table)
+        finally:
+            self._adopting.discard(table_id)
+        log.info("table %s adopted from the store (epoch %d, %d records, seq %d%s)", table.id, table.logfile.epoch,
+                 table.logfile.next_n, table.seq, ", game over" if table.finished else "")
+        if table.finished:
+            # over already (its last owner stopped before marking it): nobody adopts it again
+            self._nursery.start_soon(self.writer.release, table.logfile, True)
+        return table
+
+    async def _open_store(self, host: str) -> None:
+        """Once listening: this node's id (its URL unless given), then every table of the
+        store it may take at start (its own after a restart, ownerless or expired ones),
+        up to max_tables."""
+        if not self.store.node_id:
+            self.store.node_id = f"ws://[{host}]:{self.port}" if ":" in host else f"ws://{host}:{self.port}"
+        try:
+            ids = await self.store.call(self.store.adoptable, self.max_tables)
+            adopted = []
+            for tid in ids:
+                if sum(1 for t in self.tables.values() if not t.finished) >= self.max_tables:
+                    break
+                table = await self.adopt_table(tid)
+                if table is not None:
+                    adopted.append(tid)
+        except StoreError:
+            raise
+        except Exception as e:
+            raise StoreError(f"cannot read the tables of the store {redact(self.store.dsn)}: {e}") from e
+        if adopted:
+            log.info("took %d table(s) from the store: %s", len(adopted), ", ".join(adopted))
+
+    async def _keep_leases(self) -> None:
+        """Renew this node's leases every third of their length; a table whose lease was
+        not renewed (another node adopted it, or it passed: the store was out of reach, the
+        node paused) steps down. Renewals the store does not answer are logged and tried
+        again: the fence refuses any write after the lease anyway."""
+        period = self.store.lease_seconds / 3
+        while True:
+            await trio.sleep(period)
+            running = [(t, t.logfile.epoch) for t in self.tables.values() if not t.finished]
+            try:
+                held = await self.store.call(self.store.renew)
+            except Exception as e:
+                log.warning("cannot renew this node's leases in the store (%s); tables that commit nothing "
+                            "acknowledge nothing meanwhile", str(e).strip().splitlines()[0] if str(e).strip() else e)
+                continue
+            for t, epoch in running:
+                if held.get(t.id) != epoch and not t.finished:
+                    t.lose_lease()
+
     # ---------------------------------------------------------------- connections
     async def _on_peer(self, peer: wire.Peer) -> None:
         if len(self.connections) >= self.max_connections:
@@ -416,7 +582,15 @@ class Server:
             self._dir_lock.release()
 
     async def _serve(self, host: str, port: int, task_status) -> None:
-        recovered = await trio.to_thread.run_sync(self.recover)
+        if self.store is not None:
+            try:
+                await self.store.call(self.store.ensure_schema)
+            except Exception as e:
+                raise StoreError(f"cannot use the store {redact(self.store.dsn)}: {str(e).strip() or e} "
+                                 "(is PostgreSQL running there, and may this user create tables?)") from e
+            recovered = []          # tables come from the store once this node's URL is known
+        else:
+            recovered = await trio.to_thread.run_sync(self.recover)
         async with trio.open_nursery() as outer:
             self._nursery = outer
             await outer.start(self._write_logs)
@@ -433,13 +607,22 @@ class Server:
                         log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
-                            self.port = await conns.start(partial(wire.serve, limits=self.limits, http=WebFiles()),
+                            self.port = await conns.start(partial(wire.serve, limits=self.limits, http=WebFiles.for_server(self)),
                                                           self._on_peer, host, port)
-                            log.info("serving on ws://%s:%d (data dir %s, durability %s)", host, self.port,
-                                     self.data_dir, self.durability)
+                            if self.store is not None:
+                                await self.cluster.join_cluster(host, self.port)
+                                await self._open_store(host)
+                                conns.start_soon(self._keep_leases)
+                                await conns.start(self.cluster.run)
+                            log.info("serving on ws://%s:%d (%s, durability %s)", host, self.port,
+                                     f"store {redact(self.store.dsn)}, node {self.store.node_id}, data dir {self.data_dir}"
+                                     if self.store is not None else f"data dir {self.data_dir}", self.durability)
                             self._dir_lock.note(f"ws://{host}:{self.port}")
                             await conns.start(self.bots.run, host, self.port)
-                            self.bots.resume()
+                            if self.cluster is not None:
+                                await self.cluster.resume_all_bots()    # from the store, table by table
+                            else:
+                                self.bots.resume()
                             task_status.started(self.port)
                             await trio.sleep_forever()
                     # shutdown: stop the arbiters, then drain the log writer
@@ -448,12 +631,30 @@ class Server:
             finally:
                 self.writer.close()
         # (the log writer closed every log file as it ended)
-        self._stamp_waiting()
+        if self.store is not None:
+            await self._leave_store()
+        else:
+            self._stamp_waiting()
         log.info("log writer: %s", self.writer.summary())
         if self.refusals.unlogged:
             log.info("refused intents: %d logged, %d only counted (over %d at once and %g a second per connection)",
                      self.refusals.logged, self.refusals.unlogged, self.refusals.burst, self.refusals.rate)
         log.info("stopped; all logs flushed and fsynced")
+
+    async def _leave_store(self) -> None:
+        """Every commit is written: give up this node's leases, so that another node may
+        take its tables at once instead of after the lease (or this one, restarted)."""
+        with trio.move_on_after(5):
+            try:
+                released = await self.store.call(self.store.release_leases)
+            except Exception as e:
+                log.warning("could not give up this node's leases in the store (%s): other nodes take its tables "
+                            "once they pass", e)
+            else:
+                if released:
+                    log.info("gave up the leases of %d table(s) in the store", released)
+        await self.cluster.leave()
+        await trio.to_thread.run_sync(self.store.close)
 
     def prepare_data_dir(self) -> None:
         """Create the data dir readable by its owner only (0700): the logs in it hold every

@@ -86,6 +86,11 @@ class LogFile:
             os.close(fd)
         return cls(path, -1, good_length)
 
+    @property
+    def name(self) -> str:
+        """What game_over calls the log: the file's name."""
+        return self.path.name
+
     def close(self) -> None:
         if self.fd >= 0:
             os.close(self.fd)
@@ -154,6 +159,9 @@ class LogWriter:
         self.sync_seconds = 0.0
         self.sync_max = 0.0
         self.bytes_written = 0
+        self.commit_seconds = 0.0    # groups that made commits durable: from handing them to the
+        self.commits_timed = 0       # writer's thread to its return (the group-commit latency)
+        self.commit_max = 0.0
 
     async def commit(self, log: LogFile, data: bytes) -> None:
         """Append ``data`` to ``log``; return when it is as durable as the setting asks."""
@@ -169,9 +177,10 @@ class LogWriter:
         writer's close). For records nobody is told depend on (refused intents)."""
         await self._send.send(_Commit(log, data, None))
 
-    async def release(self, log: LogFile) -> None:
+    async def release(self, log: LogFile, finished: bool = False) -> None:
         """Return once everything committed to ``log`` so far is written and fsynced and
-        the file is closed (whatever the durability setting). A later commit opens it again."""
+        the file is closed (whatever the durability setting). A later commit opens it again.
+        ``finished`` (the table is done) matters to the store's writer only (PgWriter)."""
         await self._done(_Commit(log, b"", trio.Event(), False, True))
 
     async def _done(self, c: _Commit) -> None:
@@ -183,6 +192,12 @@ class LogWriter:
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
                 f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls, "
                 f"{self.opens} log file opens (at most {self.most_open} open at once)")
+
+    def group_commit_ms(self) -> tuple[float, float, int]:
+        """(mean, max, count) of the groups that made commits durable, in ms (bench/load.py
+        prints them beside PgWriter's)."""
+        mean = self.commit_seconds / self.commits_timed * 1000 if self.commits_timed else 0.0
+        return mean, self.commit_max * 1000, self.commits_timed
 
     def close(self) -> None:
         """No more commits: run() drains, fsyncs and returns."""
@@ -317,11 +332,17 @@ class LogWriter:
                             break
                     now = trio.current_time()
                     sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
+                    t0 = time.perf_counter()
                     with trio.CancelScope(shield=True):
                         try:
                             await trio.to_thread.run_sync(self._write_group, group, sync, now)
                         except OSError as e:
                             raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
+                    if sync and any(c.data for c in group):
+                        took = time.perf_counter() - t0
+                        self.commit_seconds += took
+                        self.commits_timed += 1
+                        self.commit_max = max(self.commit_max, took)
                     if sync:
                         last_sync = now
                     if group:

@@ -6,6 +6,7 @@ import errno
 import gc
 import logging
 import math
+import os
 import signal
 import socket
 import sys
@@ -16,6 +17,7 @@ from . import wire
 from .app import Server
 from .datadir import DataDirError
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
+from .store_pg import StoreError, psycopg_module, redact
 
 MAX_CONNECTIONS = 5000      # serve --max-connections, unless the open-file limit holds fewer
 # File handles the server needs besides one per connection (and per connection in its
@@ -147,6 +149,17 @@ def main(args) -> int:
         if value is not None and value < 1:
             print(f"wildtable serve: {flag} wants a count, 1 or more", file=sys.stderr)
             return 2
+    store = getattr(args, "store", None) or os.environ.get("WILDTABLE_STORE") or None
+    lease = getattr(args, "lease_seconds", 5.0)
+    if not (lease > 0 and math.isfinite(lease)):
+        print("wildtable serve: --lease-seconds wants seconds, more than 0", file=sys.stderr)
+        return 2
+    if store is not None:
+        try:
+            psycopg_module()
+        except StoreError as e:
+            print(f"wildtable serve: {e}", file=sys.stderr)
+            return 2
     budget = file_budget(args)
     if isinstance(budget, str):
         print(f"wildtable serve: {budget}", file=sys.stderr)
@@ -157,13 +170,17 @@ def main(args) -> int:
                     max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
                     max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
-                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin)
+                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin,
+                    store=store, lease_seconds=lease)
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []
     data_dir: list[DataDirError] = []
+    unusable: list[StoreError] = []
     try:
         trio.run(serve_until_signalled, server, args.host, args.port)
+    except* StoreError as group:
+        unusable.extend(_leaves(group))
     except* StorageFailed as group:
         storage.extend(_leaves(group))
     except* DataDirError as group:
@@ -172,6 +189,13 @@ def main(args) -> int:
         failed.extend(_leaves(group))
     if data_dir:
         print(f"wildtable serve: {data_dir[0]}", file=sys.stderr)
+        return 1
+    if unusable:
+        print(f"wildtable serve: {unusable[0]}", file=sys.stderr)
+        return 1
+    if storage and store is not None:
+        print(f"wildtable serve: {storage[0]}; stopped. Every action it acknowledged is in the store "
+              f"({redact(store)}): mend it and start the server again to carry on", file=sys.stderr)
         return 1
     if storage:
         print(f"wildtable serve: {storage[0]}; stopped. Every action it acknowledged is in the logs: make room "

@@ -35,6 +35,7 @@ from wildtable.protocol.logfmt import (
 )
 
 from .logwriter import LogFile, LogWriter
+from .store_pg import LeaseLost
 
 log = logging.getLogger("wildtable.server")
 
@@ -198,7 +199,8 @@ class Table:
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
                  on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
-                 owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None):
+                 owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None,
+                 on_lease_lost=None):
         self.id = table_id
         self.game = game
         self.name = name
@@ -238,6 +240,13 @@ class Table:
         self._lobby_changed = False
         self._entry: tuple | None = None
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
+        # On a store (server/store_pg.py) this node may lose the table's lease: a commit
+        # fenced out (LeaseLost) or the renewal not returning it. The arbiter then stops at
+        # once, acknowledging nothing more, and on_lease_lost(table) lets the server forget
+        # it and send its connections where it went.
+        self.on_lease_lost = on_lease_lost
+        self.lease_lost = False
+        self._run_scope = trio.CancelScope()
         self.accepted = 0
         self.rejected = 0
         self._last_activity = None
@@ -252,19 +261,21 @@ class Table:
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
-    def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, path, writer: LogWriter,
+    def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, new_log, writer: LogWriter,
                created: str, name: str = "", **kw) -> "Table":
+        """A new table; ``new_log(header_record)`` makes its log durably and returns the
+        writer's handle (a LogFile, or the store's PgLog)."""
         state = game.new_table(TableConfig(game.NAME, seats, settings))   # may raise IllegalAction
         header = Header(FORMAT_VERSION, game.NAME, table_id, seats, settings, rules=game.RULES_VERSION,
                         created=created)
-        logfile = LogFile.create(path, encode_record(header))
+        logfile = new_log(encode_record(header))
         return cls(table_id, game, seats, settings, state, logfile, writer, name=name, **kw)
 
     @property
     def readonly(self) -> bool:
-        """A finished table loaded from its log at start: its log is not even opened (it
-        answers spectate, rejoin and list_tables like any finished table)."""
-        return self.finished and self.logfile.fd < 0
+        """A finished table whose log is closed for good (loaded finished at start, or
+        released when its game ended): it answers spectate, rejoin and list_tables."""
+        return self.finished and self._released
 
     # ------------------------------------------------------------ lobby facts
     @property
@@ -324,6 +335,19 @@ class Table:
 
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
+        with self._run_scope:
+            await self._arbiter()
+        if self.lease_lost and self.on_lease_lost is not None:
+            self.on_lease_lost(self)
+
+    def lose_lease(self) -> None:
+        """This node no longer holds the table's lease (server/store_pg.py): the arbiter
+        stops where it is; nothing after the last committed group is acknowledged."""
+        if not self.lease_lost:
+            self.lease_lost = True
+            self._run_scope.cancel()
+
+    async def _arbiter(self) -> None:
         self._last_activity = trio.current_time()
         if self.finished:
             self._evict_at = self._last_activity - self._finished_ago + self.keep_finished
@@ -551,7 +575,12 @@ class Table:
         if records:
             lazy, self._lazy = self._lazy, 0
             if len(records) > lazy:
-                await self.writer.commit(self.logfile, b"".join(records))
+                try:
+                    await self.writer.commit(self.logfile, b"".join(records))
+                except LeaseLost:
+                    # fenced out: nothing of this group was written, so nobody hears of it
+                    self.lose_lease()
+                    await trio.lowlevel.checkpoint()     # the cancelled scope ends the arbiter here
             else:
                 # only refusals: nobody is told anything that depends on them, so they
                 # need no fsync of their own (they are durable with the file's next one)
@@ -574,7 +603,7 @@ class Table:
         if self.finished and not self._released:
             # nothing more is written to a finished game's log: its file is closed now
             self._released = True
-            await self.writer.release(self.logfile)
+            await self.writer.release(self.logfile, finished=True)
 
     # Each item of ``out`` is delivered after the group is durable:
     #   ("to", conn, message)                       one message to one connection
@@ -627,7 +656,7 @@ class Table:
         elif kind == "over":
             o = self.game.outcome(self.state)
             data = m.encode(m.GameOver(self.id, self.seq, tuple(o.scores), tuple(o.winners),
-                                       self.logfile.path.name))
+                                       self.logfile.name))
             for c in item[1]:
                 _put(frames, c, data)
 
