@@ -60,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--lease-seconds", type=float, default=5.0, metavar="SECONDS",
                    help="with --store: how long a node's hold on its tables lasts unless renewed (every third "
                    "of it); a node that stops renewing loses its tables after this long (default 5)")
+    s.add_argument("--public-url", default=None, metavar="URL",
+                   help="with --store: the address clients reach this node at, ws://HOST:PORT (default: the listen "
+                   "address; needed with --host 0.0.0.0 or ::). Other nodes redirect clients here")
+    s.add_argument("--node-id", default=None, metavar="ID",
+                   help="with --store: this node's name in the store (default: its public URL); one live node per id")
     s.add_argument("--quiet", action="store_true", help="log warnings and errors only")
 
     pl = sub.add_parser("play", help="play in the terminal (full-screen, or --plain line mode)",

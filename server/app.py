@@ -187,9 +187,10 @@ class Server:
         when, budget = self._list_built
         if self._list_frame is not None and budget == LIST_BUDGET and trio.current_time() - when < self.list_refresh:
             return self._list_frame
-        entries = [t.list_entry() for t in self.tables.values()]
         if self.cluster is not None:
-            entries += self.cluster.remote_entries()       # the other nodes' tables
+            entries = self.cluster.lobby_entries()      # the other nodes' tables too
+        else:
+            entries = [t.list_entry() for t in self.tables.values()]
         if len(entries) * LIST_ENTRY_MAX <= LIST_BUDGET or sum(len(e) for _, e in entries) <= LIST_BUDGET:
             chosen = [e for _, e in entries]
         else:

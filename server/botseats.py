@@ -34,25 +34,34 @@ MAX_BOTS = 24
 SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
 
 
+def valid_entries(data) -> list[dict]:
+    """The well-formed bot entries of ``data`` (bots.json, or a table's bots in a cluster's store)."""
+    if not isinstance(data, list):
+        return []
+    return [e for e in data if isinstance(e, dict) and isinstance(e.get("table"), str)
+            and isinstance(e.get("name"), str) and isinstance(e.get("level"), (str, type(None)))
+            and isinstance(e.get("delay"), (int, float, type(None))) and isinstance(e.get("seat"), (int, type(None)))
+            and isinstance(e.get("token"), (str, type(None)))]
+
+
 class BotBook:
     """DATA_DIR/bots.json: one entry per bot the server runs, {"table", "seat", "name",
     "level", "delay", "token"}. Only the server holding the data dir's lock writes it.
     Duck-typed as the client's SeatBook (find, remember, forget), so a bot's ClientCore
     keeps its own token here and takes its seat back with it."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, on_change=None):
         self.path = path
+        # on_change(table_id): the bots of that table changed (a cluster's node writes
+        # them to the store, so that the node adopting the table runs them)
+        self.on_change = on_change
 
     def load(self) -> list[dict]:
         try:
             data = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return []
-        if not isinstance(data, list):
-            return []
-        return [e for e in data if isinstance(e, dict) and isinstance(e.get("table"), str)
-                and isinstance(e.get("name"), str) and isinstance(e.get("level"), (str, type(None)))
-                and isinstance(e.get("delay"), (int, float, type(None))) and isinstance(e.get("seat"), (int, type(None)))]
+        return valid_entries(data)
 
     def _save(self, entries: list[dict]) -> None:
         tmp = self.path.with_name(self.path.name + ".tmp")
@@ -68,6 +77,11 @@ class BotBook:
     def add(self, entry: dict) -> None:
         self._save([e for e in self.load() if not (e.get("table") == entry["table"] and e.get("name") == entry["name"])]
                    + [entry])
+        self._changed(entry["table"])
+
+    def _changed(self, table: str) -> None:
+        if self.on_change is not None:
+            self.on_change(table)
 
     # ---- the SeatBook interface ClientCore uses (url is ignored: the port may change)
     def find(self, url: str, table: str, name: str) -> tuple[int, str] | None:
@@ -86,6 +100,7 @@ class BotBook:
                 if e.get("seat") != seat or e.get("token") != token:
                     e["seat"], e["token"] = seat, token
                     self._save(entries)
+                    self._changed(table)
                 return
 
     def forget(self, url: str, table: str, name: str | None = None) -> None:
@@ -93,6 +108,7 @@ class BotBook:
         kept = [e for e in entries if not (e.get("table") == table and (name is None or e.get("name") == name))]
         if len(kept) != len(entries):
             self._save(kept)
+            self._changed(table)
 
 
 class BotHost:
@@ -178,6 +194,31 @@ class BotHost:
         if keep:
             log.info("%d bot(s) the server runs back at their tables: %s", len(keep),
                      ", ".join(sorted({e["table"] for e in keep})))
+
+    def resume_entries(self, entries: list[dict]) -> None:
+        """The bots of a table this server has just taken over from another node of its
+        cluster (their entries from the store) take their seats back here."""
+        fresh = [e for e in entries if (e.get("table"), e.get("name")) not in self._bots and e.get("token")]
+        if not fresh or self._nursery is None:
+            return
+        keys = {(e["table"], e["name"]) for e in fresh}
+        self.book._save([e for e in self.book.load() if (e.get("table"), e.get("name")) not in keys] + fresh)
+        for e in fresh:
+            self._nursery.start_soon(self._play, e)
+        log.info("%d bot(s) back at table %s, taken over from another node", len(fresh), fresh[0]["table"])
+
+    def drop_table(self, table: str) -> None:
+        """This server no longer serves ``table`` (another node of its cluster took it
+        over, and runs its bots from the store): its bots here stop, and leave the book
+        without a word to the store."""
+        for (tid, _), (scope, _) in list(self._bots.items()):
+            if tid == table:
+                scope.cancel()
+        self._alone.pop(table, None)
+        entries = self.book.load()
+        kept = [e for e in entries if e.get("table") != table]
+        if len(kept) != len(entries):
+            self.book._save(kept)
 
     def check(self, conn, msg: m.SeatBots) -> None:
         """Refuse at once what cannot be done (IllegalAction, answered as an error)."""

@@ -19,6 +19,7 @@ from wildtable.protocol.codec import MAX_FRAME, MAX_STR, unpackb
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 
 from . import wire
+from .cluster import Redirected
 from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 
 if TYPE_CHECKING:
@@ -371,6 +372,9 @@ class Connection:
                     return
             except IllegalAction as e:
                 self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
+            except Redirected as r:
+                # another node of the cluster serves it: the client sends it there again
+                self.send_message(m.Redirect(r.url, msg.TAG, r.table, r.reason))
 
     async def _answer_intent(self, message) -> None:
         """Answer an intent here, yet after the answers to this connection's earlier
@@ -413,7 +417,9 @@ class Connection:
             if not name or not name.isprintable():
                 raise ProtocolError("bad_name", "a name needs at least one printable character", "$.name")
             self.name = name
-            self.send_message(m.Welcome(m.PROTOCOL_VERSION, f"wildtable {self.server.version}", MAX_FRAME, HEARTBEAT))
+            nodes = self.server.cluster.node_urls() if self.server.cluster is not None else ()
+            self.send_message(m.Welcome(m.PROTOCOL_VERSION, f"wildtable {self.server.version}", MAX_FRAME, HEARTBEAT,
+                                        nodes))
             return
         srv = self.server
         if t == "hello":
@@ -421,10 +427,14 @@ class Connection:
         if t == "list_tables":
             self.send_bytes(srv.table_list_frame())
         elif t == "create_table":
+            if srv.cluster is not None and not msg.here:
+                srv.cluster.redirect_create()       # Redirected: the least loaded node is another
             table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name, owner=self)
             self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))
         elif t in ("join", "rejoin", "spectate"):
             table = srv.tables.get(msg.table)
+            if table is None and srv.cluster is not None:
+                table = await srv.cluster.locate(msg.table)     # adopted now, or Redirected to its node
             if table is None:
                 raise IllegalAction("no_such_table", srv.no_table(msg.table))
             if t == "join":
@@ -434,6 +444,8 @@ class Connection:
             else:
                 await self._submit(table, SpectateReq(self))
         elif t == "seat_bots":
+            if msg.table not in srv.tables and srv.cluster is not None:
+                await srv.cluster.locate(msg.table)             # Redirected to its node
             srv.bots.seat(self, msg)
         elif t == "leave":
             if self.table is None:

@@ -13,6 +13,8 @@ import sys
 
 import trio
 
+from wildtable.client.net import url_problem
+
 from . import wire
 from .app import Server
 from .datadir import DataDirError
@@ -154,6 +156,23 @@ def main(args) -> int:
     if not (lease > 0 and math.isfinite(lease)):
         print("wildtable serve: --lease-seconds wants seconds, more than 0", file=sys.stderr)
         return 2
+    public_url = getattr(args, "public_url", None)
+    node_id = getattr(args, "node_id", None)
+    if store is None and (public_url or node_id):
+        print(f"wildtable serve: {'--public-url' if public_url else '--node-id'} is for a node of a cluster: it "
+              "needs --store (or the environment variable WILDTABLE_STORE)", file=sys.stderr)
+        return 2
+    if public_url is not None and (bad := url_problem(public_url)):
+        print(f"wildtable serve: --public-url: {bad}", file=sys.stderr)
+        return 2
+    if node_id is not None and not (node_id.strip() and node_id.isprintable() and len(node_id) <= 200):
+        print("wildtable serve: --node-id wants a name of 1 to 200 printable characters", file=sys.stderr)
+        return 2
+    if store is not None and public_url is None and args.host in ("0.0.0.0", "::", ""):
+        print(f"wildtable serve: with --store and --host {args.host or '(all)'}, give --public-url ws://HOST:PORT: "
+              "the address other nodes send clients to (this one listens on every interface, which is no address "
+              "to send anyone to)", file=sys.stderr)
+        return 2
     if store is not None:
         try:
             psycopg_module()
@@ -171,7 +190,7 @@ def main(args) -> int:
                     max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
                     max_handshakes=args.max_handshakes, allow_origins=args.allow_origin,
-                    store=store, lease_seconds=lease)
+                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url)
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []

@@ -308,6 +308,15 @@ class PgStore:
                 "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s",
                 (self.node_id, limit))]
 
+    def expired_tables(self, limit: int = 100) -> list[str]:
+        """Unfinished tables any node may adopt now: ownerless, or with a lease that has
+        passed (the cluster's adoption loop; never a table whose owner's lease still runs,
+        this node's included: one being created here is not adopted from under itself)."""
+        with self.connection() as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT table_id FROM wt_tables WHERE NOT finished AND (owner IS NULL "
+                "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s", (limit,))]
+
     def adopt(self, table_id: str) -> PgLog | None:
         """Take the table's lease (a new epoch, which fences its former owner out) if it is
         unfinished and ownerless, this node's own, or its lease has passed; then read its
@@ -399,14 +408,16 @@ class PgStore:
         return bytes(row[0]) if row and row[0] is not None else None
 
     def lobby(self, max_age: float) -> list[LobbyRow]:
-        """Every unfinished table (and finished ones still owned by a node) with its owner,
-        the owner's URL if the owner is alive (heartbeat younger than ``max_age``), its entry."""
+        """Every table with a lobby entry that is unfinished (a dead node's too, until it is
+        adopted) or finished and still held by a live node, with its owner, the owner's
+        URL if the owner is alive (heartbeat younger than ``max_age``), and its entry."""
         with self.connection() as conn:
             rows = conn.execute(
                 "SELECT t.table_id, t.game, t.owner, n.url, t.entry FROM wt_tables t "
                 "LEFT JOIN wt_nodes n ON n.node_id = t.owner AND n.alive "
                 "AND n.heartbeat > clock_timestamp() - %s::interval "
-                "WHERE t.owner IS NOT NULL ORDER BY t.created, t.table_id",
+                "WHERE t.entry IS NOT NULL AND (NOT t.finished OR n.url IS NOT NULL) "
+                "ORDER BY t.created, t.table_id",
                 (f"{max_age} seconds",)).fetchall()
         return [LobbyRow(t, g, o, u, bytes(e) if e is not None else None) for t, g, o, u, e in rows]
 

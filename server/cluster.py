@@ -1,0 +1,381 @@
+"""This node among the nodes that share one store (`wildtable serve --store`).
+
+Every node is a whole server: it owns some tables (a lease each, server/store_pg.py), runs
+their arbiters, and answers every client. What it adds to a single server:
+
+- **Heartbeat** every HEARTBEAT (1 s): its public URL, load and capacity in wt_nodes. A
+  node is *live* while its heartbeat is younger than LIVE (3 s, three heartbeats missed).
+  The live nodes' URLs go to every client in ``welcome.nodes``.
+- **Placement**: ``create_table`` goes to the live node with room and the least load
+  (load = open tables + connections / 4, against capacity = max tables + max
+  connections / 4); when that is another node the answer is ``redirect``, and the
+  create_table it sends there again with ``here: true`` is honoured if that node has room.
+- **Redirects**: ``join``, ``rejoin``, ``spectate`` and ``seat_bots`` of a table another
+  live node owns get ``redirect`` to that node's URL. A table whose owner's lease has
+  passed is adopted on the spot (on demand); one whose owner stopped heartbeating while
+  its lease still runs is adopted as soon as the lease passes (the request waits for it,
+  at most one lease).
+- **Adoption**: every ADOPT_EVERY (1 s) a node with room adopts unfinished tables whose
+  lease has passed (or that have no owner: a node that stopped cleanly gave them up),
+  replaying their records from the store exactly as recovery replays a file; turn and
+  idle timers go on from the replayed state. On its first pass a node takes its share (the
+  tables over the live nodes), so that a dead node's tables spread; on the next pass,
+  whatever is left. A dead node's tables are served again within its lease plus two passes.
+- **Lobby**: the owner writes each table's ``list_tables`` entry to the store when it
+  changes (at most every LOBBY_EVERY, 1 s); every node lists its own tables and the
+  other tables' stored entries (read at most every LOBBY_EVERY): the same lobby from every node.
+- **Bots**: the server-run bots of a table (botseats.py) are kept in its row, so the
+  node that adopts the table runs them on; the node that loses it stops its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+
+import msgpack
+import trio
+
+from wildtable.protocol.codec import packb
+from wildtable.protocol.errors import IllegalAction
+
+from .botseats import valid_entries
+
+log = logging.getLogger("wildtable.server")
+
+HEARTBEAT = 1.0         # seconds between a node's heartbeats
+LIVE = 3.0              # a node whose last heartbeat is older than this is not live
+ADOPT_EVERY = 1.0       # seconds between looks for tables whose lease passed
+LOBBY_EVERY = 1.0       # seconds between writes of this node's lobby entries (and reads of the others')
+BOTS_EVERY = 0.1        # seconds at least between writes of the bots of tables (they are written when they change)
+ADOPT_AT_ONCE = 100     # tables looked at per adoption pass at most
+_STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}
+
+
+class Redirected(Exception):
+    """The message is for another node: answer ``redirect`` (connection.py)."""
+
+    def __init__(self, url: str, table: str | None, reason: str):
+        super().__init__(reason)
+        self.url, self.table, self.reason = url, table, reason
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip() or type(e).__name__
+    return text.splitlines()[0]
+
+
+def _rank(entry: bytes) -> int:
+    """The status rank of an encoded list_tables entry (waiting first, as app.py lists)."""
+    try:
+        info = msgpack.unpackb(entry, raw=False)
+        return _STATUS_RANK.get(info.get("status"), 2)
+    except Exception:
+        return 2
+
+
+class Cluster:
+    """This node's part in the cluster (see the module's doc). ``server`` is the app.Server,
+    whose ``store`` (PgStore) it shares."""
+
+    def __init__(self, server, public_url: str | None = None):
+        self.server = server
+        self.store = server.store
+        self.public_url = public_url
+        self.url: str | None = None             # this node's public URL, once it listens
+        self.nodes: list = []                   # the live nodes (store_pg.NodeRow), this one too
+        self._placed: dict[str, int] = {}       # tables sent to each node since the last heartbeat
+        self._remote: dict[str, tuple[int, bytes]] = {}   # other nodes' tables: id -> (rank, entry)
+        self._order: list[str] = []             # every listed table's id, in the store's creation order
+        self._published: dict[str, bytes] = {}  # our tables' entries as last written
+        self._bots_dirty: set[str] = set()
+        self._bots_wake = trio.Event()
+        self._said: dict[str, float] = {}       # warnings already logged: when (so they are not every second)
+        self.adopted = 0                        # tables adopted by the loop or on demand
+        self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
+
+    # ---------------------------------------------------------------- start
+    def node_url(self, host: str, port: int) -> str:
+        """This node's public URL: --public-url, else the listen address."""
+        if self.public_url:
+            return self.public_url
+        return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+
+    async def join_cluster(self, host: str, port: int) -> None:
+        """Once listening: this node's URL and id (the URL unless given), and its first
+        heartbeat. A node id whose heartbeat is still fresh belongs to another running
+        node: wait for it to go stale (a node restarted at once after a crash), or refuse."""
+        from .store_pg import StoreError
+        self.url = self.node_url(host, port)
+        if not self.store.node_id:
+            self.store.node_id = self.url
+        me = self.store.node_id
+        for _ in range(int(LIVE / HEARTBEAT) + 2):
+            rows = await self.store.call(self.store.live_nodes, LIVE)
+            if not any(r.node_id == me for r in rows):
+                break
+            await trio.sleep(HEARTBEAT)
+        else:
+            raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat is fresh): give "
+                             "each node its own --node-id (and --public-url)")
+        await self._heartbeat()
+
+    # ---------------------------------------------------------------- the loops
+    async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._every, HEARTBEAT, self._heartbeat)
+            nursery.start_soon(self._every, ADOPT_EVERY, self._adopt_pass)
+            nursery.start_soon(self._every, LOBBY_EVERY, self._lobby_pass)
+            nursery.start_soon(self._bots_loop)
+            task_status.started()
+
+    async def _every(self, period: float, work) -> None:
+        """``work()`` every ``period`` seconds; a failure (the store unreachable, say) is
+        logged (once a minute at most) and the next round tries again."""
+        while True:
+            await trio.sleep(period)
+            try:
+                await work()
+            except Exception as e:
+                self._warn(work.__name__, "cluster: %s failed (%s); trying again", work.__name__.strip("_"),
+                           _first_line(e))
+
+    def _warn(self, key: str, text: str, *args) -> None:
+        now = trio.current_time()
+        if now - self._said.get(key, -math.inf) >= 60:
+            self._said[key] = now
+            log.warning(text, *args)
+
+    def load(self) -> int:
+        return self.open_tables() + len(self.server.connections) // 4
+
+    def capacity(self) -> int:
+        return self.server.max_tables + self.server.max_connections // 4
+
+    def open_tables(self) -> int:
+        return sum(1 for t in self.server.tables.values() if not t.finished)
+
+    def room(self) -> bool:
+        return self.open_tables() < self.server.max_tables
+
+    async def _heartbeat(self) -> None:
+        await self.store.call(self.store.heartbeat, self.url, self.load(), self.capacity())
+        self.nodes = await self.store.call(self.store.live_nodes, LIVE)
+        self._placed.clear()
+
+    def node_urls(self) -> tuple[str, ...]:
+        """The live nodes' public URLs for welcome.nodes: none for a node alone."""
+        urls = tuple(r.url for r in self.nodes)
+        return urls if len(urls) > 1 else ()
+
+    def _live(self, node_id: str | None):
+        return next((r for r in self.nodes if r.node_id == node_id), None)
+
+    # ---------------------------------------------------------------- placement
+    def place(self) -> str | None:
+        """Where a new table goes: None for this node, else the URL of the live node with
+        room and the least load (this node on a tie)."""
+        me = self.store.node_id
+        best, best_load = None, self.load() if self.room() else math.inf
+        for r in self.nodes:
+            if r.node_id == me:
+                continue
+            load = r.load + self._placed.get(r.node_id, 0)
+            if load < r.capacity and load < best_load:
+                best, best_load = r, load
+        if best is None:
+            return None
+        # counted until its next heartbeat says it: creates meanwhile do not all go there
+        self._placed[best.node_id] = self._placed.get(best.node_id, 0) + 1
+        return best.url
+
+    def redirect_create(self) -> None:
+        """Raise Redirected if a new table belongs on another node."""
+        url = self.place()
+        if url is not None:
+            raise Redirected(url, None, "the cluster places new tables on its least loaded node: create it there")
+
+    # ---------------------------------------------------------------- finding a table
+    async def locate(self, table_id: str):
+        """The table ``table_id`` served here: one this node runs, or one it adopts now
+        because its owner's lease has passed. Redirected if another live node owns it;
+        IllegalAction(no_such_table) if the store has no such open table."""
+        srv = self.server
+        for _ in range(3):
+            table = srv.tables.get(table_id)
+            if table is not None:
+                return table
+            info = await self.store.call(self.store.table_info, table_id)
+            if info is None:
+                raise IllegalAction("no_such_table", srv.no_table(table_id))
+            owner, left = info["owner"], info["lease_left"]
+            if owner is not None and owner != self.store.node_id:
+                live = self._live(owner)
+                if live is None and info["url"] is not None:
+                    # a node that joined since our last heartbeat, maybe: look again
+                    self.nodes = await self.store.call(self.store.live_nodes, LIVE)
+                    live = self._live(owner)
+                if live is not None:
+                    raise Redirected(live.url, table_id, f"table {table_id} is served by another node")
+                if not info["finished"] and left > 0:
+                    # its node stopped heartbeating while its lease still runs: take the
+                    # table over once the lease passes (the fence keeps that node out then)
+                    await trio.sleep(min(left, self.store.lease_seconds) + 0.05)
+                    continue
+            if info["finished"]:
+                break
+            if table_id in srv._adopting:       # being adopted here right now
+                await trio.sleep(0.05)
+                continue
+            if not self.room():
+                url = self.place()
+                if url is not None:
+                    raise Redirected(url, table_id, f"table {table_id} is being moved to another node; this one "
+                                     "is full")
+                raise IllegalAction("too_many_tables", f"table {table_id} waits for a node to take it over and "
+                                    "every node is full; try again later")
+            table = await self._adopt(table_id)
+            if table is not None:
+                return table
+        raise IllegalAction("no_such_table", self.gone(table_id))
+
+    def gone(self, table_id: str) -> str:
+        return (f"table {table_id!r} is over and no node of this cluster holds it any more; its log is in the "
+                f"cluster's store (wildtable export --store DSN {table_id} writes it as a .wlog file)")
+
+    # ---------------------------------------------------------------- adoption
+    async def _adopt(self, table_id: str):
+        """Adopt one table now (server.adopt_table), and start its bots here."""
+        was = self.server.tables.get(table_id)
+        table = await self.server.adopt_table(table_id)
+        if table is not None and table is not was:
+            self.adopted += 1
+            await self.resume_bots(table_id)
+        return table
+
+    async def _adopt_pass(self) -> None:
+        """Adopt tables whose lease passed, while there is room: this node's share of them
+        at the first look (they spread over the live nodes), the rest at the next."""
+        if not self.room():
+            return
+        ids = await self.store.call(self.store.expired_tables, ADOPT_AT_ONCE)
+        ids = [t for t in ids if t not in self.server.tables]
+        again = [t for t in ids if t in self._pending]
+        fresh = [t for t in ids if t not in self._pending]
+        random.shuffle(fresh)
+        share = math.ceil(len(fresh) / max(1, len(self.nodes)))
+        todo = again + fresh[:share]
+        self._pending = set(fresh[share:])
+        for tid in todo:
+            if not self.room():
+                break
+            await self._adopt(tid)
+
+    # ---------------------------------------------------------------- lobby
+    def lobby_entries(self) -> list[tuple[int, bytes]]:
+        """Every table's list_tables entry (rank, entry) in the cluster's creation order:
+        this node's tables as they are now, the others' as last read from the store (a
+        table of ours the store does not list yet comes last)."""
+        local = self.server.tables
+        out, seen = [], set()
+        for tid in self._order:
+            t = local.get(tid)
+            if t is not None:
+                out.append(t.list_entry())
+                seen.add(tid)
+            else:
+                e = self._remote.get(tid)
+                if e is not None:
+                    out.append(e)
+        out += [t.list_entry() for tid, t in local.items() if tid not in seen]
+        return out
+
+    async def _lobby_pass(self) -> None:
+        """Write the entries of this node's tables that changed (and clear those of tables it
+        forgot), then read the other nodes'."""
+        srv = self.server
+        changed: dict[str, bytes | None] = {}
+        for tid, t in srv.tables.items():
+            entry = t.list_entry()[1]
+            if self._published.get(tid) != entry:
+                changed[tid] = entry
+        for tid in [t for t in self._published if t not in srv.tables]:
+            del self._published[tid]
+            changed[tid] = None     # forgotten here: leaves the lobby (a table lost to another node is not ours to clear)
+        if changed:
+            await self.store.call(self.store.set_entries, changed)
+            for tid, entry in changed.items():
+                if entry is not None:
+                    self._published[tid] = entry
+        rows = await self.store.call(self.store.lobby, LIVE)
+        remote = {}
+        for r in rows:
+            if r.table_id in srv.tables:
+                continue
+            old = self._remote.get(r.table_id)
+            remote[r.table_id] = old if old is not None and old[1] == r.entry else (_rank(r.entry), r.entry)
+        order = [r.table_id for r in rows]
+        if remote != self._remote or order != self._order:
+            self._remote, self._order = remote, order
+            srv._lobby_changed()
+
+    # ---------------------------------------------------------------- bots
+    def bots_changed(self, table_id: str) -> None:
+        """The server-run bots of ``table_id`` changed (botseats.BotBook): write them soon."""
+        self._bots_dirty.add(table_id)
+        self._bots_wake.set()
+
+    async def _bots_loop(self) -> None:
+        while True:
+            await self._bots_wake.wait()
+            self._bots_wake = trio.Event()
+            dirty, self._bots_dirty = self._bots_dirty, set()
+            book = self.server.bots.book
+            for tid in dirty:
+                entries = [e for e in book.load() if e.get("table") == tid]
+                try:
+                    await self.store.call(self.store.set_bots, tid, packb(entries) if entries else None)
+                except Exception as e:
+                    self._bots_dirty.add(tid)       # tried again at the next change or round
+                    self._warn("bots", "cluster: cannot write the bots of table %s to the store (%s); trying again",
+                               tid, _first_line(e))
+            if self._bots_dirty:
+                self._bots_wake.set()
+            await trio.sleep(BOTS_EVERY)
+
+    async def resume_bots(self, table_id: str) -> None:
+        """The server-run bots of a table this node now serves take their seats back here."""
+        try:
+            data = await self.store.call(self.store.bots_of, table_id)
+        except Exception as e:
+            log.warning("cluster: cannot read the bots of table %s from the store (%s); they stay offline",
+                        table_id, _first_line(e))
+            return
+        if not data:
+            return
+        try:
+            entries = msgpack.unpackb(data, raw=False)
+        except Exception:
+            log.warning("table %s: its bots in the store cannot be read; they stay offline", table_id)
+            return
+        self.server.bots.resume_entries([e for e in valid_entries(entries) if e["table"] == table_id])
+
+    async def resume_all_bots(self) -> None:
+        """At start, once the bots can run: the bots of every table this node took."""
+        for tid in list(self.server.tables):
+            await self.resume_bots(tid)
+
+    def stepped_down(self, table) -> None:
+        """This node lost ``table``: its bots here stop (the adopter runs them)."""
+        self._published.pop(table.id, None)
+        self.server.bots.drop_table(table.id)
+
+    # ---------------------------------------------------------------- stop
+    async def leave(self) -> None:
+        """A clean stop: this node is no longer live."""
+        with trio.move_on_after(3):
+            try:
+                await self.store.call(self.store.node_down)
+            except Exception as e:
+                log.warning("cluster: could not mark this node stopped in the store (%s)", _first_line(e))
