@@ -36,7 +36,7 @@ from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
-from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, redact
+from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, first_line, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 
@@ -545,7 +545,7 @@ class Server:
                 held = await self.store.call(self.store.renew)
             except Exception as e:
                 log.warning("cannot renew this node's leases in the store (%s); tables that commit nothing "
-                            "acknowledge nothing meanwhile", str(e).strip().splitlines()[0] if str(e).strip() else e)
+                            "acknowledge nothing meanwhile", first_line(e))
                 continue
             for t, epoch in running:
                 if held.get(t.id) != epoch and not t.finished:
@@ -587,7 +587,7 @@ class Server:
             try:
                 await self.store.call(self.store.ensure_schema)
             except Exception as e:
-                raise StoreError(f"cannot use the store {redact(self.store.dsn)}: {str(e).strip() or e} "
+                raise StoreError(f"cannot use the store {redact(self.store.dsn)}: {first_line(e)} "
                                  "(is PostgreSQL running there, and may this user create tables?)") from e
             recovered = []          # tables come from the store once this node's URL is known
         else:

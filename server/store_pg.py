@@ -125,7 +125,7 @@ def _transient(e: BaseException) -> bool:
     """An error after which the same work may succeed on a new connection (the store gone,
     restarting, a lock or statement timeout, a serialization failure)."""
     psycopg = psycopg_module()
-    return isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.TransactionRollbackError))
+    return isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.TransactionRollback))
 
 
 def redact(dsn: str) -> str:
@@ -634,13 +634,13 @@ class PgWriter:
                 if down_since is None:
                     down_since = last_said = now
                     log.warning("store unreachable (%s): %d commit(s) wait, nothing is acknowledged until it answers; "
-                                "retrying", _first_line(e), waiting)
+                                "retrying", first_line(e), waiting)
                 elif now - last_said >= UNREACHABLE_LOG_EVERY:
                     last_said = now
                     log.warning("store still unreachable after %.0f s (%s): %d commit(s) wait, none acknowledged",
-                                now - down_since, _first_line(e), waiting)
+                                now - down_since, first_line(e), waiting)
                 if self._closing and now - down_since >= CLOSE_GIVE_UP:
-                    raise StorageFailed(f"the store is unreachable ({_first_line(e)}) and the server is stopping: "
+                    raise StorageFailed(f"the store is unreachable ({first_line(e)}) and the server is stopping: "
                                         f"{waiting} commit(s) were not written, none of them acknowledged") from e
                 self.retries += 1
                 retry = True
@@ -684,6 +684,7 @@ class PgWriter:
                 c.done.set()
 
 
-def _first_line(e: BaseException) -> str:
+def first_line(e: BaseException) -> str:
+    """The first line of what an error says (psycopg's go on with hints on more lines)."""
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0]
