@@ -135,7 +135,7 @@ class Timeline:
         return Ctx(self.steps[i].names, seat)
 
     # ------------------------------------------------------------ text
-    def _action_text(self, action: dict) -> str:
+    def action_text(self, action: dict) -> str:
         label = getattr(self.plugin, "label_action", None)
         if label is not None and isinstance(action, dict) and isinstance(action.get("kind"), str):
             try:
@@ -169,10 +169,10 @@ class Timeline:
             return f"seq {r.seq}: chance ({r.purpose}): a shuffle of {len(r.permutation)}"
         if t is ActionAccepted:
             who = ctx.seat_label(r.seat) if r.seat is not None else f"the {r.by}"
-            return f"seq {r.seq}: {who}: {self._action_text(r.action)}"
+            return f"seq {r.seq}: {who}: {self.action_text(r.action)}"
         if t is IntentRejected:
             who = ctx.seat_label(r.seat) if r.seat is not None else "?"
-            what = "(not shown to this view)" if self.hidden_from(r, perspective) else self._action_text(r.action)
+            what = "(not shown to this view)" if self.hidden_from(r, perspective) else self.action_text(r.action)
             return f"REJECTED after seq {r.after}: {who}: {what} - {r.code}"
         if t is SeatClaimed:
             return f"seat {r.seat} {'claimed by ' + r.name if r.token_hash else 'released by ' + r.name}"

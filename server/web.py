@@ -11,6 +11,9 @@ request can reach another file: ``/`` is ``index.html``; ``/app/lobby.js`` is
 title, seat range and settings with their defaults, so the lobby's "new table" form offers
 exactly the settings the game has.
 
+``/replays.json`` and ``/replay/TABLE.json`` are the replay viewer's (server/replays.py):
+finished games, stepped through by the engines on the server; given no ``replays``, 404.
+
 Every answer carries a strict Content-Security-Policy (no inline script, no other
 origin; the WebSocket to this server only), ``X-Content-Type-Options: nosniff`` and
 ``Cache-Control: no-cache`` with an ETag (the file's hash): a browser keeps its copy and
@@ -27,6 +30,8 @@ from importlib.resources.abc import Traversable
 
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
+
+from .replays import FinishedGames, Replays
 
 PACKAGE = "wildtable.web"
 
@@ -49,6 +54,9 @@ CONTENT_TYPES = {
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
+_PHRASES = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
+            413: "Content Too Large", 422: "Unprocessable Content"}
+
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
@@ -61,13 +69,20 @@ SECURITY_HEADERS = {
 class WebFiles:
     """The HTTP handler for wire.serve: ``(Request) -> Response | None``."""
 
-    def __init__(self, root: Traversable | None = None):
+    def __init__(self, root: Traversable | None = None, replays: Replays | None = None):
         root = root if root is not None else resources.files(PACKAGE)
+        self.replays = replays
         self.files: dict[str, tuple[bytes, str, str]] = {}     # URL path -> (body, content type, etag)
         self._load(root, "")
         if "/index.html" in self.files:
             self.files["/"] = self.files.pop("/index.html")
-        self._add("/games.json", games_schema(), CONTENT_TYPES[".json"])
+        lobby = replays is None or replays.source.lobby
+        self._add("/games.json", games_schema(lobby), CONTENT_TYPES[".json"])
+
+    @classmethod
+    def for_server(cls, server) -> "WebFiles":
+        """The files, and the replays of ``server``'s finished games."""
+        return cls(replays=Replays(FinishedGames(server)))
 
     def _load(self, node: Traversable, prefix: str) -> None:
         for item in node.iterdir():
@@ -91,13 +106,17 @@ class WebFiles:
     def total_bytes(self) -> int:
         return sum(len(body) for body, _, _ in self.files.values())
 
-    def __call__(self, request: Request) -> Response | None:
+    async def __call__(self, request: Request) -> Response | None:
         if _looks_like_websocket(request):
             return None         # a broken WebSocket handshake: wire.py says what is wrong with it
-        path = request.path.split("?", 1)[0].split("#", 1)[0]
+        path, _, query = request.path.split("#", 1)[0].partition("?")
         if request.method not in ("GET", "HEAD"):
             return _answer(405, "Method Not Allowed", b"only GET and HEAD are served here\n",
                            "text/plain; charset=utf-8", extra={"Allow": "GET, HEAD"})
+        if self.replays is not None and Replays.serves(path):
+            status, body = await self.replays.answer(path, query)
+            return _answer(status, _PHRASES.get(status, "Error"), body, CONTENT_TYPES[".json"],
+                           extra={"Cache-Control": "no-store"}, head=request.method == "HEAD")
         entry = self.files.get(path)
         if entry is None:
             return _answer(404, "Not Found", b"no such page on this wildtable server; the game is at /\n",
@@ -109,10 +128,12 @@ class WebFiles:
         return _answer(200, "OK", body, ctype, extra=cache, head=request.method == "HEAD")
 
 
-def games_schema() -> bytes:
+def games_schema(lobby: bool = True) -> bytes:
     """The games as the lobby offers them: ``{"games": [{name, title, min_seats, max_seats,
-    settings: [{name, type, default}]}]}``, type one of bool, int, float, str, map. Values
-    are checked by the engine when the table is created (``bad_settings`` names what is wrong)."""
+    settings: [{name, type, default}]}], "lobby": bool}``, type one of bool, int, float, str,
+    map (its default gives its keys, and the type of each value). Values are checked by the
+    engine when the table is created (``bad_settings`` names what is wrong). ``lobby`` is
+    false where there are no games, only a replay (`wildtable replay LOG --web`)."""
     from wildtable.protocol.games import REGISTRY
 
     def kind(v) -> str:
@@ -124,7 +145,7 @@ def games_schema() -> bytes:
     games = [{"name": name, "title": g.TITLE, "min_seats": g.MIN_PLAYERS, "max_seats": g.MAX_PLAYERS,
               "settings": [{"name": k, "type": kind(v), "default": v} for k, v in g.default_settings().items()]}
              for name, g in REGISTRY.items()]
-    return json.dumps({"games": games}, separators=(",", ":")).encode()
+    return json.dumps({"games": games, "lobby": lobby}, separators=(",", ":")).encode()
 
 
 def _looks_like_websocket(request: Request) -> bool:

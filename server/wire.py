@@ -546,7 +546,9 @@ async def _send_all(sock: socket.socket, chunks) -> None:
                 await trio.lowlevel.wait_writable(sock)
 
 
-HttpHandler = Callable[[Request], "Response | None"]
+# awaited in the connection's own task (within its handshake timeout): an answer that
+# takes work does it in a worker thread (server/replays.py), never in the event loop
+HttpHandler = Callable[[Request], Awaitable["Response | None"]]
 
 
 def _wants_websocket(request: Request) -> bool:
@@ -584,7 +586,7 @@ async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | No
                                                   f"the request head is over {HANDSHAKE_MAX_BYTES} bytes\n")])
             return None
     if http is not None and not _wants_websocket(request):
-        response = http(request)
+        response = await http(request)
         if response is not None:
             proto.send_response(response)
             await _send_all(sock, [d for d in proto.data_to_send() if d])
@@ -636,8 +638,8 @@ async def serve(handler: Callable[[Peer], Awaitable[None]], host: str, port: int
                 limits: Limits = Limits(), http: HttpHandler | None = None,
                 task_status=trio.TASK_STATUS_IGNORED) -> None:
     """Accept WebSockets until cancelled; ``task_status.started`` gets the bound port.
-    ``http`` answers plain HTTP requests (a ``websockets.http11.Response``, or None for
-    the usual refusal: 426 "upgrade required").
+    ``http`` answers plain HTTP requests (an async function returning a
+    ``websockets.http11.Response``, or None for the usual refusal: 426 "upgrade required").
 
     Each connection runs in a task of its own; whatever it raises ends that connection
     only (logged once, as our bug unless the peer went away), never the listener."""

@@ -202,3 +202,22 @@ async def info(conn: Connection, table: str) -> dict:
     (t,) = [t for t in msg.tables if t["table"] == table]
     return t
 
+
+# Go Wild! to one point, played by the turn timer: over in a few dozen records
+FAST_GO_WILD = {"turn_timer": 0.01, "target": 1}
+
+
+async def play_out_with_a_refusal(url: str, names=("ann", "bob")) -> str:
+    """A two-seat Go Wild! table played to its end by the timer, in which the first
+    player had an intent refused (a card that does not exist: 9999); its id."""
+    async with connect(url, names[0]) as ann, connect(url, names[1]) as bob:
+        table = await create(ann, "go-wild", 2, **FAST_GO_WILD)
+        await join(ann, table, 0)
+        await join(bob, table, 1)
+        await ann.send(m.Intent(7, {"kind": "play", "cards": [9999]}))
+        r = await ann.receive_until(lambda x: isinstance(x, m.Rejected) and x.intent == 7, timeout=8)
+        assert r.code, r
+        for c in (ann, bob):
+            await c.receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
+    return table
+

@@ -6,6 +6,7 @@ import { Connection } from "./net.js";
 import { store } from "./store.js";
 import { button, clear, h, keepFocus } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
+import { leaveReplay, replayKey, replayRoute, replayState, showReplay, showReplays } from "./replay.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -13,7 +14,7 @@ const connLine = document.getElementById("conn");
 const app = {
   name: "",
   conn: null,
-  screen: "name",          // "name" | "lobby" | "table"
+  screen: "name",          // "name" | "lobby" | "table" | "replay"
   tables: [],
   omitted: 0,
   lobbyNote: null,         // {text, error}
@@ -25,6 +26,8 @@ const app = {
   tick: null,
   deadline: null,          // the turn timer's end (performance.now() ms), for the countdown
   updateMs: [],            // time to apply each update, ms (bench/web.py reads it)
+  lobby: true,             // false: a server of replays only (wildtable replay LOG --web), no games
+  replay: replayState,     // the replay viewer's (replay.js)
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -65,6 +68,12 @@ function onMessage(msg) {
       }
       return;
     case "joined": return onSeated(msg, msg.seat, msg.token);
+    case "bots_seated":
+      if (app.at && app.at.id === msg.table) {
+        app.at.events.push(`bots seated (${msg.level}): ${msg.names.map((n, i) => `${n} at seat ${msg.seats[i]}`).join(", ")}`);
+        drawTable();
+      }
+      return;
     case "spectating": return onSeated(msg, null, null);
     case "players":
       if (app.at && app.at.id === msg.table) {
@@ -109,6 +118,7 @@ function onMessage(msg) {
 }
 
 function onWelcome() {
+  if (app.screen === "replay") return;      // the way back from the replay viewer asks again
   // back to the table this page sat at (a reload, or a dropped connection)
   const cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
   if (cur && cur.table) {
@@ -135,7 +145,7 @@ function onSeated(msg, seat, token) {
   };
   app.at.events.push(seat === null ? "watching" : `seated at seat ${seat}`);
   setDeadline();
-  showTable();
+  if (app.screen !== "replay") showTable();
 }
 
 function onUpdate(msg) {
@@ -245,6 +255,7 @@ function drawLobby() {
         buttons.push(button("Join", () => send({ type: "join", table: t.table, seat: null }), { "data-key": `join-${t.table}`, "data-action": "join" }));
       }
       buttons.push(button("Watch", () => send({ type: "spectate", table: t.table }), { "data-key": `watch-${t.table}`, "data-action": "watch" }));
+      if (t.status === "over") buttons.push(" ", h("a", { href: `#replay=${encodeURIComponent(t.table)}`, "data-action": "replay" }, "Replay"));
       return h("tr", { dataset: { table: t.table, status: t.status } },
         h("td", {}, t.name || t.table), h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
         h("td", {}, t.status), h("td", { class: "row-actions" }, buttons));
@@ -259,7 +270,8 @@ function drawLobby() {
       // wipes what the player is typing
       clear(root);
       root.dataset.screen = "lobby";
-      root.append(h("div", { id: "lobby-note-box" }), h("section", { id: "tables-box", "aria-label": "tables" }), createForm(),
+      root.append(h("div", { id: "lobby-note-box" }), h("section", { id: "tables-box", "aria-label": "tables" }),
+        h("p", {}, h("a", { href: "#replays", id: "to-replays" }, "Finished games: replays")), createForm(),
         h("p", { class: "hint" }, `playing as ${app.name}; `, button("change name", () => {
           if (app.conn) app.conn.close();
           app.conn = null;
@@ -277,14 +289,15 @@ function drawLobby() {
 
 // The games and their settings, as the server's engines define them (/games.json, made by
 // server/web.py); without it, the games this page knows, with no settings offered.
+// ``lobby`` false: a server of one replay (wildtable replay LOG --web), with no games.
 async function loadGames() {
   try {
     const r = await fetch("/games.json");
-    if (r.ok) return (await r.json()).games;
+    if (r.ok) return await r.json();
   } catch {
     // the lobby still works with the page's own list
   }
-  return GAMES.map((g) => ({ name: g.name, title: g.title, min_seats: 2, max_seats: 6, settings: [] }));
+  return { games: GAMES.map((g) => ({ name: g.name, title: g.title, min_seats: 2, max_seats: 6, settings: [] })), lobby: true };
 }
 
 function settingInput(s) {
@@ -294,14 +307,56 @@ function settingInput(s) {
   if (s.type === "int") return h("input", { ...common, type: "number", step: 1, value: s.default });
   if (s.type === "float") return h("input", { ...common, type: "number", step: "any", value: s.default });
   if (s.type === "str") return h("input", { ...common, value: s.default });
-  return null;      // a map: set it from a terminal (--set)
+  return mapInput(s);
+}
+
+// A map setting (Wild Shots' symbols: card -> symbol; snake_oil: symbol -> count): its
+// default names its keys and the type of each value; the strings its default holds are
+// offered as choices. The engine checks the whole when the table is created.
+function mapInput(s) {
+  const entries = Object.entries(s.default || {});
+  const strings = [...new Set(entries.map(([, v]) => v).filter((v) => typeof v === "string"))].sort();
+  const listId = `choices-${s.name}`;
+  const rows = entries.map(([k, v]) => {
+    const common = { "data-map": s.name, "data-entry": k, "data-key": `set-${s.name}-${k}`, "aria-label": `${s.name.replaceAll("_", " ")}: ${k}` };
+    let input;
+    if (typeof v === "boolean") input = h("input", { ...common, type: "checkbox", checked: v });
+    else if (typeof v === "number") input = h("input", { ...common, type: "number", step: Number.isInteger(v) ? 1 : "any", value: v });
+    else if (typeof v === "string") input = h("input", { ...common, value: v, list: strings.length ? listId : null, size: 9 });
+    else input = h("input", { ...common, value: JSON.stringify(v), "data-json": "yes" });
+    return h("tr", {}, h("th", { scope: "row" }, k), h("td", {}, input));
+  });
+  return h("details", { class: "mapset", id: `set-${s.name}`, "data-setting": s.name, "data-key": `set-${s.name}` },
+    h("summary", {}, `${entries.length} entries`),
+    strings.length ? h("datalist", { id: listId }, strings.map((v) => h("option", { value: v }))) : null,
+    h("table", {}, h("tbody", {}, rows)));
+}
+
+function entryValue(input) {
+  if (input.type === "checkbox") return input.checked;
+  if (input.type === "number") return input.value.trim() === "" ? null : Number(input.value);
+  if (input.dataset.json) {
+    try {
+      return JSON.parse(input.value);
+    } catch {
+      return input.value;     // the engine says what is wrong with it
+    }
+  }
+  return input.value;
 }
 
 function settingValue(s, input) {
   if (s.type === "bool") return input.checked;
   if (s.type === "str") return input.value;
+  if (s.type === "map") {
+    const out = {};
+    for (const el of input.querySelectorAll("[data-entry]")) out[el.dataset.entry] = entryValue(el);
+    return out;
+  }
   return Number(input.value);
 }
+
+const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
 
 function createForm() {
   const games = app.games;
@@ -310,9 +365,10 @@ function createForm() {
   const g = games.find((x) => x.name === gameSel.value) || games[0];
   const seats = h("input", { id: "seats", name: "seats", type: "number", min: g.min_seats, max: g.max_seats, value: g.min_seats, "data-key": "seats" });
   const tname = h("input", { id: "tname", name: "tname", maxlength: 60, placeholder: "optional", "data-key": "tname" });
-  const shown = g.settings.filter((s) => s.type !== "map");
-  const fields = shown.map((s) => h("p", {}, h("label", { for: `set-${s.name}` }, `${s.name.replaceAll("_", " ")} `), settingInput(s)));
-  const maps = g.settings.filter((s) => s.type === "map").map((s) => s.name);
+  const shown = g.settings;
+  const fields = shown.map((s) => (s.type === "map"
+    ? h("div", { class: "mapfield" }, h("span", {}, `${s.name.replaceAll("_", " ")} `), settingInput(s))
+    : h("p", {}, h("label", { for: `set-${s.name}` }, `${s.name.replaceAll("_", " ")} `), settingInput(s))));
   gameSel.addEventListener("change", () => {
     app.createGame = gameSel.value;
     document.getElementById("create").replaceWith(createForm());
@@ -324,7 +380,7 @@ function createForm() {
       const settings = {};
       for (const s of shown) {
         const v = settingValue(s, form.querySelector(`[data-setting="${s.name}"]`));
-        if (v !== s.default) settings[s.name] = v;
+        if (!same(v, s.default)) settings[s.name] = v;
       }
       const msg = { type: "create_table", game: g.name, seats: Number(seats.value), settings };
       if (tname.value.trim()) msg.name = tname.value.trim();
@@ -336,11 +392,9 @@ function createForm() {
   h("h2", {}, "New table"),
   h("p", {}, h("label", { for: "game" }, "game "), gameSel, " ", h("label", { for: "seats" }, `seats (${g.min_seats}-${g.max_seats}) `), seats),
   h("p", {}, h("label", { for: "tname" }, "table name "), tname),
-  h("details", {}, h("summary", {}, "settings"), fields,
-    maps.length ? h("p", { class: "hint" }, `${maps.join(", ")}: from a terminal (wildtable play --set NAME=VALUE)`) : null),
+  h("details", {}, h("summary", {}, "settings"), fields),
   h("p", {}, h("button", { type: "submit", id: "create-btn" }, "Create and join")),
-  h("p", { class: "hint" }, "To play against bots, seat them from a terminal: wildtable bots ",
-    `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}`, " --table TABLE --count N"));
+  h("p", { class: "hint" }, "To play against bots: create the table, then \"Seat bots\" at it."));
   return form;
 }
 
@@ -420,7 +474,8 @@ function drawTable() {
       : null;
     const over = at.over
       ? h("p", { id: "over", role: "status" }, `Game over. Scores: ${(at.players || []).map((p) => `${seatName(ctx, p.seat)} ${at.over.scores[p.seat]}`).join(", ")}. `,
-        at.over.winners.length ? `Won: ${at.over.winners.map((s) => seatName(ctx, s)).join(", ")}.` : "Nobody won.")
+        at.over.winners.length ? `Won: ${at.over.winners.map((s) => seatName(ctx, s)).join(", ")}.` : "Nobody won.",
+        " ", h("a", { href: `#replay=${encodeURIComponent(at.id)}`, id: "replay-this" }, "Replay this game"))
       : null;
     const refusal = at.refusal
       ? h("p", { id: "refusal", class: "refusal", role: "alert", dataset: { code: at.refusal.code } },
@@ -434,6 +489,7 @@ function drawTable() {
       h("p", { id: "status" }, at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `, g.status(ctx)),
       turn, over,
       button(at.over || at.seat === null ? "Back to lobby" : "Leave table", () => leave(), { id: "leave", "data-key": "leave" })),
+    botsControl(at),
     h("div", { class: "board" }, parts.board),
     parts.hand ? h("section", { "aria-label": "your hand" }, h("h3", {}, "Your hand"), parts.hand) : null,
     parts.actions && parts.actions.length ? h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }, parts.actions) : null,
@@ -441,6 +497,29 @@ function drawTable() {
     h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"),
       h("ol", { id: "events", reversed: true }, at.events.slice(-12).reverse().map((t) => h("li", {}, t))))));
   });
+}
+
+// "Seat bots" (the protocol's seat_bots): the server runs them, and they play on when this
+// player goes. Only a seated player may ask, while seats are free and the game is not over.
+const LEVELS = ["easy", "normal", "hard"];
+
+function botsControl(at) {
+  const free = (at.players || []).filter((p) => !p.name).length;
+  if (at.seat === null || at.over || free === 0) return null;
+  const ui = at.ui;
+  ui.bots = Math.min(Math.max(ui.bots || free, 1), free);
+  ui.level = ui.level || "normal";
+  const count = h("select", { id: "bot-count", "data-key": "bot-count", "aria-label": "how many bots",
+    onchange: (e) => { ui.bots = Number(e.target.value); } },
+  Array.from({ length: free }, (_, i) => h("option", { value: i + 1, selected: ui.bots === i + 1 }, `${i + 1} bot${i ? "s" : ""}`)));
+  const level = h("select", { id: "bot-level", "data-key": "bot-level", "aria-label": "how well they play",
+    onchange: (e) => { ui.level = e.target.value; } },
+  LEVELS.map((l) => h("option", { value: l, selected: ui.level === l }, l)));
+  return h("p", { class: "seatbots" }, `${free} seat${free > 1 ? "s" : ""} free: `, count, " ", level, " ",
+    button("Seat bots", () => {
+      at.refusal = null;
+      send({ type: "seat_bots", table: at.id, count: ui.bots, level: ui.level });
+    }, { id: "seat-bots", "data-action": "seat_bots", "data-key": "seat-bots" }));
 }
 
 function leave() {
@@ -452,6 +531,10 @@ function leave() {
 }
 
 function onKey(ev) {
+  if (app.screen === "replay") {
+    if (replayKey(ev)) ev.preventDefault();
+    return;
+  }
   if (app.screen !== "table" || !app.at || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   const t = ev.target;
   if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return;
@@ -459,12 +542,57 @@ function onKey(ev) {
   if (g.keys && g.keys(ev, ctxFor(app.at))) ev.preventDefault();
 }
 
-document.addEventListener("keydown", onKey);
-app.games = await loadGames();
-const saved = store.name();
-if (saved) {
-  root.append(h("p", { class: "hint" }, `connecting as ${saved}...`));
-  start(saved);
-} else {
-  drawName();
+// ------------------------------------------------------------------ replays
+// #replays and #replay=TABLE... are the replay viewer (replay.js): it needs no name and no
+// WebSocket; leaving it comes back to the table or lobby the page was at.
+function route() {
+  const r = replayRoute(location.hash);
+  if (!r) return false;
+  app.screen = "replay";
+  if (!app.conn) {
+    connLine.textContent = app.lobby ? "" : "replay viewer (wildtable replay --web): no games here";
+    connLine.dataset.state = "replay";
+  }
+  stopTick();
+  if (app.lobbyTimer !== null) {
+    clearInterval(app.lobbyTimer);
+    app.lobbyTimer = null;
+  }
+  if (r.list) showReplays();
+  else showReplay(r);
+  return true;
 }
+
+function fromReplay() {
+  leaveReplay();
+  if (!app.lobby) {
+    location.hash = "#replays";       // no games here
+    return;
+  }
+  app.screen = "name";
+  clear(root);
+  if (app.conn && app.conn.ready) onWelcome();
+  else if (app.conn) root.append(h("p", { class: "hint" }, "connecting..."));   // its welcome draws the lobby
+  else begin();
+}
+
+window.addEventListener("hashchange", () => {
+  if (!route() && app.screen === "replay") fromReplay();
+});
+
+function begin() {
+  const saved = store.name();
+  if (saved) {
+    root.append(h("p", { class: "hint" }, `connecting as ${saved}...`));
+    start(saved);
+  } else {
+    drawName();
+  }
+}
+
+document.addEventListener("keydown", onKey);
+const schema = await loadGames();
+app.games = schema.games;
+app.lobby = schema.lobby !== false;
+if (!app.lobby && !replayRoute(location.hash)) history.replaceState(null, "", "#replays");
+if (!route()) begin();

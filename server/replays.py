@@ -1,0 +1,411 @@
+"""Replays of finished games for the web client: the HTTP answers behind its replay viewer.
+
+The steps are computed here, by the games' own engines (a client/timeline.Timeline of
+the log, as in `wildtable replay`), never in the page: the page asks for one step at a
+time and draws what it gets. Two plain HTTP GETs (docs/PROTOCOL.md, "Replays over HTTP"):
+
+    /replays.json                       the finished games this server can replay
+    /replay/TABLE.json?step=N&view=V    one step of one game (or ?seq=N: that seq's step)
+
+Why HTTP and not the WebSocket: a replay needs no seat, no name and no connection state,
+and the same two requests serve `wildtable replay LOG --web` (a local server with no
+games). wire.py's HTTP handler is awaited in the connection's own task, so the work is
+done in a worker thread (one at a time, ``LIMIT``): folding a long log takes tens of
+milliseconds, which the tables' event loop must not wait through. A timeline is kept
+once built (``Replays.cache``, bounded by the bytes of its logs), so each further step
+costs a few records folded from the nearest kept state, a view and the JSON.
+
+Only a finished game is ever served, whole: a table still being played keeps its log to
+the server (its shuffles and every hand are in it), so a table id is looked up among the
+finished tables the server still holds and the logs it moved to DATA_DIR/finished/, and
+nothing else; and a log whose replay does not end its game is refused. The id must be a
+table id (letters, digits, ``-``, ``_``), so no request names a path outside that folder.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+import re
+import stat
+import time
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import parse_qs
+
+import attrs
+import trio
+
+from wildtable.protocol.errors import IllegalAction, LogError
+from wildtable.protocol.logfmt import (
+    ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log,
+)
+
+LOG_SUFFIX = ".wlog"
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_LOG_BYTES = 8 * 1024 * 1024     # a log this size is ~130,000 records; a whole Run Wild game is ~100 kB
+CACHE_BYTES = 16 * 1024 * 1024      # logs whose timelines are kept, in bytes of log (a timeline is ~1.4x)
+KEEP_EVERY = 32                     # the timeline keeps the state after every 32nd record
+LIST_MAX = 100                      # finished games listed at most, the newest first
+LIST_FOR = 2.0                      # seconds a listing is reused
+HEAD_BYTES = 16 * 1024              # read of each listed log: its header and the seat claims in it
+AROUND = 8                          # records listed either side of the current one
+
+
+class ReplayRefused(Exception):
+    """An HTTP status and the sentence saying why."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+@attrs.frozen
+class Found:
+    """Where a finished game's log is: a file, and the stamp (size, mtime) its timeline is kept under."""
+    path: Path
+    stamp: tuple
+
+
+@attrs.frozen
+class Tables:
+    """What the server holds, as the event loop saw it when the request came: its finished
+    tables' logs, and the ids of the tables still being played."""
+    held: dict
+    playing: frozenset = frozenset()
+
+
+class FinishedGames:
+    """The server's finished games: those it still holds (listed in the lobby, watchable)
+    and those whose logs it moved to DATA_DIR/finished/. ``tables()`` runs in the event
+    loop (it reads the server's tables); the rest in a worker thread."""
+
+    lobby = True                # the page's way back: the server's lobby
+    finished_only = True        # a log that does not end its game is refused
+
+    def __init__(self, server):
+        self.server = server
+
+    def tables(self) -> Tables:
+        held, playing = {}, []
+        for t in list(self.server.tables.values()):
+            path = getattr(t.logfile, "path", None)
+            if t.finished and path is not None:
+                held[t.id] = Path(path)
+            else:
+                playing.append(t.id)
+        return Tables(held, frozenset(playing))
+
+    def candidates(self, tables: Tables) -> list[tuple[str, Path, float]]:
+        """(table id, log, when it was last written) of every finished game, newest first."""
+        found = []
+        for tid, path in tables.held.items():
+            try:
+                found.append((tid, path, path.stat().st_mtime))
+            except OSError:
+                continue
+        try:
+            with os.scandir(self.server.finished_dir) as it:
+                for e in it:
+                    tid = e.name[:-len(LOG_SUFFIX)]
+                    if not e.name.endswith(LOG_SUFFIX) or not TABLE_ID.fullmatch(tid) or tid in tables.held:
+                        continue
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISREG(st.st_mode):
+                        found.append((tid, Path(e.path), st.st_mtime))
+        except OSError:
+            pass            # no finished/ yet
+        found.sort(key=lambda x: x[2], reverse=True)
+        return found
+
+    def find(self, table_id: str, tables: Tables) -> Found:
+        """The log of finished game ``table_id``: a table the server holds finished, or
+        finished/TABLE.wlog (a regular file: not a link to somewhere else)."""
+        path = tables.held.get(table_id) or self.server.finished_dir / (table_id + LOG_SUFFIX)
+        try:
+            st = path.lstat()
+        except OSError:
+            st = None
+        if st is None or not stat.S_ISREG(st.st_mode):
+            if table_id in tables.playing:
+                raise ReplayRefused(403, f"table {table_id!r} is still being played: only a finished game can be "
+                                         "replayed (its log holds every hand)")
+            raise ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
+        return Found(path, (st.st_size, st.st_mtime_ns))
+
+    def read(self, table_id: str, found: Found) -> bytes:
+        if found.stamp[0] > MAX_LOG_BYTES:
+            raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
+                                     "this server replays; `wildtable replay` reads it from the data dir")
+        try:
+            with open(found.path, "rb") as f:
+                return f.read(MAX_LOG_BYTES)
+        except OSError as e:
+            raise ReplayRefused(404, f"the log of {table_id!r} cannot be read: {e.strerror or e}") from None
+
+    def head(self, path: Path) -> bytes:
+        with open(path, "rb") as f:
+            return f.read(HEAD_BYTES)
+
+
+ONE_LOG = ("given",)        # the stamp of OneLog's log: it is read once
+
+
+class OneLog:
+    """`wildtable replay LOG --web`: the one log given on the command line, read already."""
+
+    lobby = False               # no games here: the viewer only
+    finished_only = False       # the player's own file: shown as far as it goes, as the terminal viewer does
+
+    def __init__(self, table_id: str, path: Path, data: bytes):
+        self.table_id, self.path, self.data = table_id, path, data
+
+    def tables(self) -> Tables:
+        return Tables({})
+
+    def candidates(self, tables: Tables) -> list[tuple[str, Path, float]]:
+        return [(self.table_id, self.path, 0.0)]
+
+    def find(self, table_id: str, tables: Tables) -> Found:
+        if table_id != self.table_id:
+            raise ReplayRefused(404, f"this viewer shows {self.table_id!r} only: {self.path}")
+        return Found(self.path, ONE_LOG)
+
+    def read(self, table_id: str, found: Found) -> bytes:
+        return self.data
+
+    def head(self, path: Path) -> bytes:
+        return self.data
+
+
+class ReplayLog:
+    """One finished game's timeline and what the viewer looks up in it."""
+
+    def __init__(self, table_id: str, data: bytes, *, finished_only: bool = True):
+        from wildtable.client.timeline import Timeline     # (rich and the client's words: loaded when first used)
+        try:
+            contents = read_log(data)
+            self.timeline = Timeline(contents, keep_every=KEEP_EVERY)
+        except (LogError, IllegalAction) as e:
+            raise ReplayRefused(422, f"the log of {table_id!r} cannot be replayed: {e}") from None
+        tl = self.timeline
+        self.table_id = table_id
+        self.size = len(data)
+        self.torn = contents.torn
+        if finished_only and not tl.game.outcome(tl.step(len(tl) - 1).state).over:
+            raise ReplayRefused(409, f"the log of {table_id!r} does not end its game: only a finished game can be "
+                                     "replayed (if it has just ended, its last records may still be on their way "
+                                     "to the disk: try again in a moment)")
+        self.rejected: list[int] = []
+        self.mismatched: list[int] = []
+        self.hashes = 0
+        self.seqs: list[int] = []           # seq of each action or chance step, ascending
+        self.seq_steps: list[int] = []      # ... and its step
+        for i, s in enumerate(tl.steps):
+            t = type(s.record)
+            if t is IntentRejected:
+                self.rejected.append(i)
+            elif t is StateHashed:
+                self.hashes += 1
+                if s.problem:
+                    self.mismatched.append(i)
+            elif t is ActionAccepted or t is ChanceRecorded:
+                self.seqs.append(s.seq)
+                self.seq_steps.append(i)
+
+    def step_of_seq(self, seq: int) -> int:
+        """The step of the record with this seq, or of the last one before it."""
+        k = bisect.bisect_right(self.seqs, seq)
+        return self.seq_steps[k - 1] if k else 0
+
+    def perspective(self, value: str | None) -> Any:
+        from wildtable.client.timeline import parse_perspective
+        try:
+            return parse_perspective(value or None, self.timeline.header.seats)
+        except ValueError:
+            seats = self.timeline.header.seats
+            raise ReplayRefused(400, f"view wants all, spectator or a seat 0..{seats - 1}, "
+                                     f"not {_short(value)!r}") from None
+
+    def answer(self, step: int, perspective: Any, lobby: bool) -> dict:
+        from wildtable.client.timeline import ALL, SPECTATOR
+        tl = self.timeline
+        last = len(tl) - 1
+        i = max(0, min(step, last))
+        s = tl.step(i)
+        h = tl.header
+        g = tl.game
+        if perspective == ALL:
+            state = {"board": g.view(s.state, None), "hands": [g.view(s.state, seat) for seat in range(h.seats)]}
+        else:
+            state = {"view": g.view(s.state, None if perspective == SPECTATOR else perspective)}
+        before = bisect.bisect_left(self.rejected, i)
+        after = bisect.bisect_right(self.rejected, i)
+        return {
+            "table": self.table_id, "game": g.NAME, "title": g.TITLE, "seats": h.seats, "settings": h.settings,
+            "players": list(s.names), "step": i, "steps": len(tl), "seq": s.seq, "last_seq": tl.steps[-1].seq,
+            "view_as": perspective, "lobby": lobby,
+            "record": self._record(i, perspective),
+            "around": [self._line(k2, perspective) for k2 in range(max(0, i - AROUND), min(last, i + AROUND) + 1)],
+            "prev_rejected": self.rejected[before - 1] if before else None,
+            "next_rejected": self.rejected[after] if after < len(self.rejected) else None,
+            "hashes": {"checked": self.hashes, "mismatched": len(self.mismatched),
+                       "first_mismatch": self.mismatched[0] if self.mismatched else None},
+            "torn": None if self.torn is None else {"dropped": self.torn.dropped, "offset": self.torn.offset},
+            "state": state,
+            "text": tl.state_lines(i, perspective),
+        }
+
+    def _kind(self, i: int) -> str:
+        return _KINDS.get(type(self.timeline.steps[i].record), "other")
+
+    def _line(self, i: int, perspective: Any) -> dict:
+        s = self.timeline.steps[i]
+        kind = self._kind(i)
+        out = {"step": i, "kind": kind, "line": self.timeline.record_line(i, perspective)}
+        if kind == "hash":
+            out["hash"] = "mismatch" if s.problem else "ok"
+        if s.problem:
+            out["problem"] = s.problem
+        return out
+
+    def _record(self, i: int, perspective: Any) -> dict:
+        from wildtable.client.timeline import raw
+        tl = self.timeline
+        r = tl.steps[i].record
+        out = self._line(i, perspective)
+        out["detail"] = tl.detail_lines(i, perspective)
+        if type(r) is IntentRejected:
+            hidden = tl.hidden_from(r, perspective)
+            out.update(seat=r.seat, after=r.after, code=r.code, hidden=hidden,
+                       what=None if hidden else tl.action_text(r.action), action=None if hidden else raw(r.action),
+                       reason=None if hidden else r.reason)
+        return out
+
+
+_KINDS = {type(None): "header", ActionAccepted: "action", ChanceRecorded: "chance", IntentRejected: "rejected",
+          SeatClaimed: "seat", StateHashed: "hash"}
+
+
+def _short(value: Any) -> str:
+    return str(value)[:30]
+
+
+def _query_int(q: dict, name: str) -> int | None:
+    values = q.get(name)
+    if not values:
+        return None
+    v = values[-1].strip()
+    if not (v.isascii() and (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())) and len(v) <= 18):
+        raise ReplayRefused(400, f"{name} wants a whole number, not {_short(v)!r}")
+    return int(v)
+
+
+def _names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
+    """(game, seats, who sat where) from the first bytes of a log; None if they do not read."""
+    try:
+        contents = read_log(data)
+    except LogError:
+        return None
+    names = [""] * contents.header.seats
+    for r in contents.records:
+        if type(r) is SeatClaimed and 0 <= r.seat < len(names) and r.token_hash:
+            names[r.seat] = r.name
+    return contents.header.game, contents.header.seats, names
+
+
+class Replays:
+    """The two answers, over a source of finished games (FinishedGames, OneLog)."""
+
+    def __init__(self, source, *, cache_bytes: int = CACHE_BYTES, clock: Callable[[], float] = time.monotonic):
+        self.source = source
+        self.cache: OrderedDict[str, tuple[tuple, ReplayLog]] = OrderedDict()   # the worker thread's alone
+        self.cache_bytes = cache_bytes
+        self.clock = clock
+        self._listing: tuple[float, bytes] = (-math.inf, b"")
+        self.limiter = trio.CapacityLimiter(1)
+
+    @staticmethod
+    def serves(path: str) -> bool:
+        return path == "/replays.json" or (path.startswith("/replay/") and path.endswith(".json"))
+
+    async def answer(self, path: str, query: str) -> tuple[int, bytes]:
+        """(HTTP status, JSON body) for ``/replays.json`` or ``/replay/TABLE.json?...``:
+        the answer, or ``{"error": sentence}``."""
+        tables = self.source.tables()
+        try:
+            if path == "/replays.json":
+                body = await self._run(self._listing_json, tables)
+            else:
+                tid = path[len("/replay/"):-len(".json")]
+                if not TABLE_ID.fullmatch(tid):
+                    raise ReplayRefused(404, "a replay is /replay/TABLE.json, TABLE a table id "
+                                             "(letters, digits, - and _)")
+                body = await self._run(self._step_json, tid, parse_qs(query, keep_blank_values=True), tables)
+            return 200, body
+        except ReplayRefused as e:
+            return e.status, _json({"error": e.message})
+
+    async def _run(self, fn, *args):
+        return await trio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+
+    # -------------------------------------------------------------- in the worker thread
+    def _listing_json(self, tables: Tables) -> bytes:
+        when, body = self._listing
+        if self.clock() - when < LIST_FOR:
+            return body
+        found = self.source.candidates(tables)
+        games = []
+        for tid, path, written in found[:LIST_MAX]:
+            try:
+                facts = _names_in_head(self.source.head(path))
+            except OSError:
+                continue
+            if facts is None:
+                continue
+            game, seats, names = facts
+            games.append({"table": tid, "game": game, "seats": seats, "players": names, "held": tid in tables.held,
+                          "finished": round(written) if written else None})
+        body = _json({"replays": games, "omitted": max(0, len(found) - LIST_MAX), "lobby": self.source.lobby})
+        self._listing = (self.clock(), body)
+        return body
+
+    def _step_json(self, tid: str, q: dict, tables: Tables) -> bytes:
+        log = self._log(tid, tables)
+        perspective = log.perspective((q.get("view") or [None])[-1])
+        seq = _query_int(q, "seq")
+        step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
+        return _json(log.answer(step, perspective, self.source.lobby))
+
+    def _log(self, tid: str, tables: Tables) -> ReplayLog:
+        found = self.source.find(tid, tables)
+        kept = self.cache.get(tid)
+        if kept is not None and kept[0] == found.stamp:
+            self.cache.move_to_end(tid)
+            return kept[1]
+        log = ReplayLog(tid, self.source.read(tid, found), finished_only=self.source.finished_only)
+        self.keep(tid, found.stamp, log)
+        return log
+
+    def keep(self, tid: str, stamp: tuple, log: ReplayLog) -> None:
+        """Keep ``log``'s timeline for its next requests; the least recently asked for go
+        first once the logs kept are over ``cache_bytes``."""
+        self.cache[tid] = (stamp, log)
+        self.cache.move_to_end(tid)
+        total = sum(v[1].size for v in self.cache.values())
+        while total > self.cache_bytes and len(self.cache) > 1:
+            _, (_, old) = self.cache.popitem(last=False)
+            total -= old.size
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False,
+                      default=lambda x: x.hex() if isinstance(x, (bytes, bytearray)) else list(x)
+                      if isinstance(x, (tuple, set, frozenset)) else repr(x)).encode()
