@@ -3,6 +3,7 @@
     python bench/load.py --tables 250 --pace 2 --seconds 60            # 1,000 players, one action / 2 s each
     python bench/load.py --tables 50 --pace 0 --seconds 20             # flat out
     python bench/load.py --tables 10 --seconds 5 --json /tmp/load.json  # a quick look
+    python bench/load.py --tables 50 --pace 0 --store auto              # files, then PostgreSQL
 
 1. Starts `wildtable serve` as a subprocess (its own data dir, `--durability` as given).
 2. Starts load-generator processes (bench/loadgen.py), each driving its share of the
@@ -10,6 +11,9 @@
    CPU and RSS (and the generators' CPU, to show they are not the bottleneck).
 3. Stops the server with SIGTERM and reads every table's log: every seq a client saw
    accepted must be there ("actions lost" counts those that are not).
+   With --store, steps 1 to 3 run again with the tables in PostgreSQL (`serve --store`;
+   `--store auto` starts a throwaway PostgreSQL cluster as the tests do, tests/pgkit.py),
+   and each row says its store's group-commit latency (from the log writer's summary).
 4. Runs the same connections and pace against bench/bare_server.py (the bare
    trio-websocket fan-out, same frame sizes) three ways: trio-websocket's send from a
    writer task per connection, the same send awaited by the receiving task, and writing
@@ -161,19 +165,74 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
     }
 
 
-def lost_actions(data_dir: Path, accepted: dict) -> tuple[int, int]:
+def lost_actions(data_dir: Path, accepted: dict, store: str | None = None) -> tuple[int, int]:
     from wildtable.protocol.logfmt import ActionAccepted, read_log
+    pg = None
+    if store is not None:
+        from wildtable.server.store_pg import PgStore
+        pg = PgStore(store)
     lost = checked = 0
     for table, seqs in accepted.items():
-        path = data_dir / f"{table}.wlog"
-        if not path.exists():                   # a finished game the server has forgotten
-            path = data_dir / "finished" / f"{table}.wlog"
-        logged = {r.seq for r in read_log(path.read_bytes()).records if type(r) is ActionAccepted} \
-            if path.exists() else set()
+        if pg is not None:
+            data = pg.load_records(table) if pg.table_exists(table) else b""
+        else:
+            path = data_dir / f"{table}.wlog"
+            if not path.exists():                   # a finished game the server has forgotten
+                path = data_dir / "finished" / f"{table}.wlog"
+            data = path.read_bytes() if path.exists() else b""
+        logged = {r.seq for r in read_log(data).records if type(r) is ActionAccepted} if data else set()
         for s in seqs:
             checked += 1
             lost += s not in logged
+    if pg is not None:
+        pg.close()
     return lost, checked
+
+
+GROUP_COMMITS = re.compile(r"group commits: mean ([\d.]+) ms, max ([\d.]+) ms \((\d+)\)")
+
+
+def run_node(args, tmp: Path, name: str, store: str | None = None) -> dict:
+    """One `wildtable serve` (on files in its own data dir, or on ``store``) under the load;
+    its row: the load's figures, actions lost, and its log writer's group-commit latency."""
+    data = tmp / f"data-{name}"
+    log_path = tmp / f"server-{name}.log"
+    cmd = [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
+           "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
+           "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"]
+    if store is not None:
+        cmd += ["--store", store]
+    server, url = start(cmd, log_path)
+    try:
+        row = drive(url, args, False, server.pid)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    text = log_path.read_text()
+    writer_line = re.findall(r"log writer: (.*)", text)
+    row["log_writer"] = writer_line[-1] if writer_line else None
+    found = GROUP_COMMITS.search(row["log_writer"] or "")
+    row["group_commit_ms"] = {"mean": float(found.group(1)), "max": float(found.group(2)),
+                              "groups": int(found.group(3))} if found else None
+    row["store"] = "postgresql" if store is not None else "files"
+    lost, checked = lost_actions(data, row.pop("_accepted_seqs"), store)
+    row["actions_lost"], row["actions_checked"] = lost, checked
+    row["server_exit_code"] = server.returncode
+    return row
+
+
+def throwaway_postgres():
+    """A PostgreSQL cluster of our own for --store auto (tests/pgkit.py: Debian's
+    postgresql, run as the postgres user when we are root); (cluster, DSN)."""
+    sys.path.insert(0, str(HERE.parent / "tests"))
+    from pgkit import PgCluster
+    cluster = PgCluster.initdb()
+    try:
+        cluster.start()
+        return cluster, cluster.create_database()
+    except BaseException:
+        cluster.remove()
+        raise
 
 
 def main(argv=None) -> int:
@@ -193,27 +252,31 @@ def main(argv=None) -> int:
     ap.add_argument("--bare-writes", choices=("all", "per-frame", "direct", "wire"), default="all",
                     help="which bare stacks to run: trio-websocket's per-frame send from a writer task, "
                          "trio-websocket's send awaited by the receiving task, our server's way of writing, or all (default)")
+    ap.add_argument("--store", default=None, metavar="DSN",
+                    help="also run one node on this PostgreSQL store (serve --store), after the one on files; "
+                         "'auto': a throwaway PostgreSQL cluster started for the run (as the tests do)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
 
+    cluster = None
+    store = args.store
+    if store == "auto":
+        cluster, store = throwaway_postgres()
+    try:
+        rows = run_all(args, store)
+    finally:
+        if cluster is not None:
+            cluster.remove()
+    report(args, rows)
+    return 0
+
+
+def run_all(args, store: str | None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        data = tmp / "data"
-        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
-                             "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
-                             "--max-tables", "100000",
-                             "--max-per-address", "0", "--max-waiting-per-address", "0"], tmp / "server.log")
-        try:
-            ours = drive(url, args, False, server.pid)
-        finally:
-            server.send_signal(signal.SIGTERM)
-            server.wait(timeout=30)
-        writer_line = re.findall(r"log writer: (.*)", (tmp / "server.log").read_text())
-        ours["log_writer"] = writer_line[-1] if writer_line else None
-        lost, checked = lost_actions(data, ours.pop("_accepted_seqs"))
-        ours["actions_lost"], ours["actions_checked"] = lost, checked
-        ours["server_exit_code"] = server.returncode
-        rows = {"wildtable": ours}
+        rows = {"wildtable": run_node(args, tmp, "files")}
+        if store is not None:
+            rows["1 node pg"] = run_node(args, tmp, "pg", store)
         if not args.skip_bare:
             # the bare stack, three ways of writing (bench/bare_server.py): "bare stack" is
             # trio-websocket's own per-frame send from a writer task per connection; "bare
@@ -232,11 +295,14 @@ def main(argv=None) -> int:
                 b.pop("_accepted_seqs")
                 b["writes"] = writes
                 rows[name] = b
+    return rows
 
+
+def report(args, rows: dict) -> None:
     print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s measured "
           f"after {args.warmup:g} s warm-up, durability {args.durability}")
     head = (f"{'':<13}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}"
-            f"{'rss MB':>8}{'lost':>6}{'gen cpu':>9}")
+            f"{'rss MB':>8}{'lost':>6}{'gen cpu':>9}{'commit mean/max ms':>20}")
     print(head)
     print("-" * len(head))
     for name, r in rows.items():
@@ -244,7 +310,8 @@ def main(argv=None) -> int:
         print(f"{name:<13}{r['intents_per_s']:>10,.0f}{res['p50']:>10.1f}/{res['p99']:<9.1f}"
               f"{upd['p50']:>12.1f}/{upd['p95']:.1f}/{upd['p99']:.1f}/{upd['max']:<8.1f}"
               f"{r['server_cpu_share']:>6.0%}{r['server_rss_mb']:>8.0f}{str(r.get('actions_lost', '-')):>6}"
-              f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_share']):>9}")
+              f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_share']):>9}"
+              + (f"{gc['mean']:>12.2f}/{gc['max']:<7.1f}" if (gc := r.get("group_commit_ms")) else ""))
     print()
     for name, _ in BARE_ROWS:
         if name in rows:
@@ -256,13 +323,15 @@ def main(argv=None) -> int:
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
           f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
-    if w.get("log_writer"):
-        print(f"log writer: {w['log_writer']}")
+    for name, r in rows.items():
+        if r.get("log_writer"):
+            print(f"log writer ({name}, {r['store']}): {r['log_writer']}")
+        if r.get("store") == "postgresql":
+            print(f"actions checked in the store ({name}): {r['actions_checked']}, lost: {r['actions_lost']}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "rows": rows}, f, indent=1)
+            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "rows": rows}, f, indent=1)
         print(f"written to {args.json}")
-    return 0
 
 
 if __name__ == "__main__":

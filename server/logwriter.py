@@ -123,6 +123,11 @@ def _load_syncfs():
 _syncfs = _load_syncfs()
 
 
+def group_commit_phrase(mean_ms: float, max_ms: float, count: int) -> str:
+    """The group-commit latency as both writers' summaries say it (bench/load.py reads it)."""
+    return f"group commits: mean {mean_ms:.2f} ms, max {max_ms:.1f} ms ({count})"
+
+
 class StorageFailed(Exception):
     """The logs cannot be written (a full disk, a file size limit, an I/O error). Nothing
     after the failed group was acknowledged, so the server must stop: it cannot keep its
@@ -191,7 +196,8 @@ class LogWriter:
         mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
                 f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls, "
-                f"{self.opens} log file opens (at most {self.most_open} open at once)")
+                f"{self.opens} log file opens (at most {self.most_open} open at once); "
+                + group_commit_phrase(*self.group_commit_ms()))
 
     def group_commit_ms(self) -> tuple[float, float, int]:
         """(mean, max, count) of the groups that made commits durable, in ms (bench/load.py

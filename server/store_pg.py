@@ -51,7 +51,7 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
-from .logwriter import DURABILITIES, GROUP, QUEUE, StorageFailed
+from .logwriter import DURABILITIES, GROUP, QUEUE, StorageFailed, group_commit_phrase
 
 log = logging.getLogger("wildtable.server")
 
@@ -460,7 +460,7 @@ class PgWriter:
         self._conn = None               # the writer's connection (used in its thread only)
         self._closing = False
         self.groups = 0
-        self.transactions = 0
+        self.transactions = 0           # group transactions that wrote records (or were fenced out)
         self.records = 0
         self.bytes_written = 0
         self.fenced = 0                 # commits refused by the fence
@@ -503,10 +503,9 @@ class PgWriter:
         self._send.close()
 
     def summary(self) -> str:
-        mean = self.commit_seconds / self.transactions * 1000 if self.transactions else 0.0
-        return (f"{self.groups} groups in {self.transactions} PostgreSQL transactions (mean {mean:.1f} ms, "
-                f"max {self.commit_max * 1000:.1f} ms), {self.records} records, {self.bytes_written} bytes, "
-                f"{self.fenced} commits fenced out, {self.retries} retries")
+        return (f"{self.groups} groups ({self.transactions} PostgreSQL transactions wrote records), {self.records} records, "
+                f"{self.bytes_written} bytes, {self.fenced} commits fenced out, {self.retries} retries; "
+                + group_commit_phrase(*self.group_commit_ms()))
 
     def group_commit_ms(self) -> tuple[float, float, int]:
         """(mean, max, count) of the group transactions, in ms (bench/load.py prints them)."""
@@ -540,7 +539,6 @@ class PgWriter:
         if not by_table:
             return _Outcome({}, frozenset(), 0.0)
         me = self.store.node_id
-        t0 = time.perf_counter()
         conn = self._connection()
         written: dict[str, int] = {}
         with conn.transaction():
@@ -581,8 +579,7 @@ class PgWriter:
                             copy.write_row(row)
             if finish:
                 conn.execute("UPDATE wt_tables SET finished = true WHERE table_id = ANY(%s)", (finish,))
-        took = time.perf_counter() - t0
-        return _Outcome(written, fenced, took)
+        return _Outcome(written, fenced, 0.0)
 
     def _finish_thread(self) -> None:
         self._drop_connection()
@@ -620,6 +617,7 @@ class PgWriter:
         down_since = None
         last_said = 0.0
         while True:
+            t0 = time.perf_counter()
             try:
                 with trio.CancelScope(shield=True):
                     outcome = await trio.to_thread.run_sync(self._write_group, group, retry)
@@ -651,7 +649,8 @@ class PgWriter:
                 gone = trio.current_time() - down_since
                 self.unreachable_seconds += gone
                 log.warning("store reachable again after %.1f s; the waiting commits are written", gone)
-            return outcome
+            # the group-commit latency as LogWriter's: from the hand-over to the thread to its return
+            return attrs.evolve(outcome, seconds=time.perf_counter() - t0)
 
     def _settle(self, group: list[_Commit], outcome: _Outcome) -> None:
         """After the transaction: number the next records, fence the lost, wake the waiting."""
@@ -668,7 +667,7 @@ class PgWriter:
                 h.lost = True
                 log.warning("table %s: lease lost (another node owns it, or it passed): its records are refused "
                             "and it steps down", t)
-        if outcome.written or outcome.fenced:
+        if any(outcome.written.values()) or outcome.fenced:
             self.transactions += 1
             self.commit_seconds += outcome.seconds
             self.commit_max = max(self.commit_max, outcome.seconds)
