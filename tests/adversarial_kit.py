@@ -26,6 +26,7 @@ from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_g
 from wildtable.protocol.errors import IllegalAction
 
 from proc import LineReader
+from serverkit import check_views
 
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = ("run-wild", "go-wild", "wild-shots", "go-fish-wildcard")
@@ -263,6 +264,37 @@ def redeal_hidden(game: str, seats: int, settings: dict, hist: list[Step], seat:
                 perm[i] = v
         new[ci] = attrs.evolve(st, perm=tuple(perm))
     return new, moved
+
+
+# ------------------------------------------------------------------ a stream against the log
+
+def check_stream(game: str, log, seat: int | None, msgs: list) -> int:
+    """Every view is the engine's view of the logged state; every card named is one the
+    seat may see; a spectator's views hold nothing private. Returns the card ids checked.
+    ``log``: serverkit.replay_by_seq of the table's log (the ground truth)."""
+    check_views(msgs, log, seat, wire=True)
+    snaps = {k: log.game.snapshot(v) for k, v in log.states.items()}
+    checked = 0
+    for msg in msgs:
+        if isinstance(msg, (m.Joined, m.Spectating)):
+            seq, events, view = msg.seq, (), msg.view
+        elif isinstance(msg, m.Update):
+            seq, events, view = msg.seq, msg.events, msg.view
+        else:
+            continue
+        may = visible(game, snaps[seq], seat)
+        shown = card_ids(view)
+        assert shown <= may, f"seat {seat} at seq {seq} sees cards {sorted(shown - may)} it may not"
+        before = visible(game, snaps[seq - 1], seat) if seq > 0 else set()
+        named = card_ids(list(events))
+        assert named <= may | before, f"events at seq {seq} name cards {sorted(named - may - before)} hidden from {seat}"
+        if seat is None:
+            for private in ("hand", "bonus", "playable", "own_tricks"):
+                assert not view.get(private), f"the spectator's view has {private}: {view}"
+            if game == "run-wild":
+                assert "pile" not in view, view
+        checked += len(shown) + len(named)
+    return checked
 
 
 # ------------------------------------------------------------------ players from a view

@@ -202,23 +202,25 @@ class Roamer:
         assert isinstance(reply, m.Joined), reply
         return reply
 
-    async def come_back(self, timeout: float = 20) -> m.Joined:
+    async def come_back(self, timeout: float = 20) -> m.Joined | m.Spectating:
         """After a dropped connection: connect again (the node it was on first, then every
-        other node, round and round) and rejoin with the token; the fresh snapshot."""
+        other node, round and round) and rejoin with the token (a spectator: spectate
+        again); the fresh snapshot."""
         mir = self.mirror
+        again = m.Spectate(mir.table) if mir.seat is None else m.Rejoin(mir.table, mir.seat, mir.token)
         order = [self.url] + [u for u in self.urls if u != self.url]
         with trio.fail_after(timeout):
             while True:
                 for url in order:
                     try:
                         await self.open(url)
-                        reply = await self.ask(m.Rejoin(mir.table, mir.seat, mir.token), m.Joined)
+                        reply = await self.ask(again, m.Joined, m.Spectating)
                     except Exception as e:
                         if not is_network_error(e):
                             raise
                         await self.close()
                         continue
-                    if isinstance(reply, m.Joined):
+                    if not isinstance(reply, m.Error):
                         return reply
                     # no_such_table while no node has taken the table over yet: try again
                     assert reply.code == "no_such_table", reply
@@ -261,6 +263,22 @@ class Roamer:
                     if isinstance(msg, m.Accepted):
                         need_seq = msg.seq
         return mirror
+
+
+    async def watch(self, table: str, log: list, timeout: float = 60) -> None:
+        """Spectate ``table`` until game over, coming back after every dropped connection;
+        every message goes to ``log``."""
+        log.append(await self.ask(m.Spectate(table), m.Spectating))
+        with trio.fail_after(timeout):
+            while self.mirror.over is None:
+                try:
+                    msg = await self.conn.receive()
+                except Exception as e:
+                    if not is_network_error(e):
+                        raise
+                    msg = await self.come_back()
+                log.append(msg)
+                self.mirror.absorb(msg)
 
 
 @asynccontextmanager

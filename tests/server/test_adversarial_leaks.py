@@ -21,10 +21,10 @@ from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import read_log
 
 from adversarial_kit import (
-    GAMES, Refused, ScriptedChance, card_ids, playout, redeal_hidden, run_history, visible,
+    GAMES, Refused, ScriptedChance, check_stream, playout, redeal_hidden, run_history,
 )
 from scripted import play_to_end
-from serverkit import as_sent, check_views, collect_until_over, create, replay_by_seq, running_server
+from serverkit import as_sent, collect_until_over, create, replay_by_seq, running_server
 
 SEATS = {"run-wild": (2, 4), "go-wild": (2, 6), "wild-shots": (2, 4), "go-fish-wildcard": (2, 6)}
 # short games for the engine-level property; turn timers off (the server test drives every move)
@@ -130,34 +130,6 @@ def test_the_invariance_check_catches_a_leak():
 
 # ------------------------------------------------------------------ over real sockets
 
-def _check_stream(game, log, seat, msgs) -> int:
-    """Every view is the engine's view of the logged state; every card named is one the
-    seat may see; a spectator's views hold nothing private. Returns the card ids checked."""
-    check_views(msgs, log, seat, wire=True)
-    snaps = {k: log.game.snapshot(v) for k, v in log.states.items()}
-    checked = 0
-    for msg in msgs:
-        if isinstance(msg, (m.Joined, m.Spectating)):
-            seq, events, view = msg.seq, (), msg.view
-        elif isinstance(msg, m.Update):
-            seq, events, view = msg.seq, msg.events, msg.view
-        else:
-            continue
-        may = visible(game, snaps[seq], seat)
-        shown = card_ids(view)
-        assert shown <= may, f"seat {seat} at seq {seq} sees cards {sorted(shown - may)} it may not"
-        before = visible(game, snaps[seq - 1], seat) if seq > 0 else set()
-        named = card_ids(list(events))
-        assert named <= may | before, f"events at seq {seq} name cards {sorted(named - may - before)} hidden from {seat}"
-        if seat is None:
-            for private in ("hand", "bonus", "playable", "own_tricks"):
-                assert not view.get(private), f"the spectator's view has {private}: {view}"
-            if game == "run-wild":
-                assert "pile" not in view, view
-        checked += len(shown) + len(named)
-    return checked
-
-
 @pytest.mark.parametrize("game,seats", [("run-wild", 3), ("go-wild", 4), ("wild-shots", 3), ("go-fish-wildcard", 4)])
 async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, seats):
     """A whole game over real sockets (turn-based games played by their turn timer,
@@ -191,8 +163,8 @@ async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, 
     assert log.game.outcome(log.final).over
     total = 0
     for seat in range(seats):
-        total += _check_stream(game, log, seat, logs[seat])
-    total += _check_stream(game, log, None, spec_log)
+        total += check_stream(game, log, seat, logs[seat])
+    total += check_stream(game, log, None, spec_log)
     assert sum(isinstance(x, m.Update) for x in spec_log) == max(log.states)   # the spectator saw every seq
     assert total > 200, total
 

@@ -7,139 +7,19 @@ the replayed log's; nothing deadlocks."""
 
 from __future__ import annotations
 
-import random
-from collections import Counter
-
 import trio
 
-from wildtable.protocol import messages as m
 from wildtable.protocol.engine import state_hash
-from wildtable.protocol.logfmt import ActionAccepted, IntentRejected, read_log
+from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
-from serverkit import replay_by_seq, running_server, seated
-
-HAMMER = 4.0          # seconds of hammering
-WINDOW = 8            # intents in flight per client
-DECK = 72
+from racekit import SETTINGS, check_hammered, hammer
+from serverkit import running_server, seated
 
 
-def _card_count(view: dict) -> int:
-    """Every card, counted from one seat's view: hands and piles by count, melds and
-    face-up Draw-3s by id."""
-    return (sum(p["hand"] + p["pile"] + len(p["draw3s"]) for p in view["players"])
-            + sum(len(meld["cards"]) for meld in view["melds"]))
-
-
-def _fits(card: int, meld: dict) -> bool:
-    if card >= 60:
-        return False
-    number, colour = card % 12 + 1, card // 12
-    values = meld["values"]
-    if meld["kind"] == "set":
-        return number == values[0]
-    colours = {c // 12 for c in meld["cards"] if c < 60}
-    return colour in colours and number in (min(values) - 1, max(values) + 1)
-
-
-def _pick(view: dict, rng: random.Random):
-    """An intent on the melds everyone fights over, from this seat's (maybe stale) view:
-    mostly takes of a meld's spare cards and adds of fitting cards, some hopeless ones."""
-    if view.get("phase") == "ready":
-        me = view["players"][view["seat"]]
-        return None if me["ready"] or not me["in_round"] else {"kind": "ready"}
-    if view.get("phase") != "playing":
-        return None
-    hand = view["hand"]
-    melds = view["melds"]
-    by_number: dict = {}
-    for c in hand:
-        if c < 60:
-            by_number.setdefault(c % 12, []).append(c)
-    sets = [cs[:3] for cs in by_number.values() if len(cs) >= 3]
-    if sets and (rng.random() < 0.2 or not melds):
-        return {"kind": "meld", "cards": rng.choice(sets), "values": []}
-    if not melds:
-        return {"kind": "draw"} if view["pile"] else None
-    r = rng.random()
-    big = [x for x in melds if len(x["cards"]) >= 4]
-    if r < 0.45 and big:
-        meld = rng.choice(big)
-        card = rng.choice([meld["cards"][0], meld["cards"][-1]]) if meld["kind"] == "run" else rng.choice(meld["cards"])
-        return {"kind": "take", "meld": meld["id"], "card": card}
-    adds = [(c, x) for x in melds for c in hand if _fits(c, x)]
-    if r < 0.9 and adds:
-        card, meld = rng.choice(adds)
-        return {"kind": "add", "meld": meld["id"], "card": card, "value": None}
-    meld = rng.choice(melds)
-    if hand and r < 0.95:
-        return {"kind": "swap", "meld": meld["id"], "take": rng.choice(meld["cards"]), "give": rng.choice(hand),
-                "value": None}
-    return {"kind": "take", "meld": meld["id"], "card": rng.choice(meld["cards"])}
-
-
-class Hammer:
-    def __init__(self, conn, joined: m.Joined, seed: int):
-        self.conn, self.seat = conn, joined.seat
-        self.view = joined.view
-        self.rng = random.Random(seed)
-        self.sent: list[int] = []
-        self.msgs: list = []
-        self.answers: dict[int, list] = {}
-        self.answered = 0
-        self.changed = trio.Condition()
-
-    async def reader(self):
-        while True:
-            msg = await self.conn.receive()
-            self.msgs.append(msg)
-            if isinstance(msg, m.Update):
-                self.view = msg.view
-            elif isinstance(msg, (m.Accepted, m.Rejected)):
-                self.answers.setdefault(msg.intent, []).append(msg)
-                async with self.changed:
-                    self.answered += 1
-                    self.changed.notify_all()
-
-    async def writer(self, until: float):
-        next_id = 1
-        while trio.current_time() < until:
-            async with self.changed:
-                while len(self.sent) - self.answered >= WINDOW:
-                    await self.changed.wait()
-            action = _pick(self.view, self.rng) or {"kind": "draw"}
-            self.sent.append(next_id)
-            await self.conn.send(m.Intent(next_id, action))
-            next_id += 1
-            if self.rng.random() < 0.3:
-                await trio.sleep(0)
-
-    async def all_answered(self):
-        async with self.changed:
-            while self.answered < len(self.sent):
-                await self.changed.wait()
-
-
-async def _hammer_table(url, server, seed: int, results: list):
-    async with seated(url, "run-wild", 4, {"hand_size": 12, "rounds": 100}) as (table, conns, joined):
-        hammers = [Hammer(c, j, seed * 10 + i) for i, (c, j) in enumerate(zip(conns, joined))]
-        until = trio.current_time() + HAMMER
-        async with trio.open_nursery() as n:
-            for h in hammers:
-                n.start_soon(h.reader)
-            async with trio.open_nursery() as w:
-                for h in hammers:
-                    w.start_soon(h.writer, until)
-            with trio.fail_after(15):
-                for h in hammers:
-                    await h.all_answered()
-            # nothing deadlocked: the table still answers at once
-            with trio.fail_after(2):
-                await conns[0].send(m.ListTables())
-                while not any(isinstance(x, m.TableList) for x in hammers[0].msgs):
-                    await trio.sleep(0.01)
-            n.cancel_scope.cancel()
-        results.append((table, hammers))
+async def _hammer_table(url, seed: int, results: list):
+    async with seated(url, "run-wild", 4, SETTINGS) as (table, conns, joined):
+        results.append((table, await hammer(conns, joined, seed)))
 
 
 async def test_eight_clients_hammering_the_same_melds(tmp_path):
@@ -147,8 +27,8 @@ async def test_eight_clients_hammering_the_same_melds(tmp_path):
         async with running_server(tmp_path / "data") as (server, url):
             results: list = []
             async with trio.open_nursery() as n:
-                n.start_soon(_hammer_table, url, server, 1, results)
-                n.start_soon(_hammer_table, url, server, 2, results)
+                n.start_soon(_hammer_table, url, 1, results)
+                n.start_soon(_hammer_table, url, 2, results)
             tables = {t: server.tables[t] for t, _ in results}
             live = {t: (tb.state, tb.seq) for t, tb in tables.items()}
             paths = {t: tb.logfile.path for t, tb in tables.items()}
@@ -159,43 +39,9 @@ async def test_eight_clients_hammering_the_same_melds(tmp_path):
         rep = replay(contents)
         assert rep.state == live[table][0] and rep.seq == live[table][1]
         assert state_hash(rep.game, rep.state) == state_hash(rep.game, live[table][0])
-        # cards conserved in every state the log passes through
-        log = replay_by_seq(contents)
-        for seq, s in log.states.items():
-            snap = log.game.snapshot(s)
-            if seq and snap["phase"] in ("ready", "playing", "scored"):
-                cards = ([c for h in snap["hands"] for c in h] + [c for p in snap["piles"] for c in p]
-                         + [c for meld in snap["melds"] for c in meld["cards"]] + [c for d in snap["draw3s"] for c in d])
-                assert sorted(cards) == list(range(DECK)), f"cards not conserved at seq {seq}"
-        logged = {(r.seat, r.intent): r.seq for r in contents.records if type(r) is ActionAccepted and r.by == "player"}
-        logged_rejections = Counter((r.seat, r.intent) for r in contents.records if type(r) is IntentRejected)
-        for h in hammers:
-            # every intent answered exactly once, in the order sent
-            order = [x.intent for x in h.msgs if isinstance(x, (m.Accepted, m.Rejected))]
-            assert order == h.sent, f"seat {h.seat}: answers {order[:20]}... for intents {h.sent[:20]}..."
-            assert all(len(v) == 1 for v in h.answers.values())
-            accepted = [x for x in h.msgs if isinstance(x, m.Accepted)]
-            total_accepted += len(accepted)
-            total_rejected += sum(isinstance(x, m.Rejected) for x in h.msgs)
-            # exactly the acceptances the log holds for this seat, at the same seqs
-            mine = {i: q for (seat, i), q in logged.items() if seat == h.seat}
-            assert {a.intent: a.seq for a in accepted} == mine
-            for x in h.msgs:
-                if isinstance(x, m.Rejected) and x.code not in ("not_seated", "rate_limited"):
-                    # logged once at most: a connection's refusals are logged within a budget
-                    # (tests/server/test_refusal_disk_budget.py), the rest only counted
-                    assert logged_rejections[(h.seat, x.intent)] <= 1
-            # an acceptance comes just before the update of its seq; updates are gapless
-            updates = [x.seq for x in h.msgs if isinstance(x, m.Update)]
-            assert updates == list(range(updates[0], updates[0] + len(updates)))
-            for i, x in enumerate(h.msgs[:-1]):
-                if isinstance(x, m.Accepted):
-                    nxt = h.msgs[i + 1]
-                    assert isinstance(nxt, m.Update) and nxt.seq == x.seq, (x, nxt)
-            # cards conserved in every view this seat was sent
-            for x in h.msgs:
-                if isinstance(x, m.Update) and x.view["phase"] in ("ready", "playing", "scored"):
-                    assert _card_count(x.view) == DECK, (x.seq, x.view)
+        accepted, rejected = check_hammered(contents, hammers)
+        total_accepted += accepted
+        total_rejected += rejected
     # they really fought: many actions went through, many lost a race
     assert total_accepted > 200, total_accepted
     assert total_rejected > 200, total_rejected
