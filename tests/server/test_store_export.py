@@ -7,78 +7,88 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 
 import psycopg
+import pytest
 import trio
+
+from wildtable.cli import main
 
 from scripted import play_all_to_end
 from serverkit import running_server, seated
 
-WILDTABLE = [sys.executable, "-m", "wildtable"]
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    """`wildtable ARGV` in this process (the command's own code, as the console script
+    runs it): (exit status, stdout, stderr)."""
+    capsys.readouterr()
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
-def _run(*argv, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(WILDTABLE + [str(a) for a in argv], capture_output=True, text=True, timeout=60,
-                          env=env)
-
-
-async def _finished_game(tmp_path, dsn) -> tuple[str, int]:
+async def _finished_game(data_dir, dsn) -> tuple[str, int]:
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", store=dsn) as (server, url):
+        async with running_server(data_dir, store=dsn) as (server, url):
             async with seated(url, "run-wild", 2, {"rounds": 1}) as (table, conns, joined):
                 await play_all_to_end(conns, joined, timeout=45)
                 return table, server.tables[table].seq
 
 
-async def test_an_export_verifies_and_replay_reads_the_store_alike(tmp_path, pg_dsn):
-    table, seq = await _finished_game(tmp_path, pg_dsn)
+@pytest.fixture(scope="module")
+def game(pg_cluster, tmp_path_factory):
+    """A finished Run Wild game kept in a store: (DSN, table, its last seq)."""
+    dsn = pg_cluster.create_database()
+    table, seq = trio.run(_finished_game, tmp_path_factory.mktemp("store") / "data", dsn)
+    return dsn, table, seq
+
+
+def test_an_export_verifies_and_replay_reads_the_store_alike(tmp_path, game, capsys, monkeypatch):
+    dsn, table, seq = game
     out = tmp_path / "exported.wlog"
-    done = _run("export", "--store", pg_dsn, table, "-o", out)
-    assert done.returncode == 0, done.stderr
-    assert f"written to {out}" in done.stdout
+    code, said, err = _run(capsys, "export", "--store", dsn, table, "-o", out)
+    assert code == 0, err
+    assert f"written to {out}" in said
     assert os.stat(out).st_mode & 0o777 == 0o600        # a log holds every shuffle
-    with psycopg.connect(pg_dsn) as db:
+    with psycopg.connect(dsn) as db:
         rows = db.execute("SELECT data FROM wt_records WHERE table_id = %s ORDER BY n", (table,)).fetchall()
     assert out.read_bytes() == b"".join(r[0] for r in rows)
 
-    from_file = _run("replay", "--verify", out)
-    assert from_file.returncode == 0, from_file.stderr
-    assert f"seq: {seq}" in from_file.stdout and "game over: yes" in from_file.stdout
-    from_store = _run("replay", "--store", pg_dsn, table, "--verify")
-    assert from_store.returncode == 0, from_store.stderr
-    final = [line for line in from_file.stdout.splitlines() if line.startswith("final hash:")]
-    assert final and final[0] in from_store.stdout.splitlines()
-    assert json.loads(_run("replay", "--store", pg_dsn, table, "--json").stdout) == \
-        json.loads(_run("replay", out, "--json").stdout)
-    plain = _run("replay", "--store", pg_dsn, table, "--plain")
-    assert plain.returncode == 0 and plain.stdout == _run("replay", out, "--plain").stdout
+    code, from_file, err = _run(capsys, "replay", "--verify", out)
+    assert code == 0, err
+    assert f"seq: {seq}" in from_file and "game over: yes" in from_file
+    code, from_store, err = _run(capsys, "replay", "--store", dsn, table, "--verify")
+    assert code == 0, err
+    final = [line for line in from_file.splitlines() if line.startswith("final hash:")]
+    assert final and final[0] in from_store.splitlines()
+    assert json.loads(_run(capsys, "replay", "--store", dsn, table, "--json")[1]) == \
+        json.loads(_run(capsys, "replay", out, "--json")[1])
+    code, plain, err = _run(capsys, "replay", "--store", dsn, table, "--plain")
+    assert code == 0 and plain == _run(capsys, "replay", out, "--plain")[1]
 
     # the store from the environment; the default file name is the table's
-    env = dict(os.environ, WILDTABLE_STORE=pg_dsn)
-    done = subprocess.run(WILDTABLE + ["export", table], capture_output=True, text=True, timeout=60,
-                          env=env, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
+    monkeypatch.setenv("WILDTABLE_STORE", dsn)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = _run(capsys, "export", table)
+    assert code == 0, err
     assert (tmp_path / f"{table}.wlog").read_bytes() == out.read_bytes()
 
 
-async def test_export_and_replay_say_what_is_wrong(tmp_path, pg_dsn):
-    table, _ = await _finished_game(tmp_path, pg_dsn)
+def test_export_and_replay_say_what_is_wrong(tmp_path, game, capsys, monkeypatch):
+    dsn, table, _ = game
+    monkeypatch.delenv("WILDTABLE_STORE", raising=False)
     out = tmp_path / "there.wlog"
     out.write_bytes(b"mine")
     cases = [
-        (("export", "--store", pg_dsn, table, "-o", out), "exists already"),
-        (("export", "--store", pg_dsn, "t0000", "-o", tmp_path / "x.wlog"), f"no table 't0000' in the store"),
-        (("replay", "--store", pg_dsn, "t0000", "--verify"), f"it holds 1: {table}"),
-        (("replay", "--store", pg_dsn, "../etc/passwd"), "is not a table id"),
+        (("export", "--store", dsn, table, "-o", out), "exists already"),
+        (("export", "--store", dsn, "t0000", "-o", tmp_path / "x.wlog"), "no table 't0000' in the store"),
+        (("replay", "--store", dsn, "t0000", "--verify"), f"it holds 1: {table}"),
+        (("replay", "--store", dsn, "../etc/passwd"), "is not a table id"),
         (("export", "--store", "postgresql://nobody@127.0.0.1:1/none", table), "cannot read the store"),
+        (("export", table), "which store?"),
     ]
-    env = {k: v for k, v in os.environ.items() if k != "WILDTABLE_STORE"}
     for argv, said in cases:
-        done = _run(*argv, env=env)
-        assert done.returncode == 2, (argv, done.stdout, done.stderr)
-        assert said in done.stderr and "Traceback" not in done.stderr, (argv, done.stderr)
+        code, _, err = _run(capsys, *argv)
+        assert code == 2, (argv, err)
+        assert said in err, (argv, err)
     assert out.read_bytes() == b"mine"
-    done = _run("export", table, env=env)
-    assert done.returncode == 2 and "which store?" in done.stderr
