@@ -41,6 +41,7 @@ from wildtable.protocol.codec import packb
 from wildtable.protocol.errors import IllegalAction
 
 from .botseats import valid_entries
+from .store_pg import StoreError
 
 log = logging.getLogger("wildtable.server")
 
@@ -104,22 +105,30 @@ class Cluster:
 
     async def join_cluster(self, host: str, port: int) -> None:
         """Once listening: this node's URL and id (the URL unless given), and its first
-        heartbeat. A node id whose heartbeat is still fresh belongs to another running
-        node: wait for it to go stale (a node restarted at once after a crash), or refuse."""
-        from .store_pg import StoreError
+        heartbeat. A node id with a fresh heartbeat may belong to another running node: if
+        that heartbeat moves on meanwhile, it does, and this node refuses to start; if it
+        does not (a node restarted at once after a crash), this node takes the id over."""
         self.url = self.node_url(host, port)
         if not self.store.node_id:
             self.store.node_id = self.url
         me = self.store.node_id
-        for _ in range(int(LIVE / HEARTBEAT) + 2):
-            rows = await self.store.call(self.store.live_nodes, LIVE)
-            if not any(r.node_id == me for r in rows):
-                break
-            await trio.sleep(HEARTBEAT)
-        else:
-            raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat is fresh): give "
-                             "each node its own --node-id (and --public-url)")
-        await self._heartbeat()
+
+        async def age() -> float | None:
+            rows = await self.store.call(self.store.live_nodes, 2 * LIVE)
+            return next((r.age for r in rows if r.node_id == me), None)
+        try:
+            first = await age()
+            if first is not None and first < LIVE:
+                await trio.sleep(1.5 * HEARTBEAT)
+                again = await age()
+                if again is not None and again < first + HEARTBEAT:
+                    raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat goes on): "
+                                     "give each node its own --node-id (and --public-url)")
+            await self._heartbeat()
+        except StoreError:
+            raise
+        except Exception as e:
+            raise StoreError(f"cannot register this node in the store: {_first_line(e)}") from e
 
     # ---------------------------------------------------------------- the loops
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -200,7 +209,18 @@ class Cluster:
     async def locate(self, table_id: str):
         """The table ``table_id`` served here: one this node runs, or one it adopts now
         because its owner's lease has passed. Redirected if another live node owns it;
-        IllegalAction(no_such_table) if the store has no such open table."""
+        IllegalAction(no_such_table) if the store has no such open table, (storage_error)
+        if the store cannot be asked now."""
+        try:
+            return await self._locate(table_id)
+        except (Redirected, IllegalAction):
+            raise
+        except Exception as e:
+            self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, _first_line(e))
+            raise IllegalAction("storage_error", f"this server cannot reach its store to find table {table_id} just "
+                                "now; try again in a few seconds") from None
+
+    async def _locate(self, table_id: str):
         srv = self.server
         for _ in range(3):
             table = srv.tables.get(table_id)
@@ -238,11 +258,15 @@ class Cluster:
             table = await self._adopt(table_id)
             if table is not None:
                 return table
+            if table_id in srv.refused_logs:
+                raise IllegalAction("no_such_table", f"table {table_id!r} cannot be loaded from the store: "
+                                    f"{srv.refused_logs[table_id]}")
         raise IllegalAction("no_such_table", self.gone(table_id))
 
     def gone(self, table_id: str) -> str:
-        return (f"table {table_id!r} is over and no node of this cluster holds it any more; its log is in the "
-                f"cluster's store (wildtable export --store DSN {table_id} writes it as a .wlog file)")
+        return (f"table {table_id!r} is over (or expired waiting for players) and no node of this cluster holds it "
+                f"any more; its log is in the cluster's store (wildtable export --store DSN {table_id} writes it "
+                "as a .wlog file)")
 
     # ---------------------------------------------------------------- adoption
     async def _adopt(self, table_id: str):
