@@ -6,7 +6,6 @@ import { Connection } from "./net.js";
 import { store } from "./store.js";
 import { button, clear, h, keepFocus } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
-import { leaveReplay, replayKey, replayRoute, replayState, showReplay, showReplays } from "./replay.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -27,7 +26,7 @@ const app = {
   deadline: null,          // the turn timer's end (performance.now() ms), for the countdown
   updateMs: [],            // time to apply each update, ms (bench/web.py reads it)
   lobby: true,             // false: a server of replays only (wildtable replay LOG --web), no games
-  replay: replayState,     // the replay viewer's (replay.js)
+  replay: null,            // the replay viewer's state (replay.js, loaded when first wanted)
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -532,7 +531,7 @@ function leave() {
 
 function onKey(ev) {
   if (app.screen === "replay") {
-    if (replayKey(ev)) ev.preventDefault();
+    if (replayMod && replayMod.replayKey(ev)) ev.preventDefault();
     return;
   }
   if (app.screen !== "table" || !app.at || ev.ctrlKey || ev.metaKey || ev.altKey) return;
@@ -544,7 +543,30 @@ function onKey(ev) {
 
 // ------------------------------------------------------------------ replays
 // #replays and #replay=TABLE... are the replay viewer (replay.js): it needs no name and no
-// WebSocket; leaving it comes back to the table or lobby the page was at.
+// WebSocket; leaving it comes back to the table or lobby the page was at. Its module is
+// loaded the first time it is wanted, so a player who never opens a replay never loads it.
+let replayMod = null;
+
+// "#replays" -> {list: true}; "#replay=t1&step=3&view=1" -> {table, step, seq, view}; else null
+function replayRoute(hash) {
+  const text = (hash || "").replace(/^#/, "");
+  if (text === "replays") return { list: true };
+  if (!text.startsWith("replay=")) return null;
+  const q = new URLSearchParams(text);
+  const num = (k) => (q.has(k) && /^\d{1,9}$/.test(q.get(k)) ? Number(q.get(k)) : null);
+  return { table: q.get("replay"), step: num("step"), seq: num("seq"), view: q.get("view") || "all" };
+}
+
+async function openReplay(r) {
+  if (replayMod === null) {
+    replayMod = await import("./replay.js");
+    app.replay = replayMod.replayState;
+  }
+  if (app.screen !== "replay") return;       // left meanwhile
+  if (r.list) replayMod.showReplays();
+  else replayMod.showReplay(r);
+}
+
 function route() {
   const r = replayRoute(location.hash);
   if (!r) return false;
@@ -558,13 +580,12 @@ function route() {
     clearInterval(app.lobbyTimer);
     app.lobbyTimer = null;
   }
-  if (r.list) showReplays();
-  else showReplay(r);
+  openReplay(r);
   return true;
 }
 
 function fromReplay() {
-  leaveReplay();
+  if (replayMod) replayMod.leaveReplay();
   if (!app.lobby) {
     location.hash = "#replays";       // no games here
     return;

@@ -14,16 +14,6 @@ const root = document.getElementById("app");
 const view = { list: null, at: null, route: null, loading: 0, error: null, want: null };
 export const replayState = view;     // window.wildtable.replay (main.js): for the tests, read only
 
-// "#replays" -> {list: true}; "#replay=t1&step=3&view=1" -> {table, step, seq, view}; else null
-export function replayRoute(hash) {
-  const text = (hash || "").replace(/^#/, "");
-  if (text === "replays") return { list: true };
-  if (!text.startsWith("replay=")) return null;
-  const q = new URLSearchParams(text);
-  const num = (k) => (q.has(k) && /^\d{1,9}$/.test(q.get(k)) ? Number(q.get(k)) : null);
-  return { table: q.get("replay"), step: num("step"), seq: num("seq"), view: q.get("view") || "all" };
-}
-
 function hashFor(r) {
   return `#replay=${encodeURIComponent(r.table)}&step=${r.step}&view=${encodeURIComponent(r.view)}`;
 }
