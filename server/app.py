@@ -538,15 +538,25 @@ class Server:
         node paused) steps down. Renewals the store does not answer are logged and tried
         again: the fence refuses any write after the lease anyway."""
         period = self.store.lease_seconds / 3
+        failing_since = said = None
         while True:
             await trio.sleep(period)
             running = [(t, t.logfile.epoch) for t in self.tables.values() if not t.finished]
             try:
                 held = await self.store.call(self.store.renew)
             except Exception as e:
-                log.warning("cannot renew this node's leases in the store (%s); tables that commit nothing "
-                            "acknowledge nothing meanwhile", first_line(e))
+                now = trio.current_time()
+                if failing_since is None:
+                    failing_since = now
+                if said is None or now - said >= 10:
+                    said = now
+                    log.warning("cannot renew this node's leases in the store (%s) for %.0f s; trying again every "
+                                "%.1f s (once a lease passes, its table steps down)", first_line(e),
+                                now - failing_since, period)
                 continue
+            if failing_since is not None:
+                log.warning("leases renewed again after %.1f s", trio.current_time() - failing_since)
+                failing_since = said = None
             for t, epoch in running:
                 if held.get(t.id) != epoch and not t.finished:
                     t.lose_lease()
