@@ -78,11 +78,17 @@ def start(cmd: list[str], log_path: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit(f"server did not start: {log_path.read_text()}")
 
 
-def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -> dict:
-    per = [args.tables // args.generators + (1 if i < args.tables % args.generators else 0)
-           for i in range(args.generators)]
+def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int], intent_bytes: int = 40) -> dict:
+    """The load on the server at ``urls`` (one, or the nodes of a cluster: each generator
+    drives one node, in turn, and creates its tables there with `here`); CPU and RSS are
+    the sums over ``server_pids``."""
+    urls = [urls] if isinstance(urls, str) else urls
+    pids = [server_pids] if isinstance(server_pids, int) else server_pids
+    count = max(args.generators, len(urls))
+    per = [args.tables // count + (1 if i < args.tables % count else 0) for i in range(count)]
     gens = []
     for i, n in enumerate(per):
+        url = urls[i % len(urls)]
         cmd = [sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables", str(n), "--pace", str(args.pace),
                "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--seed", str(args.seed + i),
                "--ramp", str(args.ramp),
@@ -91,13 +97,21 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
             cmd += ["--fair-ms", str(args.fair_ms)]
         if bare:
             cmd.append("--bare")
+        if len(urls) > 1:
+            cmd.append("--here")
         # results go to a file: a pipe would fill up and stall the generator
         out = tempfile.TemporaryFile()
         err = tempfile.TemporaryFile()
         gens.append((subprocess.Popen(cmd, stdout=out, stderr=err), out, err))
     procs = [g for g, _, _ in gens]
-    rss0 = rss_bytes(server_pid)
-    cpu0 = cpu_seconds(server_pid)
+
+    def rss_sum() -> int:
+        return sum(rss_bytes(p) for p in pids)
+
+    def cpu_sum() -> float:
+        return sum(cpu_seconds(p) for p in pids)
+    rss0 = rss_sum()
+    cpu0 = cpu_sum()
     gcpu0 = [cpu_seconds(g.pid) for g in procs]
     gcpu_last = list(gcpu0)
     t0 = time.time()
@@ -107,20 +121,20 @@ def drive(url: str, args, bare: bool, server_pid: int, intent_bytes: int = 40) -
     while any(g.poll() is None for g in procs):
         time.sleep(0.5)
         now = time.time()
-        peak_rss = max(peak_rss, rss_bytes(server_pid))
+        peak_rss = max(peak_rss, rss_sum())
         for i, g in enumerate(procs):
             try:
                 gcpu_last[i] = cpu_seconds(g.pid)
             except (FileNotFoundError, ProcessLookupError):
                 pass
-        sample = (now, cpu_seconds(server_pid), list(gcpu_last))
+        sample = (now, cpu_sum(), list(gcpu_last))
         if now - t0 >= args.warmup:
             if window is None:
                 window = sample
             elif now - t0 <= args.warmup + args.seconds:
                 last = sample
     if window is None or last is None:
-        window, last = (t0, cpu0, gcpu0), (time.time(), cpu_seconds(server_pid), gcpu_last)
+        window, last = (t0, cpu0, gcpu0), (time.time(), cpu_sum(), gcpu_last)
     wall = last[0] - window[0]
     cpu = last[1] - window[1]
     results = []
@@ -192,32 +206,50 @@ def lost_actions(data_dir: Path, accepted: dict, store: str | None = None) -> tu
 GROUP_COMMITS = re.compile(r"group commits: mean ([\d.]+) ms, max ([\d.]+) ms \((\d+)\)")
 
 
-def run_node(args, tmp: Path, name: str, store: str | None = None) -> dict:
-    """One `wildtable serve` (on files in its own data dir, or on ``store``) under the load;
-    its row: the load's figures, actions lost, and its log writer's group-commit latency."""
-    data = tmp / f"data-{name}"
-    log_path = tmp / f"server-{name}.log"
-    cmd = [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
-           "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
-           "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"]
-    if store is not None:
-        cmd += ["--store", store]
-    server, url = start(cmd, log_path)
+def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 1) -> dict:
+    """One `wildtable serve` (on files in its own data dir, or on ``store``), or ``nodes``
+    of them sharing ``store`` (a cluster: each with its own data dir and node id, each
+    load generator on one node), under the load; its row: the load's figures (CPU and RSS
+    summed over the nodes), actions lost, and the group-commit latency of the log writers."""
+    servers, urls, logs = [], [], []
     try:
-        row = drive(url, args, False, server.pid)
+        for k in range(nodes):
+            suffix = f"{name}-{k + 1}" if nodes > 1 else name
+            log_path = tmp / f"server-{suffix}.log"
+            cmd = [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(tmp / f"data-{suffix}"),
+                   "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
+                   "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"]
+            if store is not None:
+                cmd += ["--store", store]
+                if nodes > 1:
+                    cmd += ["--node-id", f"{name}-{k + 1}"]
+            server, url = start(cmd, log_path)
+            servers.append(server)
+            urls.append(url)
+            logs.append(log_path)
+        row = drive(urls, args, False, [p.pid for p in servers])
     finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=60)
-    text = log_path.read_text()
-    writer_line = re.findall(r"log writer: (.*)", text)
-    row["log_writer"] = writer_line[-1] if writer_line else None
-    found = GROUP_COMMITS.search(row["log_writer"] or "")
-    row["group_commit_ms"] = {"mean": float(found.group(1)), "max": float(found.group(2)),
-                              "groups": int(found.group(3))} if found else None
+        for server in servers:
+            server.send_signal(signal.SIGTERM)
+        for server in servers:
+            server.wait(timeout=60)
+    lines = [re.findall(r"log writer: (.*)", p.read_text()) for p in logs]
+    lines = [found[-1] for found in lines if found]
+    row["log_writer"] = " | ".join(lines) if lines else None
+    commits = [GROUP_COMMITS.search(line) for line in lines]
+    commits = [(float(f.group(1)), float(f.group(2)), int(f.group(3))) for f in commits if f]
+    if commits:
+        groups = sum(c[2] for c in commits)
+        row["group_commit_ms"] = {"mean": sum(c[0] * c[2] for c in commits) / max(1, groups),
+                                  "max": max(c[1] for c in commits), "groups": groups}
+    else:
+        row["group_commit_ms"] = None
     row["store"] = "postgresql" if store is not None else "files"
+    row["nodes"] = nodes
+    data = tmp / f"data-{name}"
     lost, checked = lost_actions(data, row.pop("_accepted_seqs"), store)
     row["actions_lost"], row["actions_checked"] = lost, checked
-    row["server_exit_code"] = server.returncode
+    row["server_exit_code"] = max(server.returncode for server in servers)
     return row
 
 
@@ -255,20 +287,88 @@ def main(argv=None) -> int:
     ap.add_argument("--store", default=None, metavar="DSN",
                     help="also run one node on this PostgreSQL store (serve --store), after the one on files; "
                          "'auto': a throwaway PostgreSQL cluster started for the run (as the tests do)")
+    ap.add_argument("--nodes", type=int, default=1, metavar="N",
+                    help="with --store and N above 1: also N nodes sharing the store (a cluster on this machine), "
+                         "the tables split between them")
+    ap.add_argument("--scaling", action="store_true",
+                    help="with --store: one run of flat out (--flat-tables tables, pace 0) and 1,000 players (250 "
+                         "tables, pace 2) on 1 node on files, 1 node on PostgreSQL and --nodes nodes on PostgreSQL "
+                         "(default 2); one table of intents/s, p99, CPU and group-commit latency (no bare stack)")
+    ap.add_argument("--flat-tables", type=int, default=50, help="with --scaling: tables of the flat-out load (50)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
+    if args.scaling and args.store is None:
+        ap.error("--scaling wants --store DSN (or auto)")
+    if args.nodes < 1:
+        ap.error("--nodes wants 1 or more")
 
     cluster = None
     store = args.store
     if store == "auto":
         cluster, store = throwaway_postgres()
     try:
-        rows = run_all(args, store)
+        if args.scaling:
+            rows = run_scaling(args, store)
+        else:
+            rows = run_all(args, store)
     finally:
         if cluster is not None:
             cluster.remove()
-    report(args, rows)
+    if args.scaling:
+        report_scaling(args, rows)
+    else:
+        report(args, rows)
     return 0
+
+
+def run_scaling(args, store: str) -> dict:
+    """Flat out and 1,000 players, each on one node on files, one node on PostgreSQL and
+    ``--nodes`` (2 unless given) nodes on PostgreSQL."""
+    nodes = args.nodes if args.nodes > 1 else 2
+    loads = (("flat out", args.flat_tables, 0.0), ("1,000 players", 250, 2.0))
+    configs = (("1 node, files", None, 1), ("1 node, pg", store, 1), (f"{nodes} nodes, pg", store, nodes))
+    rows = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        for load, tables, pace in loads:
+            for config, where, count in configs:
+                run = argparse.Namespace(**{**vars(args), "tables": tables, "pace": pace})
+                name = f"{load} / {config}"
+                print(f"running {name} ...", file=sys.stderr, flush=True)
+                tag = f"{'flat' if pace == 0 else 'k'}-{'files' if where is None else 'pg'}-{count}"
+                rows[name] = run_node(run, tmp, tag, where, count)
+                rows[name]["load"], rows[name]["config"] = load, config
+    return rows
+
+
+def write_json(args, rows: dict) -> None:
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "rows": rows}, f, indent=1)
+        print(f"written to {args.json}")
+
+
+def report_scaling(args, rows: dict) -> None:
+    print(f"{args.seconds:g} s measured after {args.warmup:g} s warm-up, durability {args.durability}, "
+          f"{os.cpu_count()} cores")
+    head = (f"{'':<30}{'intents/s':>10}{'last-update p50/p99 ms':>24}{'cpu':>7}{'lost':>6}{'gen cpu':>9}"
+            f"{'commit mean/max ms':>20}")
+    print(head)
+    print("-" * len(head))
+    for name, r in rows.items():
+        upd = r["last_update_ms"]
+        gc = r.get("group_commit_ms")
+        print(f"{name:<30}{r['intents_per_s']:>10,.0f}{upd['p50']:>14.1f}/{upd['p99']:<9.1f}"
+              f"{r['server_cpu_share']:>7.0%}{r['actions_lost']:>6}"
+              f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_share']):>9}"
+              + (f"{gc['mean']:>12.2f}/{gc['max']:<7.1f}" if gc else ""))
+    flat = {r["config"]: r for r in rows.values() if r["load"] == "flat out"}
+    one, many = flat.get("1 node, pg"), next((r for c, r in flat.items() if c.endswith("nodes, pg")), None)
+    if one and many:
+        print(f"flat out, {many['nodes']} nodes / 1 node on PostgreSQL: {many['intents_per_s'] / one['intents_per_s']:.2f}x "
+              f"(server CPU {many['server_cpu_share']:.0%} against {one['server_cpu_share']:.0%}; the load "
+              f"generators took {sum(many['generator_cpu_share']):.0%} of a core)")
+    write_json(args, rows)
 
 
 def run_all(args, store: str | None) -> dict:
@@ -277,6 +377,8 @@ def run_all(args, store: str | None) -> dict:
         rows = {"wildtable": run_node(args, tmp, "files")}
         if store is not None:
             rows["1 node pg"] = run_node(args, tmp, "pg", store)
+            if args.nodes > 1:
+                rows[f"{args.nodes} nodes pg"] = run_node(args, tmp, "pgn", store, args.nodes)
         if not args.skip_bare:
             # the bare stack, three ways of writing (bench/bare_server.py): "bare stack" is
             # trio-websocket's own per-frame send from a writer task per connection; "bare
@@ -286,7 +388,7 @@ def run_all(args, store: str | None) -> dict:
                 if args.bare_writes not in ("all", writes):
                     continue
                 bare, burl = start([sys.executable, str(HERE / "bare_server.py"), "--port", "0", "--update-bytes",
-                                    str(int(ours["avg_update_bytes"])), "--writes", writes], tmp / f"bare-{writes}.log")
+                                    str(int(rows["wildtable"]["avg_update_bytes"])), "--writes", writes], tmp / f"bare-{writes}.log")
                 try:
                     b = drive(burl, args, True, bare.pid)
                 finally:
@@ -328,10 +430,7 @@ def report(args, rows: dict) -> None:
             print(f"log writer ({name}, {r['store']}): {r['log_writer']}")
         if r.get("store") == "postgresql":
             print(f"actions checked in the store ({name}): {r['actions_checked']}, lost: {r['actions_lost']}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "rows": rows}, f, indent=1)
-        print(f"written to {args.json}")
+    write_json(args, rows)
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ from wildtable.protocol import messages as m
 
 SEATS = 4
 TABLE_SETTINGS = {"idle_timeout": 30.0, "rounds": 100}     # --fair-ms adds fair_ms (else its default)
+HERE = [False]      # --here: create_table with here: true (a node of a cluster makes the table itself)
 RECV_BYTES = 256 * 1024
 MAX_MESSAGE = 8 << 20            # as the old trio-websocket client's max_message_size
 DRAIN_SECONDS = 2.0              # answers in flight may arrive this long after --seconds
@@ -481,7 +482,7 @@ class Player(Conn):
                 return
             if self.seat == 0:
                 self.state = CREATE
-                self.send_binary(m.encode(m.CreateTable("run-wild", SEATS, TABLE_SETTINGS)))
+                self.send_binary(m.encode(m.CreateTable("run-wild", SEATS, TABLE_SETTINGS, "", HERE[0])))
             elif self.run.table is not None:
                 self.send_join()
             else:
@@ -754,7 +755,10 @@ def main(argv=None) -> int:
     ap.add_argument("--group-base", type=int, default=0)
     ap.add_argument("--intent-bytes", type=int, default=40)
     ap.add_argument("--fair-ms", type=int, default=None, help="the tables' fair_ms (default: the game's default)")
+    ap.add_argument("--here", action="store_true",
+                    help="create every table on the node --url names (create_table here: true), for a cluster")
     args = ap.parse_args(argv)
+    HERE[0] = args.here
     if args.fair_ms is not None:
         TABLE_SETTINGS["fair_ms"] = args.fair_ms
     try:
