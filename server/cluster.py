@@ -86,6 +86,7 @@ class Cluster:
         self.public_url = public_url
         self.url: str | None = None             # this node's public URL, once it listens
         self.nodes: list = []                   # the live nodes (store_pg.NodeRow), this one too
+        self._nodes_at = -math.inf              # when they were last read
         self._placed: dict[str, int] = {}       # tables sent to each node since the last heartbeat
         self._remote: dict[str, tuple[int, bytes]] = {}   # other nodes' tables: id -> (rank, entry)
         self._order: list[str] = []             # every listed table's id, in the store's creation order
@@ -169,8 +170,14 @@ class Cluster:
         return self.open_tables() < self.server.max_tables
 
     async def _heartbeat(self) -> None:
-        await self.store.call(self.store.heartbeat, self.url, self.load(), self.capacity())
-        self.nodes = await self.store.call(self.store.live_nodes, LIVE)
+        try:
+            await self.store.call(self.store.heartbeat, self.url, self.load(), self.capacity())
+            self.nodes = await self.store.call(self.store.live_nodes, LIVE)
+        except Exception:
+            if trio.current_time() - self._nodes_at > LIVE:
+                self.nodes = []         # nobody known live: tables are made here, none sent elsewhere
+            raise
+        self._nodes_at = trio.current_time()
         self._placed.clear()
 
     def node_urls(self) -> tuple[str, ...]:

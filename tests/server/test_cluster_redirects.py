@@ -17,9 +17,14 @@ from clusterkit import cluster, owners
 async def test_a_node_sends_clients_to_the_node_that_serves_their_table(tmp_path, pg_dsn):
     with trio.fail_after(60):
         async with cluster(tmp_path, pg_dsn, 2) as (n1, n2):
-            async with connect(n1.url) as c:
-                welcome = await c.hello("ann")
-                assert sorted(welcome.nodes) == sorted([n1.url, n2.url])
+            # every node learns of the others at its next heartbeat (1 s)
+            with trio.fail_after(5):
+                while True:
+                    async with connect(n1.url) as c:
+                        if sorted((await c.hello("ann")).nodes) == sorted([n1.url, n2.url]):
+                            break
+                    await trio.sleep(0.2)
+            async with connect(n1.url, "ann") as c:
                 # n1 holds two tables, n2 none: with here, n1 makes them all the same
                 mine = []
                 for _ in range(2):
