@@ -229,7 +229,10 @@ class Cluster:
 
     async def _locate(self, table_id: str):
         srv = self.server
-        for _ in range(3):
+        # a table whose node is gone may wait for its lease to pass, and another node may
+        # be adopting it meanwhile: look again until then, at most a lease and a bit
+        deadline = trio.current_time() + self.store.lease_seconds + 2 * ADOPT_EVERY
+        while trio.current_time() < deadline:
             table = srv.tables.get(table_id)
             if table is not None:
                 return table
@@ -251,7 +254,7 @@ class Cluster:
                     await trio.sleep(min(left, self.store.lease_seconds) + 0.05)
                     continue
             if info["finished"]:
-                break
+                raise IllegalAction("no_such_table", self.gone(table_id))
             if table_id in srv._adopting:       # being adopted here right now
                 await trio.sleep(0.05)
                 continue
@@ -268,7 +271,9 @@ class Cluster:
             if table_id in srv.refused_logs:
                 raise IllegalAction("no_such_table", f"table {table_id!r} cannot be loaded from the store: "
                                     f"{srv.refused_logs[table_id]}")
-        raise IllegalAction("no_such_table", self.gone(table_id))
+            await trio.sleep(0.05)              # another node took it meanwhile: where is it now?
+        raise IllegalAction("no_such_table", f"table {table_id!r} is being taken over by another node of this "
+                            "cluster; try again in a few seconds")
 
     def gone(self, table_id: str) -> str:
         return (f"table {table_id!r} is over (or expired waiting for players) and no node of this cluster holds it "
