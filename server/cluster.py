@@ -240,21 +240,26 @@ class Cluster:
             if info is None:
                 raise IllegalAction("no_such_table", srv.no_table(table_id))
             owner, left = info["owner"], info["lease_left"]
+            live = None
             if owner is not None and owner != self.store.node_id:
                 live = self._live(owner)
                 if live is None and info["url"] is not None:
                     # a node that joined since our last heartbeat, maybe: look again
                     self.nodes = await self.store.call(self.store.live_nodes, LIVE)
                     live = self._live(owner)
+            if info["finished"]:
+                # over: watched (and rejoined) where a live node still holds it
+                if live is not None:
+                    raise Redirected(live.url, table_id, f"table {table_id} is held by another node")
+                raise IllegalAction("no_such_table", self.gone(table_id))
+            if owner is not None and owner != self.store.node_id and left > 0:
                 if live is not None:
                     raise Redirected(live.url, table_id, f"table {table_id} is served by another node")
-                if not info["finished"] and left > 0:
-                    # its node stopped heartbeating while its lease still runs: take the
-                    # table over once the lease passes (the fence keeps that node out then)
-                    await trio.sleep(min(left, self.store.lease_seconds) + 0.05)
-                    continue
-            if info["finished"]:
-                raise IllegalAction("no_such_table", self.gone(table_id))
+                # its node stopped heartbeating while its lease still runs: take the
+                # table over once the lease passes (the fence keeps that node out then)
+                await trio.sleep(min(left, self.store.lease_seconds) + 0.05)
+                continue
+            # ownerless, this node's, or its lease has passed: served here from now on
             if table_id in srv._adopting:       # being adopted here right now
                 await trio.sleep(0.05)
                 continue
