@@ -173,9 +173,9 @@ async def run_table(urls: list[str], names: list[str], fair_ms: int, races: int,
         async with trio.open_nursery() as bots:
             for i in range(seats):
                 bots.start_soon(bot, i)
-        # Leave before closing: no more pings, so none reaches a client while it
-        # closes (trio-websocket then fails to send the pong, LocalProtocolError in
-        # LOCAL_CLOSING, and its nursery cancels this task's siblings)
+        # Leave before closing: no more pings then. (A ping that reaches a client while
+        # it closes is ignored by client/wire.py; trio-websocket, the client's transport
+        # before, failed on it: LocalProtocolError in LOCAL_CLOSING, its issue #184.)
         for c in conns:
             await c.send(m.Leave())
             await c.receive_until(lambda x: isinstance(x, m.Left), timeout=30)

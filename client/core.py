@@ -150,13 +150,10 @@ def _reason(e: BaseException) -> str:
         return _reason(e.exceptions[0])
     if isinstance(e, ConnectionRejected):
         return _rejected(e)
-    if isinstance(e, HandshakeError) and not str(e) and e.__cause__ is not None:
-        return _reason(e.__cause__)
     if isinstance(e, ConnectionClosed):
-        r = getattr(e, "reason", None)
-        code = getattr(r, "code", None)
-        text = getattr(r, "reason", None)
-        return f"closed by the server ({code}{': ' + text if text else ''})" if code else "connection closed"
+        if e.code == 1006:
+            return e.reason or "connection lost"
+        return f"closed by the server ({e.code}{': ' + e.reason if e.reason else ''})" if e.code else "connection closed"
     if isinstance(e, OSError):
         text = e.strerror or str(e) or type(e).__name__
         # trio's "all attempts to connect to HOST:PORT failed" keeps why in its cause
@@ -175,13 +172,13 @@ def _rejected(e: ConnectionRejected) -> str:
     """One sentence for a WebSocket handshake answered with plain HTTP. A wildtable server
     refuses with a short plain-text sentence (full, too many connections, a refused origin):
     that is shown; anything else (a web page, a redirect) means another kind of server."""
-    headers = {bytes(k).lower(): bytes(v) for k, v in (e.headers or ())}
-    kind = headers.get(b"content-type", b"").decode("latin-1").split(";")[0].strip().lower()
-    body = bytes(e.body or b"")
+    headers = {k.lower(): v for k, v in e.headers}
+    kind = headers.get("content-type", "").split(";")[0].strip().lower()
+    body = e.body
     text = body.decode("utf-8", "replace").strip()
     if kind == "text/plain" and text and len(text) <= 300 and "\n" not in text and text.isprintable():
         return f"the server refused the connection (HTTP {e.status_code}): {text}"
-    served = headers.get(b"server", b"").decode("latin-1")
+    served = headers.get("server", "")
     what = "a web page" if kind == "text/html" else f"{kind} content" if kind else "no WebSocket"
     return (f"it is not a wildtable server: it answered with HTTP {e.status_code}"
             f"{' from ' + printable(served[:60]) if served else ''} and {what}, not a WebSocket")

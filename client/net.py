@@ -84,7 +84,10 @@ class Connection:
         """Say hello; a wildtable server answers first with welcome (or an error). Any other
         answer (our own hello echoed, a text frame, bytes that are no message of ours) or
         none at all means the peer is not a wildtable server: NotOurServer."""
-        await self.send(m.Hello(m.PROTOCOL_VERSION, name, "wildtable-client"))
+        try:
+            await self.send(m.Hello(m.PROTOCOL_VERSION, name, "wildtable-client"))
+        except ConnectionClosed:
+            pass            # closed as we came (a full server): what it said first comes below
         try:
             with trio.fail_after(REPLY_TIMEOUT):
                 msg = await self.receive()
@@ -110,9 +113,8 @@ class Connection:
             await self.ws.ping()
 
     async def close(self) -> None:
-        with trio.move_on_after(2) as s:
-            s.shield = True
-            await self.ws.aclose()
+        """The close handshake, bounded and shielded (client/wire.py)."""
+        await self.ws.aclose()
 
 
 @asynccontextmanager

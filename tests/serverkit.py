@@ -10,10 +10,10 @@ from typing import Any
 
 import msgpack
 import trio
-import trio_websocket
 
 from wildtable.client.core import ClientCore, Notice
 from wildtable.client.net import Connection, connect
+from wildtable.client.wire import wrap_stream
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, LogContents
@@ -103,18 +103,20 @@ async def collect_until_over(conn: Connection, into: list) -> None:
 @asynccontextmanager
 async def unread_spectator(url: str, table: str, name: str):
     """A spectator of ``table`` over a real socket with a tiny receive buffer (4 kB),
-    that reads nothing more until the test does; yield its trio_websocket connection."""
+    that reads nothing more until the test does; yield its WebSocket (client/wire.py),
+    which reads only when asked to."""
     port = int(url.rsplit(":", 1)[1])
-    async with trio.open_nursery() as nursery:
-        stream = await trio.open_tcp_stream("127.0.0.1", port)
-        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        ws = await trio_websocket.wrap_client_stream(nursery, stream, "127.0.0.1", "/")
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    ws = await wrap_stream(stream, url)
+    try:
         conn = Connection(ws)
         await conn.hello(name)
         await conn.send(m.Spectate(table))
         await conn.receive_until(lambda x: isinstance(x, m.Spectating))
         yield ws
-        nursery.cancel_scope.cancel()
+    finally:
+        await ws.aclose()
 
 
 @asynccontextmanager

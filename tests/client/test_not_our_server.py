@@ -9,7 +9,8 @@ import sys
 from functools import partial
 
 import trio
-import trio_websocket
+
+from wildtable.server import wire
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 PAGE = b"<!DOCTYPE html>\n<html><head><title>Router admin</title></head><body>Log in</body></html>\n"
@@ -27,14 +28,10 @@ async def _web_server(stream: trio.SocketStream) -> None:
         await stream.aclose()
 
 
-async def _echo(request: trio_websocket.WebSocketRequest) -> None:
+async def _echo(peer: wire.Peer) -> None:
     """A WebSocket echo server: every message comes back as it went."""
-    ws = await request.accept()
-    try:
-        while True:
-            await ws.send_message(await ws.get_message())
-    except trio_websocket.ConnectionClosed:
-        pass
+    while True:
+        await peer.send(await peer.receive())
 
 
 async def _both(url: str) -> tuple:
@@ -68,8 +65,8 @@ async def test_a_web_server_is_named_as_not_a_wildtable_server():
 async def test_a_websocket_echo_server_is_named_as_not_a_wildtable_server():
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
-            server = await nursery.start(trio_websocket.serve_websocket, _echo, "127.0.0.1", 0, None)
-            url = f"ws://127.0.0.1:{server.port}"
+            port = await nursery.start(wire.serve, _echo, "127.0.0.1", 0)
+            url = f"ws://127.0.0.1:{port}"
             play, bots = await _both(url)
             nursery.cancel_scope.cancel()
     why = ("it is not a wildtable server: it answered the hello with our own hello, echoed "

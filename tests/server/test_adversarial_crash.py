@@ -11,9 +11,9 @@ import subprocess
 import sys
 
 import trio
-import trio_websocket
 
 from wildtable.client.net import Connection, Mirror, connect
+from wildtable.client.wire import ConnectionClosed, HandshakeError
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import ActionAccepted, read_log
@@ -30,7 +30,7 @@ TABLES = [
     ("go-fish-wildcard", 3, {"turn_timer": 0.0}),
 ]
 KILL_AFTER = 10        # acknowledged actions at every table before the kill
-GONE = (trio_websocket.ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
 class Player:
@@ -79,7 +79,7 @@ async def first_life(url: str, p: Player) -> None:
             await play(c, j, p.before, delay=0.01, first_id=1)
     except GONE:
         pass                                # the server was killed under us
-    except trio_websocket.HandshakeError:
+    except HandshakeError:
         pass
 
 

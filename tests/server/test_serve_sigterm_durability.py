@@ -8,9 +8,9 @@ import signal
 
 import pytest
 import trio
-import trio_websocket
 
 from wildtable.client.net import connect
+from wildtable.client.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
@@ -18,7 +18,7 @@ from wildtable.protocol.replay import replay
 from adversarial_kit import start_serve
 from scripted import play_to_end
 
-GONE = (trio_websocket.ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
 @pytest.mark.parametrize("durability", ["always", "batch", "off"])

@@ -5,11 +5,12 @@ exactly once and in order, updates come in seq order, for a player and a spectat
 from __future__ import annotations
 
 import socket
+from contextlib import AsyncExitStack, asynccontextmanager
 
 import trio
-import trio_websocket
 
 from wildtable.client.net import Connection, connect
+from wildtable.client.wire import wrap_stream
 from wildtable.protocol import messages as m
 
 from scripted import play_to_end
@@ -17,25 +18,30 @@ from serverkit import create, join, running_server
 
 
 class Bursty(Connection):
-    """Reads in bursts: a pause every few messages lets the server's socket fill up."""
+    """Reads in bursts: a pause every few messages lets the server's socket fill up (the
+    player's pauses are longer: its table writes to it only as fast as the game goes)."""
 
-    def __init__(self, ws, every: int):
+    def __init__(self, ws, every: int, pause: float = 0.01):
         super().__init__(ws)
-        self.n, self.every = 0, every
+        self.n, self.every, self.pause = 0, every, pause
 
     async def receive(self):
         self.n += 1
         if self.n % self.every == 0:
-            await trio.sleep(0.01)
+            await trio.sleep(self.pause)
         return await super().receive()
 
 
-async def _small_ws(nursery, port: int):
+@asynccontextmanager
+async def _small_ws(port: int):
     sock = trio.socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 2048)
     await sock.connect(("127.0.0.1", port))
-    return await trio_websocket.wrap_client_stream(nursery, trio.SocketStream(sock), "127.0.0.1", "/",
-                                                   message_queue_size=1)
+    ws = await wrap_stream(trio.SocketStream(sock), f"ws://127.0.0.1:{port}")
+    try:
+        yield ws
+    finally:
+        await ws.aclose()
 
 
 def _watch(server, name: str) -> list:
@@ -70,14 +76,14 @@ async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_pa
     with trio.fail_after(60):
         async with running_server(tmp_path / "data", durability="off") as (server, url):
             port = int(url.rsplit(":", 1)[1])
-            async with connect(url, "p0") as c0, trio.open_nursery() as nursery:
+            async with connect(url, "p0") as c0, AsyncExitStack() as stack:
                 table = await create(c0, "run-wild", 2)
                 j0 = await join(c0, table, 0)
-                c1 = Bursty(await _small_ws(nursery, port), every=7)
+                c1 = Bursty(await stack.enter_async_context(_small_ws(port)), every=7, pause=0.1)
                 await c1.hello("p1")
                 seen1 = _watch(server, "p1")
                 j1 = await join(c1, table, 1)
-                sp = Bursty(await _small_ws(nursery, port), every=5)
+                sp = Bursty(await stack.enter_async_context(_small_ws(port)), every=5)
                 await sp.hello("sp")
                 seen_sp = _watch(server, "sp")
                 await sp.send(m.Spectate(table))
@@ -119,4 +125,3 @@ async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_pa
                 # both ways were taken: frames written at once and frames that waited
                 for seen in (seen1, seen_sp):
                     assert 0 in seen and max(seen) > 0, seen
-                nursery.cancel_scope.cancel()

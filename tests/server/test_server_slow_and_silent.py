@@ -4,9 +4,9 @@ outbox fills. Both are closed, with their own close code; nobody else waits for 
 from __future__ import annotations
 
 import trio
-import trio_websocket
 
 from wildtable.client.net import connect
+from wildtable.client.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
 from scripted import play_all_to_end
@@ -23,8 +23,8 @@ async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
                     with trio.fail_after(5):
                         while True:
                             await c.ws.get_message()
-                except trio_websocket.ConnectionClosed as closed:
-                    assert closed.reason.code == 1008
+                except ConnectionClosed as closed:
+                    assert closed.code == 1008
 
 
 async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_path):
@@ -42,8 +42,8 @@ async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_p
                         with trio.fail_after(10):
                             while True:
                                 await ws.get_message()
-                    except trio_websocket.ConnectionClosed as closed:
-                        assert closed.reason.code in (1013, 1006)   # 1006 when the close frame could not get through
+                    except ConnectionClosed as closed:
+                        assert closed.code in (1013, 1006)   # 1006 when the close frame could not get through
 
 
 async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(tmp_path, monkeypatch):
@@ -71,7 +71,7 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_pat
     sending only other (refused) frames is closed after the hello timeout all the same."""
     with trio.fail_after(20):
         async with running_server(tmp_path / "data", hello_timeout=1.0) as (server, url):
-            async with trio_websocket.open_websocket_url(url) as ws:
+            async with open_socket(url) as ws:
                 t0 = trio.current_time()
                 codes = []
                 try:
@@ -82,7 +82,7 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_pat
                                 reply = m.decode(await ws.get_message())
                                 if isinstance(reply, m.Error):
                                     codes.append(reply.code)
-                except trio_websocket.ConnectionClosed as closed:
-                    assert closed.reason.code == 1008
+                except ConnectionClosed as closed:
+                    assert closed.code == 1008
                 assert "hello_first" in codes and codes[-1] == "idle_timeout"
                 assert 0.9 <= trio.current_time() - t0 < 5
