@@ -97,6 +97,15 @@ SCHEMA = (
 _SCHEMA_LOCK = 0x77746162   # "wtab"
 
 
+# Every statement that locks several rows of wt_tables locks them in table_id order (the
+# group commit, the renewal, the lobby entries, giving leases up): two of them that wait
+# for each other's rows would deadlock, which PostgreSQL finds only after deadlock_timeout
+# (1 s), a stall every player at those tables waits through, and the writer retries its
+# group. A 1,000-player bench/load.py run on PostgreSQL had 4 to 8 such retries (its p99
+# over a second) before; none since (tests/server/test_store_lock_order.py).
+_IN_ORDER = "ORDER BY table_id FOR UPDATE"
+
+
 class StoreError(Exception):
     """The store cannot be used: not installed, unreachable at start, or holding something
     that is not what we wrote. The sentence says what and what to do."""
@@ -339,19 +348,19 @@ class PgStore:
         runs that is missing (or with another epoch) was lost: it must step down."""
         with self.connection() as conn:
             return dict(conn.execute(
-                "UPDATE wt_tables SET lease_until = clock_timestamp() + %s::interval "
-                "WHERE owner = %s AND NOT finished AND lease_until > clock_timestamp() RETURNING table_id, epoch",
+                "UPDATE wt_tables t SET lease_until = clock_timestamp() + %s::interval FROM ("
+                "SELECT table_id FROM wt_tables WHERE owner = %s AND NOT finished AND lease_until > clock_timestamp() "
+                f"{_IN_ORDER}) AS mine WHERE t.table_id = mine.table_id RETURNING t.table_id, t.epoch",
                 (self._ttl(), self.node_id)).fetchall())
 
     def release_leases(self, table_ids: list[str] | None = None) -> int:
         """Give up this node's leases (of ``table_ids``, or all): another node may adopt those
         tables at once (a node shutting down cleanly). The epoch stays: adoption bumps it."""
         with self.connection() as conn:
-            if table_ids is None:
-                cur = conn.execute("UPDATE wt_tables SET owner = NULL WHERE owner = %s", (self.node_id,))
-            else:
-                cur = conn.execute("UPDATE wt_tables SET owner = NULL WHERE owner = %s AND table_id = ANY(%s)",
-                                   (self.node_id, table_ids))
+            mine = "owner = %s" if table_ids is None else "owner = %s AND table_id = ANY(%s)"
+            cur = conn.execute(f"UPDATE wt_tables t SET owner = NULL FROM (SELECT table_id FROM wt_tables WHERE {mine} "
+                               f"{_IN_ORDER}) AS m WHERE t.table_id = m.table_id",
+                               (self.node_id,) if table_ids is None else (self.node_id, table_ids))
             return cur.rowcount
 
     def mark_finished(self, handle: PgLog) -> bool:
@@ -391,10 +400,15 @@ class PgStore:
         """The lobby entries of tables this node owns (list_tables across nodes)."""
         if not entries:
             return
+        ids = sorted(entries)
         with self.connection() as conn:
-            with conn.cursor() as cur:
-                cur.executemany("UPDATE wt_tables SET entry = %s WHERE table_id = %s AND owner = %s",
-                                [(e, t, self.node_id) for t, e in entries.items()])
+            # one statement, its rows locked in table_id order (_IN_ORDER): row by row in one
+            # transaction, in the dict's order, it deadlocked with the group commit
+            conn.execute(
+                "UPDATE wt_tables t SET entry = w.entry FROM unnest(%s::text[], %s::bytea[]) AS w(table_id, entry), "
+                f"(SELECT table_id FROM wt_tables WHERE table_id = ANY(%s) AND owner = %s {_IN_ORDER}) AS m "
+                "WHERE t.table_id = w.table_id AND t.table_id = m.table_id",
+                (ids, [entries[t] for t in ids], ids, self.node_id))
 
     def set_bots(self, table_id: str, bots: bytes | None) -> None:
         """The server-run bots of a table this node owns (msgpack), for its adopter."""
@@ -434,7 +448,7 @@ WITH held AS (
     JOIN unnest(%(ids)s::text[], %(epochs)s::int8[]) AS w(table_id, epoch)
       ON w.table_id = t.table_id AND w.epoch = t.epoch
     WHERE t.owner = %(me)s AND t.lease_until > clock_timestamp()
-    FOR UPDATE OF t),
+    ORDER BY t.table_id FOR UPDATE OF t),
 written AS (
     INSERT INTO wt_records (table_id, n, data)
     SELECT r.table_id, r.n, r.data FROM unnest(%(t)s::text[], %(n)s::int8[], %(d)s::bytea[]) AS r(table_id, n, data)
@@ -572,7 +586,7 @@ class PgWriter:
             ids = list(by_table)
             held = dict(conn.execute(
                 "SELECT table_id, epoch FROM wt_tables WHERE table_id = ANY(%s) AND owner = %s "
-                "AND lease_until > clock_timestamp() FOR UPDATE", (ids, me)).fetchall())
+                "AND lease_until > clock_timestamp() ORDER BY table_id FOR UPDATE", (ids, me)).fetchall())
             ok = [t for t in ids if held.get(t) == by_table[t][0].log.epoch]
             fenced = frozenset(ids) - set(ok)
             there: dict[str, int] = {}
