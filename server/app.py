@@ -33,7 +33,7 @@ from wildtable.protocol.replay import replay
 from . import wire
 from .botseats import BotHost
 from .cluster import Cluster
-from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, Connection
+from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, first_line, redact
@@ -105,6 +105,7 @@ class Server:
     def __init__(self, data_dir: str | Path, *, durability: str = "always", max_tables: int = 1000,
                  max_connections: int = 5000, rate_limit: float = 50.0, rate_burst: float = 100.0,
                  chance=None, outbox: int = OUTBOX, hello_timeout: float = HELLO_TIMEOUT,
+                 send_timeout: float = SEND_TIMEOUT,
                  keep_finished: float = KEEP_FINISHED, waiting_expiry: float = WAITING_EXPIRY,
                  max_waiting_per_address: int = MAX_WAITING_PER_ADDRESS, max_open_logs: int = MAX_OPEN_LOGS,
                  list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
@@ -141,6 +142,7 @@ class Server:
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
         self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins))
         self.hello_timeout = hello_timeout
+        self.send_timeout = send_timeout        # seconds a peer may take no byte of what waits for it
         self.version = __version__
         self.tables: dict[str, Table] = {}
         self._creating = 0                      # tables being created (counted against max_tables)

@@ -246,25 +246,27 @@ class Connection:
         self.detach(t)
 
     async def _writer(self, scope: trio.CancelScope) -> None:
-        # A peer that takes no byte of what waits for SEND_TIMEOUT is closed with 1001; one
-        # that takes bytes, however slowly, is not (if it falls behind its table, the backlog
-        # bound closes it as a slow consumer, 1013).
+        # A peer that takes no byte of what waits for the send timeout (SEND_TIMEOUT unless
+        # the server was given another) is closed with 1001; one that takes bytes, however
+        # slowly, is not (if it falls behind its table, the backlog bound closes it as a slow
+        # consumer, 1013).
         peer = self.peer
+        timeout = self.server.send_timeout
         stalled = False
         try:
             async with self._bell_recv:
                 async for _ in self._bell_recv:
-                    await peer.flush(SEND_TIMEOUT)
+                    await peer.flush(timeout)
             if peer.backlog:            # closing: what waits goes out before the close frame
-                await peer.flush(SEND_TIMEOUT)
+                await peer.flush(timeout)
         except wire.SendStalled:
             stalled = True
         except (wire.ConnectionClosed, trio.BrokenResourceError):
             pass
         if stalled:
-            log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, SEND_TIMEOUT)
+            log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, timeout)
             if self._open:
-                self._close = (CLOSE_GOING_AWAY, f"send timeout: nothing taken for {SEND_TIMEOUT:g} s")
+                self._close = (CLOSE_GOING_AWAY, f"send timeout: nothing taken for {timeout:g} s")
             self.peer.drop_backlog()        # only the rest of a frame cut short still goes out
         self._stop_writing()        # timed out or done: nothing more is sent
         code, reason = self._close
