@@ -166,13 +166,17 @@ def play_and_check(seats: int, table_settings: dict, seed: int):
     return pl
 
 
-@settings(max_examples=200, deadline=None)
+# 100 whole games, each checked at every step, with every setting drawn many times (at 200
+# this was the suite's longest test: halved to leave room for the cluster tests)
+@settings(max_examples=100, deadline=None)
 @given(seats=st.integers(2, 4), table_settings=SETTINGS, seed=st.integers(0, 2**32 - 1))
 def test_random_games_keep_every_invariant_and_replay(seats, table_settings, seed):
     play_and_check(seats, table_settings, seed)
 
 
-@settings(max_examples=50, deadline=None)
+# what this test adds to the one above is the trip through the log file format: 20 default
+# games (about 18,000 records: actions, deals, state hashes) make it; at 50 it took 14 s
+@settings(max_examples=20, deadline=None)
 @given(seats=st.integers(2, 4), seed=st.integers(0, 2**32 - 1))
 def test_default_games_replay_through_the_log_file_format(seats, seed):
     pl = play_and_check(seats, {}, seed)
