@@ -7,10 +7,9 @@ from __future__ import annotations
 
 import os
 
-import pytest
 import trio
 
-from hostilekit import Raw, accept_for, ends_within, new_key, said_hello, under_attack, upgrade_request
+from hostilekit import Raw, accept_for, ends_within, every_case, new_key, said_hello, under_attack, upgrade_request
 
 
 async def test_an_upgrade_gets_101_with_the_right_accept(tmp_path):
@@ -60,22 +59,27 @@ async def refused_with_4xx(port: int, data: bytes, also: tuple[int, ...] = ()) -
         await ends_within(raw, 3, f"after its {head.status}")
 
 
-@pytest.mark.parametrize("what", sorted(NOT_HTTP))
-async def test_not_http_gets_a_4xx_and_the_server_goes_on(tmp_path, what):
-    with trio.fail_after(20):
+async def test_not_http_gets_a_4xx_and_the_server_goes_on(tmp_path):
+    """Each in turn, to one server (hostilekit.every_case)."""
+    async def check(what: str, data: bytes) -> None:
+        await refused_with_4xx(port, data)
+        (await said_hello(port)).close()
+
+    with trio.fail_after(40):
         async with under_attack(tmp_path / "data") as (server, url, port):
-            await refused_with_4xx(port, NOT_HTTP[what])
-            (await said_hello(port)).close()
+            await every_case(NOT_HTTP, check)
 
 
-@pytest.mark.parametrize("what", sorted(bad_upgrades("h")))
-async def test_a_request_that_is_not_an_upgrade_gets_a_4xx(tmp_path, what):
-    with trio.fail_after(20):
+async def test_a_request_that_is_not_an_upgrade_gets_a_4xx(tmp_path):
+    """Each in turn, to one server (hostilekit.every_case)."""
+    async def check(what: str, data: bytes) -> None:
+        # HTTP/1.0: 505 Version Not Supported says it as well as a 4xx
+        await refused_with_4xx(port, data, (505,) if what == "HTTP/1.0" else ())
+        (await said_hello(port)).close()
+
+    with trio.fail_after(40):
         async with under_attack(tmp_path / "data") as (server, url, port):
-            # HTTP/1.0: 505 Version Not Supported says it as well as a 4xx
-            also = (505,) if what == "HTTP/1.0" else ()
-            await refused_with_4xx(port, bad_upgrades(f"127.0.0.1:{port}")[what], also)
-            (await said_hello(port)).close()
+            await every_case(bad_upgrades(f"127.0.0.1:{port}"), check)
 
 
 async def test_a_head_over_16_kib_gets_a_4xx(tmp_path):
