@@ -1,4 +1,4 @@
-"""Shared helpers for the adversarial suite (tests/server/test_adversarial_*.py).
+"""Shared helpers for the hostile tests of the server (tests/server/: hostile frames, leaks, corrupt logs, crashes).
 
 - the error codes the docs promise (every code the server sends must be one of them);
 - ground truth of what a seat may see, per game, from the all-seeing snapshot;

@@ -1,4 +1,4 @@
-"""Races at a Run Wild table (tests/server/test_adversarial_races.py, and across the nodes
+"""Races at a Run Wild table (tests/server/test_clients_racing_for_the_same_melds.py, and across the nodes
 of a cluster in test_cluster_races.py): four clients hammer the same melds at once, each
 with many intents in flight (``hammer``); ``check_hammered`` then holds what they were
 told to the table's log: every intent answered exactly once and in order per connection,

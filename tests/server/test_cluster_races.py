@@ -1,5 +1,5 @@
 """The races of a single server hold across the nodes of a cluster (racekit, as in
-test_adversarial_races.py): two tables, one on each node, four clients at each entering
+test_clients_racing_for_the_same_melds.py): two tables, one on each node, four clients at each entering
 through the other node (redirected to the table's); they hammer the same melds at once.
 Every intent is answered exactly once and in order, acceptances are exactly the store's
 log at the same seqs, cards are conserved, and every view is the engine's view of the
