@@ -6,6 +6,13 @@ line mode and the bots run it under ``trio.run``; all of them see it only throug
 A dropped connection is reopened by itself with backoff; a seated player resumes the
 seat with its secret token (``rejoin``), a spectator spectates again, and the player is
 told both that the connection dropped and that it is back.
+
+On a cluster (docs/PROTOCOL.md, "Clusters") a node may answer a message with
+``redirect``: the core connects to the node named, says hello with the same name and
+sends the message again (a ``create_table`` with ``here``), at most MAX_REDIRECTS times
+for one message. Seat tokens stay under the URL the player gave. A dropped connection is
+tried again at the node it was on, then at that URL, then at each node of the last
+``welcome``.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from wildtable.protocol.errors import ProtocolError
 
 from . import games
 from .games import CommandError, Ctx, is_number
-from .net import Connection, Mirror, NotOurServer, ServerError, connect
+from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
 from .seats import SeatBook
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
@@ -34,6 +41,9 @@ HEARTBEAT = 20.0            # seconds between our pings; a server that does not 
 PONG_TIMEOUT = 15.0         # ... within this is taken for gone, and we reconnect
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
+MAX_REDIRECTS = 3           # redirects followed for one message; then the player is told
+# the messages a cluster's node may send on to another node
+REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))
 
 LOBBY_COMMANDS = {
     "list": "list  - the tables on this server (numbered: join 1 joins the first)",
@@ -223,6 +233,13 @@ class ClientCore:
         self._nursery: trio.Nursery | None = None
         self._conn_scope: trio.CancelScope | None = None     # the current connection's reading
         self._dropped: BaseException | None = None           # why we dropped it ourselves
+        self.node_url: str | None = None    # the node connected to (on a cluster, maybe not self.url)
+        self.nodes: tuple[str, ...] = ()    # the cluster's nodes, as the last welcome named them
+        self._moving: tuple[str, str] | None = None          # (url, why): going to that node now
+        self._connections = 0               # connections made (said hello) so far
+        self._connected = trio.Event()      # set, and replaced, at each connection made
+        self._last_sent_of: dict[str, Any] = {}   # the last redirectable message sent, by type
+        self._redirects_in_row = 0          # redirects followed without an answer between them
 
     # ---------------------------------------------------------------- what the UIs read
     @property
@@ -258,39 +275,29 @@ class ClientCore:
                 raise group.exceptions[0] from None
             raise
 
+    def reconnect_order(self) -> list[str]:
+        """Where to connect again after a drop: the node (a redirect's target, if any),
+        the URL the player gave, then each node of the last welcome; each once."""
+        order: list[str] = []
+        for url in ((self._moving[0],) if self._moving else ()) + (self.node_url or self.url, self.url) + self.nodes:
+            if url not in order and url_problem(url) is None:
+                order.append(url)
+        return order
+
     async def _connection_loop(self, task_status) -> None:
         first = True
         attempt = 0
         while True:
             error: BaseException | None = None
-            self._dropped = None
-            try:
-                async with connect(self.url, None) as conn:
-                    welcome = await conn.hello(self.name)
-                    self.conn, self.online, attempt = conn, True, 0
-                    self.server_name = welcome.server
-                    self._last_sent = trio.current_time()
-                    was_first, first = first, False
-                    if was_first:
-                        self.notify("connection", f"connected to {self.url} ({welcome.server}) as {self.name}")
-                        task_status.started()
-                    else:
-                        self.notify("connection", f"connection back: reconnected to {self.url}")
-                    with trio.CancelScope() as self._conn_scope:
-                        await self._resume(conn, was_first)
-                        await self._read(conn)
-                    self.conn, self.online = None, False
-                    error = self._dropped
-            except Exception as e:
-                if not is_network_error(e):
-                    raise
-                error = self._dropped or e      # closing a dropped connection may fail too
-            finally:
-                self.conn, self.online = None, False
-                self._conn_scope = None
-            if first:
-                raise CannotConnect(f"cannot connect to {self.url}: {_reason(error)}" if error else
-                                    f"cannot connect to {self.url}")
+            moved = self._moving
+            for target in ([self.url] if first else self.reconnect_order()):
+                error, online = await self._connection(target, first, task_status)
+                if online:
+                    first, attempt = False, 0
+                    break
+                if first:
+                    raise CannotConnect(f"cannot connect to {self.url}: {_reason(error)}" if error else
+                                        f"cannot connect to {self.url}")
             for seq, iid, label in self._accepted_later:
                 self.notify("accepted", label, (iid, seq))
             self._accepted_later.clear()
@@ -301,14 +308,57 @@ class ClientCore:
             for w in self._waiters:
                 w.event.set()
             self._waiters.clear()
+            if self._moving is not None and self._moving is not moved:
+                continue            # a redirect ended this connection: go there at once
+            self._moving = None
             delay = BACKOFF[min(attempt, len(BACKOFF) - 1)]
             attempt += 1
             why = _reason(error) if error else "closed by the server"
             self.notify("connection", f"connection lost ({why}); reconnecting in {delay:g} s...")
             await trio.sleep(delay)
 
-    async def _resume(self, conn: Connection, first: bool) -> None:
-        """After a reconnect: take the seat back with its token, or spectate again."""
+    async def _connection(self, target: str, first: bool, task_status) -> tuple[BaseException | None, bool]:
+        """One connection to ``target``, read until it ends: (why it ended, whether it
+        said hello)."""
+        error: BaseException | None = None
+        online = False
+        self._dropped = None
+        try:
+            async with connect(target, None) as conn:
+                welcome = await conn.hello(self.name)
+                online = True
+                moving, self._moving = self._moving, None
+                self.conn, self.online = conn, True
+                self.node_url, self.nodes = target, tuple(welcome.nodes)
+                self.server_name = welcome.server
+                self._last_sent = trio.current_time()
+                if first:
+                    self.notify("connection", f"connected to {self.url} ({welcome.server}) as {self.name}")
+                    task_status.started()
+                elif moving is not None and moving[0] == target:
+                    self.notify("connection", f"connected to {target} ({moving[1]})")
+                else:
+                    self.notify("connection", f"connection back: reconnected to {target}")
+                self._connections += 1
+                self._connected.set()
+                self._connected = trio.Event()
+                with trio.CancelScope() as self._conn_scope:
+                    await self._resume(conn, first, moving is not None)
+                    await self._read(conn)
+                self.conn, self.online = None, False
+                error = self._dropped
+        except Exception as e:
+            if not is_network_error(e):
+                raise
+            error = self._dropped or e      # closing a dropped connection may fail too
+        finally:
+            self.conn, self.online = None, False
+            self._conn_scope = None
+        return error, online
+
+    async def _resume(self, conn: Connection, first: bool, moved: bool = False) -> None:
+        """After a reconnect: take the seat back with its token, or spectate again (and,
+        unless a redirect brought us here, show the lobby)."""
         mir = self.mirror
         if not first and mir.table is not None and mir.over is None:
             if mir.seat is not None and mir.token:
@@ -319,7 +369,7 @@ class ClientCore:
                 self._rejoining = True
                 await self._send(m.Spectate(mir.table))
                 return
-        if not first:
+        if not first and not moved:
             await self._send(m.ListTables())
 
     async def _heartbeat(self) -> None:
@@ -374,14 +424,55 @@ class ClientCore:
                 raise
             raise NotConnected(f"the connection dropped ({_reason(e)}); reconnecting") from None
         self._last_sent = trio.current_time()
+        if msg.TAG in REDIRECTABLE:
+            self._last_sent_of[msg.TAG] = msg
 
     async def request(self, msg: Any, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT,
                       quiet: bool = False) -> Any:
         """Send ``msg`` and return the first message matching ``pred`` (or the Error the
         server answers it with). The reader still shows every message as usual, except,
-        with ``quiet``, the Error that answers ``msg``: the caller reports it (once)."""
+        with ``quiet``, the Error that answers ``msg``: the caller reports it (once).
+
+        A ``redirect`` of it is followed: to the node named, where ``msg`` is sent again
+        (a create_table with ``here``), at most MAX_REDIRECTS times; then the answer is
+        an Error ``too_many_redirects`` (made here, and shown unless ``quiet``)."""
         tag = type(msg).TAG
-        w = _Waiter(lambda x: pred(x) or (isinstance(x, m.Error) and x.ref in (tag, None)), tag, quiet)
+        for hop in range(MAX_REDIRECTS + 1):
+            reply = await self._request_once(msg, pred, timeout, quiet)
+            if not isinstance(reply, m.Redirect):
+                return reply
+            if hop == MAX_REDIRECTS:
+                break
+            await self._move(reply)
+            if isinstance(msg, m.CreateTable):
+                msg = attrs.evolve(msg, here=True)
+        self._redirects_in_row = 0
+        error = m.Error("too_many_redirects", f"the server sent {tag} on to another node {MAX_REDIRECTS} times "
+                        f"(the last: {reply.url}); the cluster may be moving the table: try again in a moment",
+                        None, tag)
+        if not quiet:
+            self.notify("error", f"{error.code}: {user_words(error.message)}", error)
+        return error
+
+    async def _move(self, redirect: m.Redirect) -> None:
+        """Go to the node a redirect names: this connection ends, the next one is there
+        (or, if it cannot be reached, wherever the reconnect order leads)."""
+        if bad := url_problem(redirect.url):
+            raise NotConnected(f"the server sent us to another node, but {bad}")
+        why = printable(redirect.reason) if redirect.reason else f"the server sent {redirect.ref} there"
+        self._moving = (redirect.url, why)
+        made = self._connections
+        self._dropped = None
+        if self._conn_scope is not None:
+            self._conn_scope.cancel()
+        with trio.fail_after(REPLY_TIMEOUT):
+            while self._connections == made or not self.online:
+                await self._connected.wait()
+
+    async def _request_once(self, msg: Any, pred: Callable[[Any], bool], timeout: float, quiet: bool) -> Any:
+        tag = type(msg).TAG
+        w = _Waiter(lambda x: pred(x) or (isinstance(x, m.Error) and x.ref in (tag, None))
+                    or (isinstance(x, m.Redirect) and x.ref == tag), tag, quiet)
         self._waiters.append(w)
         try:
             await self._send(msg)
@@ -443,6 +534,11 @@ class ClientCore:
             except ProtocolError as e:
                 self.notify("error", f"unreadable message from the server: {e}")
                 continue
+            if isinstance(msg, m.Redirect):
+                self._redirected(msg)
+                continue
+            if isinstance(msg, (m.Joined, m.Spectating, m.TableCreated, m.BotsSeated)):
+                self._redirects_in_row = 0
             if not (isinstance(msg, m.Error) and
                     any(w.quiet and msg.ref == w.tag and w.pred(msg) for w in self._waiters)):
                 self._absorb(msg)
@@ -451,6 +547,40 @@ class ClientCore:
                     w.value = msg
                     w.event.set()
                     self._waiters.remove(w)
+
+    def _redirected(self, msg: m.Redirect) -> None:
+        """A redirect: to the request that waits for it (which follows it), else followed
+        here: a message the player typed is sent again at the node, and a seat being
+        taken back is taken back there."""
+        for w in list(self._waiters):
+            if w.pred(msg):
+                w.value = msg
+                w.event.set()
+                self._waiters.remove(w)
+                return
+        self._redirects_in_row += 1
+        if self._redirects_in_row > MAX_REDIRECTS:
+            self._redirects_in_row = 0
+            self._rejoining = False
+            self.notify("error", f"too_many_redirects: the server sent {msg.ref} on to another node {MAX_REDIRECTS} "
+                                 f"times (the last: {msg.url}); the cluster may be moving the table: try again in a moment")
+            return
+        again = self._last_sent_of.get(msg.ref)
+        if self._rejoining or again is None:
+            self._spawn(self._follow, msg, None)        # the reconnect takes the seat back itself
+        else:
+            self._spawn(self._follow, msg, again)
+
+    async def _follow(self, redirect: m.Redirect, again: Any) -> None:
+        try:
+            await self._move(redirect)
+            if again is not None:
+                if isinstance(again, m.CreateTable):
+                    again = attrs.evolve(again, here=True)
+                await self._send(again)
+        except (NotConnected, trio.TooSlowError) as e:
+            self.notify("error", f"could not follow the server to {redirect.url}: "
+                                 f"{e if isinstance(e, NotConnected) else 'it did not answer in time'}")
 
     def _absorb(self, msg: Any) -> None:
         """Fold one server message into the mirror and tell the UI what to show."""
