@@ -39,15 +39,13 @@ async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_p
                 await trio.sleep(0.01)
 
 
-async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path, monkeypatch):
+async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path):
     """The send timeout cancels the writer while it is blocked mid-write; the close that
     follows must first finish the frame cut short (what merely waits is dropped, as for a
     slow consumer), then send the close frame: the client, reading again, sees whole
     answers only, then a close saying why (1001, send timeout)."""
-    from wildtable.server import connection
-    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=1_000_000, durability="off") as (server, url):
+        async with running_server(tmp_path / "data", outbox=1_000_000, durability="off", send_timeout=0.5) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")     # the writer is blocked mid-write

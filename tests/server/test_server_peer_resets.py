@@ -22,13 +22,11 @@ def _reset(raw: RawClient) -> None:
     raw.stream.socket.close()
 
 
-async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(tmp_path, caplog, monkeypatch):
+async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(tmp_path, caplog):
     # a half-closed peer that reads nothing keeps its writer until the send timeout
-    from wildtable.server import connection
-    monkeypatch.setattr(connection, "SEND_TIMEOUT", 1.0)
     caplog.set_level(logging.WARNING, logger="wildtable")
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", outbox=10_000, durability="off") as (server, url):
+        async with running_server(tmp_path / "data", outbox=10_000, durability="off", send_timeout=1.0) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             async with seated(url, "run-wild", 2) as (table, conns, joined):
@@ -92,17 +90,15 @@ async def test_shutdown_with_peers_that_do_not_read_is_bounded(tmp_path):
                 await raw.stream.aclose()
 
 
-async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, monkeypatch, caplog):
+async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, caplog):
     """When the send timeout fires, the writer leaves its loop and closes the bell's
     receiving end before the close starts. A frame sent to the connection in that moment
     (by its table's arbiter, by its reader) must not raise out of ``send_bytes``. The pump
     task stands in for an arbiter delivering to this connection on every scheduler pass."""
-    from wildtable.server import connection
-    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
     caplog.set_level(logging.WARNING, logger="wildtable")
     data = m.encode(m.Goodbye("tick"))
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
+        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")
@@ -120,17 +116,15 @@ async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, monk
     assert not bad, [r.getMessage() for r in bad]
 
 
-async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_path, monkeypatch):
+async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_path):
     """The peer sends a close frame while the server's socket to it is full, then reads
     nothing. trio-websocket's reader answers the close under the stream lock, with no
     timeout of its own; Connection gives up (send timeout, Peer.close's 2 s), and the
     socket must then be closed: else that task and socket stay pinned (uncounted: the
     connection has left ``server.connections``) for as long as the peer's kernel ACKs."""
     from wsproto.events import CloseConnection
-    from wildtable.server import connection
-    monkeypatch.setattr(connection, "SEND_TIMEOUT", 0.5)
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off") as (server, url):
+        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "closer")
