@@ -35,7 +35,7 @@ async def test_a_paused_node_steps_down_and_its_player_ends_at_the_new_owner(tmp
                     async def play():
                         await ann.play(choose, pace=0.03, timeout=80, log=got)
                     n.start_soon(play)
-                    while ann.mirror.seq < 10:
+                    while ann.mirror.seq < 7:        # dealt, both ready, Go!, a few moves in
                         await trio.sleep(0.05)
                     ann.hold = trio.Event()     # ann sends nothing more of her own until woken
                     await trio.sleep(0.1)
