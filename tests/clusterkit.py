@@ -67,6 +67,8 @@ async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease:
         found = await stderr.until(r"INFO serving on (ws://\S+)", timeout=30)
     except BaseException:
         proc.kill()
+        with trio.CancelScope(shield=True):
+            await proc.wait()
         raise
     nursery.start_soon(stderr.read_to_end)
     return Node(name, proc, found.group(1), stderr)

@@ -14,6 +14,12 @@ chowned to it and every server program runs through ``runuser -u postgres --``.
 - ``PgCluster.private()``: a cluster of a test's own (a copy of the session's initdb'd
   dir, started on another port) for tests that stop and start PostgreSQL.
 
+PostgreSQL daemonizes (its parent is pid 1), so a pytest run that is killed leaves its
+clusters running. Every cluster's dir therefore names its owner (``owner``: the pytest
+process's pid and start time), and the session fixture first sweeps the
+/tmp/wildtable-pg-* dirs whose owner is gone: ``pg_ctl stop -m immediate``, dir removed.
+A dir whose owner still runs (another pytest, an xdist worker) is left alone.
+
 If PostgreSQL is not installed the tests that ask for it FAIL with a sentence saying so;
 nothing is skipped silently.
 """
@@ -36,13 +42,18 @@ PG_USER = "postgres"           # the unprivileged system user that owns the clus
 START_TIMEOUT = 30             # seconds pg_ctl waits for the server to accept connections
 
 
+def _installed(program: str) -> list[str]:
+    """``program`` of every installed PostgreSQL, oldest version first."""
+    return sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{program}"),
+                  key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+
+
 def pg_bindir() -> Path:
     """The newest installed PostgreSQL's bin dir (WILDTABLE_PG_BIN overrides it)."""
     forced = os.environ.get("WILDTABLE_PG_BIN")
     if forced:
         return Path(forced)
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"),
-                   key=lambda p: int(Path(p).parent.parent.name) if Path(p).parent.parent.name.isdigit() else 0)
+    found = _installed("initdb")
     if not found:
         pytest.fail("PostgreSQL is not installed (no /usr/lib/postgresql/*/bin/initdb): the store "
                     "tests need a real one; .ci/run installs Debian's `postgresql` package "
@@ -62,6 +73,51 @@ def _as_owner(argv: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return argv
     return ["runuser", "-u", PG_USER, "--", *argv]
+
+
+OWNER_FILE = "owner"            # in a cluster's base dir: "PID STARTTIME" of the pytest that made it
+DIR_PREFIX = "wildtable-pg-"
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time (clock ticks since boot, /proc/PID/stat field 22), which
+    tells a reused pid from the owner; None if no such process."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _claim(base: Path) -> None:
+    """Write this process as the owner of the cluster dir ``base``."""
+    (base / OWNER_FILE).write_text(f"{os.getpid()} {_start_time(os.getpid())}\n")
+
+
+def _owner_alive(base: Path) -> bool:
+    """False only when ``base`` names an owner that is gone; a dir without an owner file
+    (being made right now, or by an older kit) counts as owned."""
+    try:
+        pid, started = (base / OWNER_FILE).read_text().split()
+    except (OSError, ValueError):
+        return True
+    return _start_time(int(pid)) == started
+
+
+def sweep_orphans(tmpdir: Path | None = None) -> list[Path]:
+    """Stop and remove the clusters left behind by pytest runs that were killed (see the
+    module's doc); the dirs removed."""
+    removed = []
+    for base in sorted(Path(tmpdir or tempfile.gettempdir()).glob(DIR_PREFIX + "*")):
+        if not base.is_dir() or _owner_alive(base):
+            continue
+        postgres = _installed("pg_ctl")
+        if (base / "data" / "postmaster.pid").exists() and postgres:
+            subprocess.run(_as_owner([postgres[-1], "stop", "-w", "-m", "immediate", "-D", str(base / "data")]),
+                           capture_output=True, timeout=60)
+        shutil.rmtree(base, ignore_errors=True)
+        removed.append(base)
+    return removed
 
 
 def _chown_tree(path: Path) -> None:
@@ -88,8 +144,9 @@ class PgCluster:
     @classmethod
     def initdb(cls, bindir: Path | None = None) -> "PgCluster":
         bindir = bindir or pg_bindir()
-        base = Path(tempfile.mkdtemp(prefix="wildtable-pg-"))
+        base = Path(tempfile.mkdtemp(prefix=DIR_PREFIX))
         os.chmod(base, 0o700)
+        _claim(base)
         _chown_tree(base)
         cluster = cls(base, bindir)
         try:
@@ -104,8 +161,9 @@ class PgCluster:
     def private(self) -> "PgCluster":
         """A cluster of its own: a copy of this one's data dir (made while this one is
         stopped or before it started: call on a template), on another port."""
-        base = Path(tempfile.mkdtemp(prefix="wildtable-pg-"))
+        base = Path(tempfile.mkdtemp(prefix=DIR_PREFIX))
         os.chmod(base, 0o700)
+        _claim(base)
         shutil.copytree(self.template, base / "data", symlinks=True)
         os.chmod(base / "data", 0o700)
         _chown_tree(base)
@@ -166,7 +224,9 @@ class PgCluster:
 
 @pytest.fixture(scope="session")
 def pg_cluster():
-    """A PostgreSQL cluster for the whole test run (see the module's doc)."""
+    """A PostgreSQL cluster for the whole test run (see the module's doc); the clusters of
+    killed runs are swept first."""
+    sweep_orphans()
     cluster = PgCluster.initdb()
     try:
         cluster.start()
