@@ -36,7 +36,7 @@ from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
-from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, first_line, redact
+from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 
@@ -49,6 +49,7 @@ KEEP_FINISHED = 3600.0        # seconds a finished table stays listed and watcha
 WAITING_EXPIRY = 600.0        # seconds a table waiting for players may have nobody at it
 MAX_WAITING_PER_ADDRESS = 4   # tables waiting for players that one address may have created (0: no cap)
 DATA_DIR_MODE = 0o700         # the logs hold every shuffle: nobody else may read them
+ID_ATTEMPTS = 5               # table ids drawn for one create on a store whose nodes took the earlier ones
 LIST_REFRESH = 1.0            # seconds a list_tables answer may be reused when only seqs changed
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 LIST_BUDGET = MAX_SERVER_FRAME // 2   # bytes of table entries in one list_tables answer at most
@@ -112,7 +113,7 @@ class Server:
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
-                 public_url: str | None = None):
+                 public_url: str | None = None, table_ids=None):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
@@ -157,6 +158,9 @@ class Server:
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
+        # a new table id to try: "t" + 8 random hex digits (tests pass a fixed sequence to
+        # make two nodes draw the same one)
+        self.table_ids = table_ids or (lambda: "t" + secrets.token_hex(4))
         self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
         # on a store, this node is one of a cluster's (server/cluster.py): heartbeat, lobby
         # across nodes, placement, redirects, adoption of tables whose lease passed
@@ -167,7 +171,7 @@ class Server:
     # ---------------------------------------------------------------- lobby
     def _new_id(self) -> str:
         while True:
-            tid = "t" + secrets.token_hex(4)
+            tid = self.table_ids()
             if tid not in self.tables and not any((d / (tid + LOG_SUFFIX)).exists()
                                                   for d in (self.data_dir, self.finished_dir, self.expired_dir)):
                 return tid
@@ -278,7 +282,7 @@ class Server:
                 n = self._creating_by.pop(address) - 1
                 if n:
                     self._creating_by[address] = n
-        log.info("table %s created: %s for %d", tid, game.NAME, seats)
+        log.info("table %s created: %s for %d", table.id, game.NAME, seats)
         return table
 
     async def _create_in_store(self, tid: str, game, seats: int, settings: dict, created: str, name: str,
@@ -287,14 +291,21 @@ class Server:
         def create() -> Table:
             return Table.create(tid, game, seats, dict(settings), partial(self.store.create_table_row, tid, game.NAME),
                                 self.writer, created, name, owner=address, **self._table_kw())
-        try:
-            return await self.store.call(create)
-        except IllegalAction:
-            raise
-        except Exception as e:
-            log.error("cannot create table %s in the store: %s", tid, e)
-            raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
-                                "tell its operator") from None
+        for attempt in range(ID_ATTEMPTS):
+            try:
+                return await self.store.call(create)
+            except IllegalAction:
+                raise
+            except Exception as e:
+                if id_taken(e) and attempt + 1 < ID_ATTEMPTS:
+                    # ids are drawn per node: another node of the cluster made this one first
+                    log.info("table id %s is taken in the store (another node made it); drawing another", tid)
+                    tid = self._new_id()
+                    continue
+                log.error("cannot create table %s in the store: %s", tid, e)
+                raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
+                                    "tell its operator") from None
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     def _start_table(self, table: Table) -> None:
         self.tables[table.id] = table

@@ -130,6 +130,12 @@ def psycopg_module():
     return psycopg
 
 
+def id_taken(e: BaseException) -> bool:
+    """The error of create_table_row when another node has already made a table with that
+    id (ids are drawn per node): a unique violation."""
+    return isinstance(e, psycopg_module().errors.UniqueViolation)
+
+
 def _transient(e: BaseException) -> bool:
     """An error after which the same work may succeed on a new connection (the store gone,
     restarting, a lock or statement timeout, a serialization failure)."""
