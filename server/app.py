@@ -20,6 +20,7 @@ import time
 from functools import partial
 from pathlib import Path
 
+import attrs
 import trio
 
 from wildtable import __version__
@@ -167,6 +168,7 @@ class Server:
         self.cluster = Cluster(self, public_url) if self.store is not None else None
         if self.cluster is not None:
             self.bots.book.on_change = self.cluster.bots_changed
+            self.limits = attrs.evolve(self.limits, peer_origins=self.cluster.peer_origins)
 
     # ---------------------------------------------------------------- lobby
     def _new_id(self) -> str:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import math
 import random
+from urllib.parse import urlsplit
 
 import msgpack
 import trio
@@ -52,6 +53,23 @@ LOBBY_EVERY = 1.0       # seconds between writes of this node's lobby entries (a
 BOTS_EVERY = 0.1        # seconds at least between writes of the bots of tables (they are written when they change)
 ADOPT_AT_ONCE = 100     # tables looked at per adoption pass at most
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}
+
+
+def ws_origin(url: str) -> str | None:
+    """The origin (lowercase, default port left out, as browsers send it) of the pages of
+    the server at WebSocket URL ``url``; None if it is not a ws:// or wss:// URL."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme.lower())
+    host = parts.hostname
+    if scheme is None or not host:
+        return None
+    host = f"[{host}]" if ":" in host else host
+    default = 80 if scheme == "http" else 443
+    return f"{scheme}://{host}" + (f":{port}" if port is not None and port != default else "")
 
 
 class Redirected(Exception):
@@ -96,6 +114,7 @@ class Cluster:
         self._said: dict[str, float] = {}       # warnings already logged: when (so they are not every second)
         self.adopted = 0                        # tables adopted by the loop or on demand
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
+        self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
 
     # ---------------------------------------------------------------- start
     def node_url(self, host: str, port: int) -> str:
@@ -184,6 +203,15 @@ class Cluster:
         """The live nodes' public URLs for welcome.nodes: none for a node alone."""
         urls = tuple(r.url for r in self.nodes)
         return urls if len(urls) > 1 else ()
+
+    def peer_origins(self) -> frozenset[str]:
+        """The browser origins of the live nodes' pages (``ws://h:p`` -> ``http://h:p``,
+        ``wss://`` -> ``https://``): a page one node served may open a WebSocket to any
+        node (a redirect, a reconnect), so each node accepts them as an Origin (wire.py)."""
+        nodes = self.nodes
+        if self._origins[0] is not nodes:
+            self._origins = (nodes, frozenset(o for o in map(ws_origin, (r.url for r in nodes)) if o))
+        return self._origins[1]
 
     def _live(self, node_id: str | None):
         return next((r for r in self.nodes if r.node_id == node_id), None)

@@ -19,7 +19,7 @@ import os
 import socket
 import struct
 from collections import deque
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Collection
 from urllib.parse import urlsplit
 
 import attrs
@@ -74,6 +74,9 @@ class Limits:
     max_per_address: int = MAX_PER_ADDRESS
     handshake_timeout: float = HANDSHAKE_TIMEOUT
     allow_origins: tuple[str, ...] = ()
+    # the origins allowed now besides those (a node of a cluster: the pages its live peer
+    # nodes serve, server/cluster.py); asked at each handshake that names an Origin
+    peer_origins: Callable[[], Collection[str]] | None = None
 
 
 class Peer:
@@ -524,6 +527,8 @@ def _origin_allowed(request: Request, limits: Limits) -> str | None:
     if origin is None:
         return None
     if origin in limits.allow_origins:
+        return None
+    if limits.peer_origins is not None and origin.strip().lower() in limits.peer_origins():
         return None
     host = (request.headers.get("Host") or "").strip().lower()
     try:

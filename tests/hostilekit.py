@@ -381,6 +381,44 @@ async def ends_within(raw: Raw, seconds: float, what: str = "") -> bytes:
     raise AssertionError(f"the server kept the connection open for more than {seconds:g} s {what}".rstrip())
 
 
+# ------------------------------------------------------------------ the Origin check, by hand
+
+# origins that are not the server's (with {port}: the server's port)
+FOREIGN = ["http://evil.example", "https://evil.example", "http://evil.example:{port}", "null",
+           "http://localhost:{port}", "http://127.0.0.1:1", "http://127.0.0.1.evil.example:{port}"]
+
+
+async def handshake_status(port: int, origin: str | None) -> tuple[int, Raw]:
+    raw = await Raw.open(port)
+    try:
+        key = new_key()
+        await raw.send(upgrade_request(raw.host, key=key, origin=origin))
+        with trio.fail_after(5):
+            head = await raw.read_head()
+        if head.status == 101:
+            assert head.header("sec-websocket-accept") == accept_for(key), head.raw
+    except BaseException:
+        raw.close()
+        raise
+    return head.status, raw
+
+
+async def refused_403(port: int, origin: str) -> None:
+    status, raw = await handshake_status(port, origin)
+    with raw:
+        assert status == 403, f"Origin {origin!r} got {status}, not 403"
+        # a frame sent anyway is not a WebSocket message: no welcome, and the socket closes
+        await raw.send(binary({"type": "hello", "version": 1, "name": "page"}))
+        rest = await ends_within(raw, 3, f"after refusing Origin {origin!r}")
+        assert b"welcome" not in rest, rest
+
+
+async def accepted_101(port: int, origin: str | None) -> None:
+    status, raw = await handshake_status(port, origin)
+    raw.close()
+    assert status == 101, f"Origin {origin!r} got {status}, not 101"
+
+
 def port_of(url: str) -> int:
     return int(url.rsplit(":", 1)[1])
 
