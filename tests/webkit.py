@@ -14,10 +14,12 @@ import os
 import tempfile
 import threading
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
 
+import clusterkit
 from serverkit import running_server
 from wildtable.client.bots import Bot
 
@@ -56,15 +58,20 @@ class ServerThread:
     async def _main(self) -> None:
         self.token = trio.lowlevel.current_trio_token()
         self._stop = trio.Event()
-        async with running_server(self.data_dir, **self.kw) as (server, url):
-            self.server, self.url = server, url
-            self.port = int(url.rsplit(":", 1)[1])
-            self.http = f"http://127.0.0.1:{self.port}/"
+        async with self._serving():
             async with trio.open_nursery() as nursery:
                 self.nursery = nursery
                 self._ready.set()
                 await self._stop.wait()
                 nursery.cancel_scope.cancel()
+
+    @asynccontextmanager
+    async def _serving(self):
+        async with running_server(self.data_dir, **self.kw) as (server, url):
+            self.server, self.url = server, url
+            self.port = int(url.rsplit(":", 1)[1])
+            self.http = f"http://127.0.0.1:{self.port}/"
+            yield
 
     def __exit__(self, *exc) -> None:
         if self.thread.is_alive():
@@ -89,6 +96,26 @@ class ServerThread:
                 self.nursery.start_soon(one, i)
 
         self.run(start)
+
+
+class ClusterThread(ServerThread):
+    """Nodes of a cluster instead: ``count`` `wildtable serve --store DSN` subprocesses
+    (tests/clusterkit.py), each with a data dir under ``base``, ended at exit; ``nodes``
+    (clusterkit.Node: ``url``, ``port``), ``http_of(node)`` the page a node serves."""
+
+    def __init__(self, base, dsn: str, count: int = 2):
+        super().__init__(base)
+        self.dsn, self.count = dsn, count
+
+    @asynccontextmanager
+    async def _serving(self):
+        async with clusterkit.cluster(self.data_dir, self.dsn, self.count) as nodes:
+            self.nodes = nodes
+            yield
+
+    @staticmethod
+    def http_of(node) -> str:
+        return f"http://127.0.0.1:{node.port}/"
 
 
 class Player:

@@ -27,6 +27,8 @@ const app = {
   updateMs: [],            // time to apply each update, ms (bench/web.py reads it)
   lobby: true,             // false: a server of replays only (wildtable replay LOG --web), no games
   replay: null,            // the replay viewer's state (replay.js, loaded when first wanted)
+  asked: null,             // the last message a cluster may redirect (onRedirect sends it again)
+  hops: 0,                 // redirects followed for it
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -49,7 +51,44 @@ function send(msg) {
     note("not connected: wait a moment and try again", true);
     return false;
   }
+  if (FOLLOWED.has(msg.type)) {
+    app.asked = msg;
+    app.hops = 0;
+  }
   return true;
+}
+
+// ------------------------------------------------------------------ a cluster's redirects
+// A node of a cluster answers these with `redirect` when another node serves the table
+// (docs/PROTOCOL.md "Clusters"): the page goes there and sends the message again, a
+// create_table with `here`, at most MAX_HOPS times for one message. Seat tokens stay
+// keyed by this page's server (store.js), the cluster's entry.
+const FOLLOWED = new Set(["create_table", "join", "rejoin", "spectate", "seat_bots"]);
+const MAX_HOPS = 3;
+
+function onRedirect(msg) {
+  const asked = app.asked;
+  let code = "bad_redirect", why = null;
+  if (!asked || asked.type !== msg.ref) why = `the server sent this page to ${msg.url} for a ${msg.ref} it did not send`;
+  else if (!/^wss?:\/\//i.test(String(msg.url))) why = `the server sent this page to ${msg.url}, which is not a ws:// or wss:// address`;
+  else if (app.hops >= MAX_HOPS) {
+    code = "too_many_redirects";
+    why = `the cluster sent this ${msg.ref} on more than ${MAX_HOPS} times (last to ${msg.url}); try again in a moment`;
+  }
+  if (why) {
+    app.asked = null;
+    if (app.screen === "table" && app.at) {
+      app.at.refusal = { what: msg.ref, code, reason: why };
+      drawTable();
+    } else {
+      toLobby(`${code}: ${why}`, true);
+    }
+    return;
+  }
+  app.hops += 1;
+  const again = msg.ref === "create_table" ? { ...asked, here: true } : asked;
+  app.asked = again;
+  app.conn.follow(msg.url, again);
 }
 
 function onMessage(msg) {
@@ -104,6 +143,7 @@ function onMessage(msg) {
       toLobby();
       return;
     case "error": return onError(msg);
+    case "redirect": return onRedirect(msg);
     case "goodbye":
       note(`the server says goodbye: ${msg.reason}`, true);
       if (app.at) {

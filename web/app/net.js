@@ -1,6 +1,11 @@
 // One WebSocket to the page's own server (ws://HOST:PORT/, binary msgpack frames,
 // docs/PROTOCOL.md), kept open: after a drop it connects again (with a growing pause)
 // and says hello again; the app then rejoins its seat.
+//
+// On a cluster (docs/PROTOCOL.md "Clusters") the page's server may answer `redirect`:
+// `follow` connects to the node named instead, says hello with the same name and sends
+// the message there again. A drop reconnects to that node; a node that cannot be reached
+// sends the page back to its own server (the cluster's entry), which redirects again.
 
 import { decode, encode } from "../vendor/msgpack/index.mjs";
 
@@ -15,9 +20,12 @@ export class Connection {
     this.pause = 500;
     this.stopped = false;
     this.welcome = null;
+    this.node = null;             // the cluster node this page was sent to; null: the page's own server
+    this.resend = null;           // the message to send again once that node says welcome
   }
 
   url() {
+    if (this.node) return this.node;
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     return `${scheme}://${location.host}/`;
   }
@@ -40,9 +48,17 @@ export class Connection {
         return;
       }
       if (msg && msg.type === "welcome") {
+        ws.welcomed = true;
         this.welcome = msg;
         this.pause = 500;
         this.onState("open", msg.server || "");
+        if (this.resend) {
+          // here after a redirect: the message it was about, not a fresh start
+          const again = this.resend;
+          this.resend = null;
+          this.send(again);
+          return;
+        }
       }
       this.onMessage(msg);
     };
@@ -55,6 +71,14 @@ export class Connection {
         return;
       }
       const why = ev.reason ? `${ev.code}: ${ev.reason}` : `code ${ev.code}`;
+      if (this.node && !ws.welcomed) {
+        // the node we were sent to cannot be reached: back to the page's own server
+        this.onState("lost", `cannot reach ${this.node} (${why}); connecting to this page's server again`);
+        this.node = null;
+        this.resend = null;
+        setTimeout(() => { if (!this.stopped) this.open(); }, 0);
+        return;
+      }
       this.onState("lost", `connection lost (${why}); connecting again in ${Math.round(this.pause / 100) / 10} s`);
       setTimeout(() => { if (!this.stopped) this.open(); }, this.pause);
       this.pause = Math.min(this.pause * 2, 10000);
@@ -69,6 +93,18 @@ export class Connection {
     if (this.ws === null || this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(encode(msg));
     return true;
+  }
+
+  // Go to the cluster node at ``url`` (ws:// or wss://) and send ``msg`` there once it
+  // says welcome; the connection to this node is closed.
+  follow(url, msg) {
+    const old = this.ws;
+    this.ws = null;                 // its close is not a drop to reconnect after
+    this.welcome = null;
+    this.node = url;
+    this.resend = msg;
+    if (old) old.close(1000, "redirected");
+    this.open();
   }
 
   close() {

@@ -1,0 +1,62 @@
+"""The web client on a cluster (docs/PROTOCOL.md "Clusters"): a page served by node A
+joins a table node B owns. A answers `redirect`; the page opens a WebSocket to B (which
+accepts A's page as Origin), says hello with the same name, sends the join again and sits
+down there. The seat token stays keyed by A, the page's own server, and a reload (back to
+A, rejoin, redirected again) takes the seat back at B."""
+
+from __future__ import annotations
+
+import trio
+
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
+
+from webkit import ClusterThread, Player
+
+
+async def both_live(a: str, b: str) -> None:
+    """Until node A's welcome names both nodes (it redirects to B only once it knows B)."""
+    with trio.fail_after(10):
+        while True:
+            async with connect(a) as c:
+                if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
+                    return
+            await trio.sleep(0.1)
+
+
+async def table_at(url: str) -> str:
+    """A two-seat go-wild table made at that node (``here``), nobody at it."""
+    async with connect(url, "host") as c:
+        await c.send(m.CreateTable("go-wild", 2, {"turn_timer": 0}, "", True))
+        reply = await c.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error, m.Redirect)))
+    assert isinstance(reply, m.TableCreated), reply
+    return reply.table
+
+
+def test_a_page_from_one_node_joins_a_table_another_node_owns(browser, tmp_path, pg_dsn):
+    with ClusterThread(tmp_path, pg_dsn, 2) as c:
+        a, b = c.nodes
+        c.run(both_live, a.url, b.url)
+        table = c.run(table_at, b.url)
+        ctx = browser.new_context()
+        try:
+            p = Player(ctx, c.http_of(a), "ann").open()
+            p.enter("ann")
+            page = p.page
+            join = f'[data-key="join-{table}"]'
+            page.wait_for_selector(join, timeout=10_000)         # the lobby lists B's table (from the store)
+            page.click(join)
+            page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
+            assert p.state()["seat"] == 0
+            assert page.evaluate("() => window.wildtable.conn.node") == b.url
+            kept = page.evaluate("() => JSON.parse(localStorage.getItem('wildtable.seats'))")
+            assert list(kept) == [f"127.0.0.1:{a.port} {table} ann"], kept      # keyed by the page's own server
+
+            page.reload()                                        # back to A: rejoin, redirected to B again
+            page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
+            page.wait_for_function("() => window.wildtable.conn.ready && window.wildtable.at.seat === 0")
+            assert page.evaluate("() => window.wildtable.conn.node") == b.url
+            assert p.state()["refusal"] is None
+            assert p.problems == []
+        finally:
+            ctx.close()
