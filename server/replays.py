@@ -17,7 +17,8 @@ costs a few records folded from the nearest kept state, a view and the JSON.
 
 Only a finished game is ever served, whole: a table still being played keeps its log to
 the server (its shuffles and every hand are in it), so a table id is looked up among the
-finished tables the server still holds and the logs it moved to DATA_DIR/finished/, and
+finished tables the server still holds and the logs it moved to DATA_DIR/finished/ (on a
+cluster's store, `serve --store`: the tables marked finished there, StoreGames), and
 nothing else; and a log whose replay does not end its game is refused. The id must be a
 table id (letters, digits, ``-``, ``_``), so no request names a path outside that folder.
 """
@@ -43,6 +44,8 @@ from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import (
     ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log,
 )
+
+from .store_pg import StoreError
 
 LOG_SUFFIX = ".wlog"
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -153,6 +156,61 @@ class FinishedGames:
     def head(self, path: Path) -> bytes:
         with open(path, "rb") as f:
             return f.read(HEAD_BYTES)
+
+
+class StoreGames:
+    """The finished games of a cluster's store (`serve --store`): every table marked
+    finished in wt_tables, whichever node played it, read from its records (the .wlog
+    bytes). ``tables()`` runs in the event loop; the rest in a worker thread, each a query."""
+
+    lobby = True
+    finished_only = True
+
+    def __init__(self, server):
+        self.server = server
+        self.store = server.store
+
+    def tables(self) -> Tables:
+        held, playing = {}, []
+        for t in list(self.server.tables.values()):
+            if t.finished:
+                held[t.id] = t.id
+            else:
+                playing.append(t.id)
+        return Tables(held, frozenset(playing))
+
+    def _ask(self, fn, *args):
+        try:
+            return fn(*args)
+        except StoreError as e:         # records missing: the log is damaged
+            raise ReplayRefused(422, f"{e}") from None
+        except Exception as e:
+            raise ReplayRefused(503, "this server cannot read its store just now; try again in a moment "
+                                     f"({type(e).__name__})") from None
+
+    def candidates(self, tables: Tables) -> list[tuple[str, str, float]]:
+        """(table id, table id, 0: the store keeps no time of finishing) of every finished
+        game, the newest made first."""
+        return [(tid, tid, 0.0) for tid in self._ask(self.store.finished_tables)]
+
+    def find(self, table_id: str, tables: Tables) -> Found:
+        size = self._ask(self.store.log_size, table_id)
+        if size is None or size[2] == 0:
+            raise ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
+        finished, nbytes, count = size
+        if not finished:
+            raise ReplayRefused(403, f"table {table_id!r} is still being played: only a finished game can be "
+                                     "replayed (its log holds every hand)")
+        return Found(Path(table_id), (nbytes, count))
+
+    def read(self, table_id: str, found: Found) -> bytes:
+        if found.stamp[0] > MAX_LOG_BYTES:
+            raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
+                                     "this server replays; `wildtable export` writes it to a file")
+        return self._ask(self.store.load_records, table_id)
+
+    def head(self, table_id: str) -> bytes:
+        return self._ask(self.store.log_head, table_id, HEAD_BYTES)
 
 
 ONE_LOG = ("given",)        # the stamp of OneLog's log: it is read once

@@ -309,6 +309,35 @@ class PgStore:
             return None
         return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url"), row))
 
+    # ------------------------------------------------------------ finished games (the replay viewer)
+    def finished_tables(self) -> list[str]:
+        """The ids of the finished tables, the newest made first."""
+        with self.connection() as conn:
+            return [r[0] for r in conn.execute("SELECT table_id FROM wt_tables WHERE finished "
+                                               "ORDER BY created DESC, table_id")]
+
+    def log_size(self, table_id: str) -> tuple[bool, int, int] | None:
+        """(finished, bytes of its records, number of records) of a table; None if the
+        store has no such table."""
+        with self.connection() as conn:
+            row = conn.execute("SELECT t.finished, coalesce(sum(length(r.data)), 0)::bigint, count(r.n) "
+                               "FROM wt_tables t LEFT JOIN wt_records r ON r.table_id = t.table_id "
+                               "WHERE t.table_id = %s GROUP BY t.finished", (table_id,)).fetchone()
+        return None if row is None else (bool(row[0]), int(row[1]), int(row[2]))
+
+    def log_head(self, table_id: str, max_bytes: int) -> bytes:
+        """The first records of a table's log, in order, up to about ``max_bytes`` (whole
+        records: its header and the first seat claims)."""
+        out, size = [], 0
+        with self.connection() as conn:
+            for (data,) in conn.execute("SELECT data FROM wt_records WHERE table_id = %s ORDER BY n LIMIT 256",
+                                        (table_id,)):
+                if size >= max_bytes:
+                    break
+                out.append(bytes(data))
+                size += len(data)
+        return b"".join(out)
+
     def table_ids(self) -> list[str]:
         with self.connection() as conn:
             return [r[0] for r in conn.execute("SELECT table_id FROM wt_tables ORDER BY created, table_id")]

@@ -31,7 +31,7 @@ from importlib.resources.abc import Traversable
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
-from .replays import FinishedGames, Replays
+from .replays import FinishedGames, Replays, StoreGames
 
 PACKAGE = "wildtable.web"
 
@@ -55,7 +55,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 _PHRASES = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
-            413: "Content Too Large", 422: "Unprocessable Content"}
+            413: "Content Too Large", 422: "Unprocessable Content", 503: "Service Unavailable"}
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
@@ -82,7 +82,8 @@ class WebFiles:
     @classmethod
     def for_server(cls, server) -> "WebFiles":
         """The files, and the replays of ``server``'s finished games."""
-        return cls(replays=Replays(FinishedGames(server)))
+        source = StoreGames(server) if server.store is not None else FinishedGames(server)
+        return cls(replays=Replays(source))
 
     def _load(self, node: Traversable, prefix: str) -> None:
         for item in node.iterdir():

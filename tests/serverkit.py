@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+import http.client
+import json
 import socket
 from types import ModuleType
 from typing import Any
@@ -223,3 +225,24 @@ async def play_out_with_a_refusal(url: str, names=("ann", "bob")) -> str:
             await c.receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
     return table
 
+
+# ------------------------------------------------------------------ the replay viewer's HTTP answers
+
+def fetch(port: int, path: str) -> tuple[int, dict]:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        conn.request("GET", path)
+        r = conn.getresponse()
+        assert r.getheader("Content-Type") == "application/json", r.getheaders()
+        return r.status, json.loads(r.read())
+    finally:
+        conn.close()
+
+
+async def get(server, path: str) -> tuple[int, dict]:
+    # in a thread: the server answers in this same Trio run
+    return await trio.to_thread.run_sync(fetch, server.port, path)
+
+
+def same_json(x) -> object:
+    return json.loads(json.dumps(x))

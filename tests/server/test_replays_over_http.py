@@ -5,7 +5,6 @@ outside those logs; a state hash that differs is said where it stands."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import socket
@@ -13,36 +12,16 @@ import socket
 import attrs
 import trio
 
-from serverkit import create, join, play_out_with_a_refusal, running_server
+from serverkit import create, get, join, play_out_with_a_refusal, running_server, same_json
 from wildtable.client.net import connect
 from wildtable.protocol.logfmt import IntentRejected, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import replay
-
-def fetch(port: int, path: str) -> tuple[int, dict]:
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        conn.request("GET", path)
-        r = conn.getresponse()
-        assert r.getheader("Content-Type") == "application/json", r.getheaders()
-        return r.status, json.loads(r.read())
-    finally:
-        conn.close()
-
 
 def raw_status(port: int, path: str) -> bytes:
     """The status line for ``path`` sent as it is (no client library tidies it)."""
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         s.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
         return s.recv(65536).split(b"\r\n", 1)[0]
-
-
-async def get(server, path: str) -> tuple[int, dict]:
-    # in a thread: the server answers in this same Trio run
-    return await trio.to_thread.run_sync(fetch, server.port, path)
-
-
-def same_json(x) -> object:
-    return json.loads(json.dumps(x))
 
 
 async def test_a_finished_game_is_listed_and_stepped_through_by_the_engine(tmp_path):
