@@ -241,7 +241,8 @@ async def _drive(tmp, game, seats, cfg, hist, seat, perms):
                     await conns[stp.seat].send(m.Intent(k, to_data(stp.action)))
                     r = await wait_for(stp.seat, lambda x, k=k: isinstance(x, (m.Accepted, m.Rejected)) and x.intent == k)
                     assert isinstance(r, m.Accepted) and r.seq == k + 1, (k, stp, r)
-                await wait_for(None, lambda x: isinstance(x, m.Update) and x.seq >= cut)
+                for key in (None, seat):          # the spectator's and the seat's last update, both
+                    await wait_for(key, lambda x: isinstance(x, m.Update) and x.seq >= cut)
                 n.cancel_scope.cancel()
 
     def ups(key):
