@@ -89,7 +89,9 @@ class Notice:
     event, flash                     one public game event as a line; a word to flash
     sent, accepted, rejected         an intent's life (``text``: the command; ``data``: sent id,
                                      accepted (id, seq), rejected (id, code, reason)); "accepted"
-                                     comes once the mirror holds that seq, and "table" follows it
+                                     comes once the mirror holds that seq, and "table" follows it;
+                                     "sent" comes only while the intent still waits for its answer
+                                     (none for one answered before the write returned)
     over                             the game ended (``data``: the GameOver)
     help, show                       text the player asked for (several lines)
     quit                             the player asked to quit
@@ -523,7 +525,11 @@ class ClientCore:
         except (NotConnected, CommandError):
             self.pending.pop(iid, None)
             raise
-        self.notify("sent", label, iid)
+        # The reader may have read the answer while the write was under way (the server
+        # answers at once, and our task resumes only after the reader's turn): then its
+        # accepted/rejected is already out, and a "sent" now would come after it.
+        if iid in self.pending:
+            self.notify("sent", label, iid)
         return iid
 
     # ---------------------------------------------------------------- receiving
