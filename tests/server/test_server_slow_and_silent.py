@@ -61,6 +61,10 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
                         while theirs in server.connections:
                             await trio.sleep(0.05)
                     assert theirs.closed and not theirs.slow
+                    # it leaves the table through the arbiter's inbox: soon after, not at once
+                    with trio.move_on_after(10):
+                        while server.tables[table].spectators:
+                            await trio.sleep(0.05)
                     assert not server.tables[table].spectators
 
 
