@@ -33,6 +33,11 @@ def pytest_configure(config):
     path = tempfile.mkdtemp(prefix="wildtable-test-state-")
     _SESSION_STATE.append(path)
     os.environ["WILDTABLE_STATE_DIR"] = path
+    if not hasattr(config, "workerinput"):
+        # the locks of pytest -n 2 (below): made before the workers start, which inherit it
+        locks = tempfile.mkdtemp(prefix="wildtable-test-locks-")
+        _SESSION_STATE.append(locks)
+        os.environ[_LOCK_DIR] = locks
 
 
 def pytest_unconfigure(config):
@@ -51,3 +56,50 @@ def private_state_dir(tmp_path_factory, monkeypatch):
 
 # the throwaway PostgreSQL of the store and cluster tests (started only by a test that asks)
 from pgkit import pg_cluster, pg_dsn, pg_private  # noqa: E402,F401  (fixtures)
+
+
+
+# ---------------------------------------------------------------- two workers (pytest -n 2)
+# The README's test command runs the suite on two workers (pytest-xdist): most tests wait
+# on sockets, subprocesses and timers far more than they compute. A test marked ``alone``
+# measures how soon the server answers (the steady player's p99 during an attack, fair
+# order by send time, a play racing a timer), so it runs while no test of the other worker
+# does: every other test holds a shared lock on a file for its run (set-up and teardown
+# included), an ``alone`` test an exclusive one, and a turnstile keeps a waiting ``alone``
+# test from being passed over for ever. On the workers the ``alone`` tests come last, so
+# they run one after another at the end instead of each waiting for a test of the other
+# worker to finish. Without xdist (pytest without -n) none of this happens.
+import fcntl  # noqa: E402
+
+STEADY_PLAYER = ("steady_player", "steady_player_process", "under_attack")     # hostilekit's
+_LOCK_DIR = "WILDTABLE_TEST_LOCK_DIR"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test of a module that seats hostilekit's steady player is ``alone`` (a new
+    attack test cannot forget it); on an xdist worker, the ``alone`` tests go last."""
+    for item in items:
+        module = getattr(item, "module", None)
+        if module is not None and any(hasattr(module, name) for name in STEADY_PLAYER):
+            item.add_marker(pytest.mark.alone)
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        items.sort(key=lambda item: item.get_closest_marker("alone") is not None)     # stable
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    locks = os.environ.get(_LOCK_DIR)
+    if not locks or "PYTEST_XDIST_WORKER" not in os.environ:
+        return (yield)
+    exclusive = item.get_closest_marker("alone") is not None
+    turnstile = os.open(os.path.join(locks, "turnstile"), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        machine = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+    finally:
+        os.close(turnstile)
+    try:
+        return (yield)
+    finally:
+        os.close(machine)

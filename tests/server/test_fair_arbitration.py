@@ -26,6 +26,9 @@ from wildtable.client.viewer import Timeline
 from delayproxy import delayed
 from serverkit import create, join, ready_all, reply_to, running_server
 
+# alone under pytest -n 2 (tests/conftest.py): the race is decided by 25 ms and a measured delay
+pytestmark = pytest.mark.alone
+
 FAR = 0.100                 # the far player's one-way delay (s)
 LEAD = 0.025                # the far player sends this long before the near one
 FIVES = (4, 16, 28, 40)     # the four 5s: seat 0 melds them, both race for 40
