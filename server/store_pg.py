@@ -625,7 +625,7 @@ class PgWriter:
             ok = [t for t in ids if held.get(t) == by_table[t][0].log.epoch]
             fenced = frozenset(ids) - set(ok)
             there: dict[str, int] = {}
-            if retry and ok:
+            if ok:
                 there = dict(conn.execute("SELECT table_id, max(n) + 1 FROM wt_records WHERE table_id = ANY(%s) "
                                           "GROUP BY table_id", (ok,)).fetchall())
             rows = []
@@ -634,14 +634,13 @@ class PgWriter:
                 commits = by_table[t]
                 log_ = commits[0].log
                 frames = [f for c in commits if c.data for f in split_frames(c.data)]
-                if retry:
-                    count = there.get(t, 0)
-                    if count == log_.next_n + len(frames):
-                        written[t] = len(frames)        # the former attempt committed them
-                        frames = []
-                    elif count != log_.next_n:
-                        raise StorageFailed(f"table {t}: the store holds {count} records where this node "
-                                            f"wrote {log_.next_n} (and was writing {len(frames)} more)")
+                count = there.get(t, 0)
+                if count == log_.next_n + len(frames):
+                    written[t] = len(frames)        # the former attempt committed them
+                    frames = []
+                elif count != log_.next_n:
+                    raise StorageFailed(f"table {t}: the store holds {count} records where this node "
+                                        f"wrote {log_.next_n} (and was writing {len(frames)} more)")
                 for i, f in enumerate(frames):
                     rows.append((t, log_.next_n + i, f))
                 written.setdefault(t, len(frames))
