@@ -67,6 +67,15 @@ class ReplayRefused(Exception):
         self.message = message
 
 
+def not_found(table_id: str) -> ReplayRefused:
+    return ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
+
+
+def still_playing(table_id: str) -> ReplayRefused:
+    return ReplayRefused(403, f"table {table_id!r} is still being played: only a finished game can be "
+                              "replayed (its log holds every hand)")
+
+
 @attrs.frozen
 class Found:
     """Where a finished game's log is: a file, and the stamp (size, mtime) its timeline is kept under."""
@@ -82,6 +91,26 @@ class Tables:
     playing: frozenset = frozenset()
 
 
+def server_tables(server, held_as: Callable[[Any], Any]) -> Tables:
+    """``server``'s tables as the event loop sees them now: each finished one held as
+    ``held_as(table)`` (None: counted as playing, never served), the rest playing."""
+    held, playing = {}, []
+    for t in list(server.tables.values()):
+        where = held_as(t) if t.finished else None
+        if where is not None:
+            held[t.id] = where
+        else:
+            playing.append(t.id)
+    return Tables(held, frozenset(playing))
+
+
+def refuse_too_big(table_id: str, found: Found, instead: str) -> None:
+    """413 for a log over MAX_LOG_BYTES (``found.stamp[0]`` is its size); ``instead`` says how to read it."""
+    if found.stamp[0] > MAX_LOG_BYTES:
+        raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
+                                 f"this server replays; {instead}")
+
+
 class FinishedGames:
     """The server's finished games: those it still holds (listed in the lobby, watchable)
     and those whose logs it moved to DATA_DIR/finished/. ``tables()`` runs in the event
@@ -94,14 +123,10 @@ class FinishedGames:
         self.server = server
 
     def tables(self) -> Tables:
-        held, playing = {}, []
-        for t in list(self.server.tables.values()):
+        def log_path(t) -> Path | None:
             path = getattr(t.logfile, "path", None)
-            if t.finished and path is not None:
-                held[t.id] = Path(path)
-            else:
-                playing.append(t.id)
-        return Tables(held, frozenset(playing))
+            return None if path is None else Path(path)
+        return server_tables(self.server, log_path)
 
     def candidates(self, tables: Tables) -> list[tuple[str, Path, float]]:
         """(table id, log, when it was last written) of every finished game, newest first."""
@@ -138,15 +163,12 @@ class FinishedGames:
             st = None
         if st is None or not stat.S_ISREG(st.st_mode):
             if table_id in tables.playing:
-                raise ReplayRefused(403, f"table {table_id!r} is still being played: only a finished game can be "
-                                         "replayed (its log holds every hand)")
-            raise ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
+                raise still_playing(table_id)
+            raise not_found(table_id)
         return Found(path, (st.st_size, st.st_mtime_ns))
 
     def read(self, table_id: str, found: Found) -> bytes:
-        if found.stamp[0] > MAX_LOG_BYTES:
-            raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
-                                     "this server replays; `wildtable replay` reads it from the data dir")
+        refuse_too_big(table_id, found, "`wildtable replay` reads it from the data dir")
         try:
             with open(found.path, "rb") as f:
                 return f.read(MAX_LOG_BYTES)
@@ -171,13 +193,7 @@ class StoreGames:
         self.store = server.store
 
     def tables(self) -> Tables:
-        held, playing = {}, []
-        for t in list(self.server.tables.values()):
-            if t.finished:
-                held[t.id] = t.id
-            else:
-                playing.append(t.id)
-        return Tables(held, frozenset(playing))
+        return server_tables(self.server, lambda t: t.id)
 
     def _ask(self, fn, *args):
         try:
@@ -196,17 +212,14 @@ class StoreGames:
     def find(self, table_id: str, tables: Tables) -> Found:
         size = self._ask(self.store.log_size, table_id)
         if size is None or size[2] == 0:
-            raise ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
+            raise not_found(table_id)
         finished, nbytes, count = size
         if not finished:
-            raise ReplayRefused(403, f"table {table_id!r} is still being played: only a finished game can be "
-                                     "replayed (its log holds every hand)")
+            raise still_playing(table_id)
         return Found(Path(table_id), (nbytes, count))
 
     def read(self, table_id: str, found: Found) -> bytes:
-        if found.stamp[0] > MAX_LOG_BYTES:
-            raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
-                                     "this server replays; `wildtable export` writes it to a file")
+        refuse_too_big(table_id, found, "`wildtable export` writes it to a file")
         return self._ask(self.store.load_records, table_id)
 
     def head(self, table_id: str) -> bytes:
