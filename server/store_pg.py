@@ -346,20 +346,19 @@ class PgStore:
     def adoptable(self, limit: int = 100) -> list[str]:
         """Unfinished tables this node may adopt now: its own (a restart), ownerless, or
         with a lease that has passed; oldest first."""
-        with self.connection() as conn:
-            return [r[0] for r in conn.execute(
-                "SELECT table_id FROM wt_tables WHERE NOT finished AND (owner IS NULL OR owner = %s "
-                "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s",
-                (self.node_id, limit))]
+        return self._unowned(limit, "OR owner = %s ", (self.node_id,))
 
     def expired_tables(self, limit: int = 100) -> list[str]:
         """Unfinished tables any node may adopt now: ownerless, or with a lease that has
         passed (the cluster's adoption loop; never a table whose owner's lease still runs,
         this node's included: one being created here is not adopted from under itself)."""
+        return self._unowned(limit)
+
+    def _unowned(self, limit: int, also: str = "", params: tuple = ()) -> list[str]:
         with self.connection() as conn:
             return [r[0] for r in conn.execute(
-                "SELECT table_id FROM wt_tables WHERE NOT finished AND (owner IS NULL "
-                "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s", (limit,))]
+                f"SELECT table_id FROM wt_tables WHERE NOT finished AND (owner IS NULL {also}"
+                "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s", (*params, limit))]
 
     def adopt(self, table_id: str) -> PgLog | None:
         """Take the table's lease (a new epoch, which fences its former owner out) if it is
