@@ -21,11 +21,14 @@ from typing import Any
 import attrs
 import trio
 
+from wildtable.client.net import connect
+from wildtable.client.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game
 from wildtable.protocol.errors import IllegalAction
 
 from proc import LineReader
+from scripted import play_to_end
 from serverkit import check_views
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -367,6 +370,37 @@ async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
     found = await stderr.until(r"serving on (ws://\S+)", timeout=30)
     nursery.start_soon(stderr.read_to_end)        # the rest, as it comes: the pipe never fills
     return ServeProcess(proc, found.group(1), stderr)
+
+
+# a connection to a server that was killed or stopped under it ends with one of these
+GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+
+
+async def two_play_until(sp: ServeProcess, seen: list[list], sig: int, *, accepted: int = 40,
+                         timeout: float) -> tuple[str, list[m.Joined]]:
+    """p0 and p1 play a run-wild table of 20 rounds on ``sp`` (what each receives goes to ``seen[i]``)
+    until ``accepted`` of their actions were accepted, then ``sig`` goes to the server; a player whose
+    connection the server's end cut stops there. Returns the table's id and the two seats' Joined."""
+    joined: list = [None, None]
+    async with connect(sp.url, "p0") as a, connect(sp.url, "p1") as b:
+        await a.send(m.CreateTable("run-wild", 2, {"rounds": 20}))
+        tid = (await a.receive_until(lambda x: isinstance(x, m.TableCreated))).table
+
+        async def player(i, c):
+            await c.send(m.Join(tid, i))
+            joined[i] = await c.receive_until(lambda x: isinstance(x, m.Joined))
+            try:
+                await play_to_end(c, joined[i], log=seen[i], timeout=timeout)
+            except GONE:
+                pass
+
+        async with trio.open_nursery() as n:
+            n.start_soon(player, 0, a)
+            n.start_soon(player, 1, b)
+            while sum(isinstance(x, m.Accepted) for x in seen[0] + seen[1]) < accepted:
+                await trio.sleep(0.005)
+            sp.proc.send_signal(sig)
+    return tid, joined
 
 
 def is_direct_answer(msg) -> bool:

@@ -9,16 +9,11 @@ import signal
 import pytest
 import trio
 
-from wildtable.client.net import connect
-from wildtable.client.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
-from adversarial_kit import start_serve
-from scripted import play_to_end
-
-GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+from adversarial_kit import start_serve, two_play_until
 
 
 @pytest.mark.parametrize("durability", ["always", "batch", "off"])
@@ -28,24 +23,7 @@ async def test_sigterm_loses_no_accepted_action(tmp_path, durability):
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
             sp = await start_serve(nursery, data, "--durability", durability)
-            async with connect(sp.url, "p0") as a, connect(sp.url, "p1") as b:
-                await a.send(m.CreateTable("run-wild", 2, {"rounds": 20}))
-                tid = (await a.receive_until(lambda x: isinstance(x, m.TableCreated))).table
-
-                async def player(i, c):
-                    await c.send(m.Join(tid, i))
-                    j = await c.receive_until(lambda x: isinstance(x, m.Joined))
-                    try:
-                        await play_to_end(c, j, log=seen[i], timeout=25)
-                    except GONE:
-                        pass
-
-                async with trio.open_nursery() as n:
-                    n.start_soon(player, 0, a)
-                    n.start_soon(player, 1, b)
-                    while sum(isinstance(x, m.Accepted) for x in seen[0] + seen[1]) < 40:
-                        await trio.sleep(0.005)
-                    sp.proc.send_signal(signal.SIGTERM)
+            tid, _ = await two_play_until(sp, seen, signal.SIGTERM, timeout=25)
             assert await sp.proc.wait() == 0, sp.log[-2000:]
             nursery.cancel_scope.cancel()
     acked = {x.seq for s in seen for x in s if isinstance(x, m.Accepted)}

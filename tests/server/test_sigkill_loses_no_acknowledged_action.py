@@ -13,13 +13,13 @@ import sys
 import trio
 
 from wildtable.client.net import Connection, Mirror, connect
-from wildtable.client.wire import ConnectionClosed, HandshakeError
+from wildtable.client.wire import HandshakeError
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
-from adversarial_kit import choose, start_serve
+from adversarial_kit import GONE, choose, start_serve
 from serverkit import as_sent
 
 TABLES = [
@@ -30,7 +30,6 @@ TABLES = [
     ("go-fish-wildcard", 3, {"turn_timer": 0.0}),
 ]
 KILL_AFTER = 10        # acknowledged actions at every table before the kill
-GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
 
 
 class Player:

@@ -11,16 +11,12 @@ import pytest
 import trio
 
 from wildtable.client.net import connect
+from wildtable.client.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record, read_log
 from wildtable.server.store_pg import LeaseLost, PgStore, PgWriter
 
 from serverkit import create, join, running_server
-
-try:
-    from wildtable.client.wire import ConnectionClosed       # the client's own WebSocket layer
-except ImportError:
-    from trio_websocket import ConnectionClosed
 
 GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
 

@@ -14,43 +14,17 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 
-from adversarial_kit import start_serve
-from scripted import play_to_end
-
-try:
-    from wildtable.client.wire import ConnectionClosed       # the client's own WebSocket layer
-except ImportError:
-    from trio_websocket import ConnectionClosed
-
-GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError, OSError)
+from adversarial_kit import start_serve, two_play_until
 
 
 async def test_sigkill_loses_no_acknowledged_seq_and_the_restart_takes_the_table_back(tmp_path, pg_dsn):
     data = tmp_path / "data"
     args = ("--store", pg_dsn, "--node-id", "node-1")
     seen: list[list] = [[], []]
-    joined: list = [None, None]
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             sp = await start_serve(nursery, data, *args)
-            async with connect(sp.url, "p0") as a, connect(sp.url, "p1") as b:
-                await a.send(m.CreateTable("run-wild", 2, {"rounds": 20}))
-                tid = (await a.receive_until(lambda x: isinstance(x, m.TableCreated))).table
-
-                async def player(i, c):
-                    await c.send(m.Join(tid, i))
-                    joined[i] = await c.receive_until(lambda x: isinstance(x, m.Joined))
-                    try:
-                        await play_to_end(c, joined[i], log=seen[i], timeout=40)
-                    except GONE:
-                        pass
-
-                async with trio.open_nursery() as n:
-                    n.start_soon(player, 0, a)
-                    n.start_soon(player, 1, b)
-                    while sum(isinstance(x, m.Accepted) for x in seen[0] + seen[1]) < 40:
-                        await trio.sleep(0.005)
-                    sp.proc.send_signal(signal.SIGKILL)
+            tid, joined = await two_play_until(sp, seen, signal.SIGKILL, timeout=40)
             assert await sp.proc.wait() == -signal.SIGKILL
             acked = {x.seq for s in seen for x in s if isinstance(x, m.Accepted)}
             with psycopg.connect(pg_dsn) as db:
