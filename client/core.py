@@ -438,7 +438,6 @@ class ClientCore:
         A ``redirect`` of it is followed: to the node named, where ``msg`` is sent again
         (a create_table with ``here``), at most MAX_REDIRECTS times; then the answer is
         an Error ``too_many_redirects`` (made here, and shown unless ``quiet``)."""
-        tag = type(msg).TAG
         for hop in range(MAX_REDIRECTS + 1):
             reply = await self._request_once(msg, pred, timeout, quiet)
             if not isinstance(reply, m.Redirect):
@@ -449,11 +448,9 @@ class ClientCore:
             if isinstance(msg, m.CreateTable):
                 msg = attrs.evolve(msg, here=True)
         self._redirects_in_row = 0
-        error = m.Error("too_many_redirects", f"the server sent {tag} on to another node {MAX_REDIRECTS} times "
-                        f"(the last: {reply.url}); the cluster may be moving the table: try again in a moment",
-                        None, tag)
+        error = _too_many_redirects(reply)
         if not quiet:
-            self.notify("error", f"{error.code}: {user_words(error.message)}", error)
+            self._say_error(error)
         return error
 
     async def _move(self, redirect: m.Redirect) -> None:
@@ -568,14 +565,13 @@ class ClientCore:
         if self._redirects_in_row > MAX_REDIRECTS:
             self._redirects_in_row = 0
             self._rejoining = False
-            self.notify("error", f"too_many_redirects: the server sent {msg.ref} on to another node {MAX_REDIRECTS} "
-                                 f"times (the last: {msg.url}); the cluster may be moving the table: try again in a moment")
+            self._say_error(_too_many_redirects(msg))
             return
-        again = self._last_sent_of.get(msg.ref)
-        if self._rejoining or again is None:
-            self._spawn(self._follow, msg, None)        # the reconnect takes the seat back itself
-        else:
-            self._spawn(self._follow, msg, again)
+        # a seat being taken back: the reconnect at the node takes it back itself
+        self._spawn(self._follow, msg, None if self._rejoining else self._last_sent_of.get(msg.ref))
+
+    def _say_error(self, error: m.Error) -> None:
+        self.notify("error", f"{error.code}: {user_words(error.message)}", error)
 
     async def _follow(self, redirect: m.Redirect, again: Any) -> None:
         try:
@@ -706,7 +702,7 @@ class ClientCore:
                 self.notify("error", "your seat was resumed from another connection; this one is back in the lobby", msg)
                 self.notify("table")
                 return
-            self.notify("error", f"{msg.code}: {user_words(msg.message)}", msg)
+            self._say_error(msg)
         elif t is m.Goodbye:
             self.notify("connection", f"the server says goodbye: {msg.reason}")
         elif t is m.Welcome:
@@ -971,6 +967,13 @@ class ClientCore:
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         await self._send(seat_bots(mir.table, count, level, self.bot_delay))
+
+
+def _too_many_redirects(last: m.Redirect) -> m.Error:
+    """The error made here for a message the cluster sent on more than MAX_REDIRECTS times."""
+    return m.Error("too_many_redirects", f"the server sent {last.ref} on to another node {MAX_REDIRECTS} times "
+                   f"(the last: {last.url}); the cluster may be moving the table: try again in a moment",
+                   None, last.ref)
 
 
 def seat_bots(table: str, count: int, level: str | None, delay: float | None) -> m.SeatBots:
