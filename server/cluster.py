@@ -42,7 +42,7 @@ from wildtable.protocol.codec import packb
 from wildtable.protocol.errors import IllegalAction
 
 from .botseats import valid_entries
-from .store_pg import StoreError
+from .store_pg import StoreError, first_line
 
 log = logging.getLogger("wildtable.server")
 
@@ -78,11 +78,6 @@ class Redirected(Exception):
     def __init__(self, url: str, table: str | None, reason: str):
         super().__init__(reason)
         self.url, self.table, self.reason = url, table, reason
-
-
-def _first_line(e: BaseException) -> str:
-    text = str(e).strip() or type(e).__name__
-    return text.splitlines()[0]
 
 
 def _rank(entry: bytes) -> int:
@@ -148,7 +143,7 @@ class Cluster:
         except StoreError:
             raise
         except Exception as e:
-            raise StoreError(f"cannot register this node in the store: {_first_line(e)}") from e
+            raise StoreError(f"cannot register this node in the store: {first_line(e)}") from e
 
     # ---------------------------------------------------------------- the loops
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -168,7 +163,7 @@ class Cluster:
                 await work()
             except Exception as e:
                 self._warn(work.__name__, "cluster: %s failed (%s); trying again", work.__name__.strip("_"),
-                           _first_line(e))
+                           first_line(e))
 
     def _warn(self, key: str, text: str, *args) -> None:
         now = trio.current_time()
@@ -251,7 +246,7 @@ class Cluster:
         except (Redirected, IllegalAction):
             raise
         except Exception as e:
-            self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, _first_line(e))
+            self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, first_line(e))
             raise IllegalAction("storage_error", f"this server cannot reach its store to find table {table_id} just "
                                 "now; try again in a few seconds") from None
 
@@ -408,7 +403,7 @@ class Cluster:
                 except Exception as e:
                     self._bots_dirty.add(tid)       # tried again at the next change or round
                     self._warn("bots", "cluster: cannot write the bots of table %s to the store (%s); trying again",
-                               tid, _first_line(e))
+                               tid, first_line(e))
             if self._bots_dirty:
                 self._bots_wake.set()
             await trio.sleep(BOTS_EVERY)
@@ -419,7 +414,7 @@ class Cluster:
             data = await self.store.call(self.store.bots_of, table_id)
         except Exception as e:
             log.warning("cluster: cannot read the bots of table %s from the store (%s); they stay offline",
-                        table_id, _first_line(e))
+                        table_id, first_line(e))
             return
         if not data:
             return
@@ -447,4 +442,4 @@ class Cluster:
             try:
                 await self.store.call(self.store.node_down)
             except Exception as e:
-                log.warning("cluster: could not mark this node stopped in the store (%s)", _first_line(e))
+                log.warning("cluster: could not mark this node stopped in the store (%s)", first_line(e))
