@@ -73,10 +73,11 @@ export class Connection {
       const why = ev.reason ? `${ev.code}: ${ev.reason}` : `code ${ev.code}`;
       if (this.node && !ws.welcomed) {
         // the node we were sent to cannot be reached: back to the page's own server
+        // after the usual pause: the page's server may send it to the same node again
         this.onState("lost", `cannot reach ${this.node} (${why}); connecting to this page's server again`);
         this.node = null;
         this.resend = null;
-        setTimeout(() => { if (!this.stopped) this.open(); }, 0);
+        setTimeout(() => { if (!this.stopped) this.open(); }, this.pause);
         return;
       }
       this.onState("lost", `connection lost (${why}); connecting again in ${Math.round(this.pause / 100) / 10} s`);
