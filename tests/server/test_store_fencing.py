@@ -16,7 +16,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record, read_log
 from wildtable.server.store_pg import LeaseLost, PgStore, PgWriter
 
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, seated
 
 GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -100,10 +100,7 @@ async def test_a_server_fenced_out_of_its_table_acknowledges_nothing_and_steps_d
     with trio.fail_after(30):
         # a long lease: the renewal does not notice first, the commit's fence does
         async with running_server(tmp_path / "data", store=pg_dsn, lease_seconds=60) as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                table = await create(ann, "run-wild", 2, rounds=1)
-                await join(ann, table, 0)
-                await join(bob, table, 1)
+            async with seated(url, "run-wild", 2, {"rounds": 1}, names=["ann", "bob"]) as (table, (ann, bob), _):
                 await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 2)    # dealt
                 _expire(pg_dsn, table)
                 assert PgStore(pg_dsn, "node-b").adopt(table) is not None

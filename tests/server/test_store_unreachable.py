@@ -10,11 +10,10 @@ import logging
 import psycopg
 import trio
 
-from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 
-from serverkit import create, join, running_server
+from serverkit import running_server, seated
 
 
 async def test_no_ack_while_the_store_is_down_then_play_goes_on(tmp_path, pg_private, caplog):
@@ -22,10 +21,7 @@ async def test_no_ack_while_the_store_is_down_then_play_goes_on(tmp_path, pg_pri
     dsn = pg_private.create_database()
     with trio.fail_after(60):
         async with running_server(tmp_path / "data", store=dsn, lease_seconds=120) as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                table = await create(ann, "run-wild", 2, rounds=1)
-                await join(ann, table, 0)
-                await join(bob, table, 1)
+            async with seated(url, "run-wild", 2, {"rounds": 1}, names=["ann", "bob"]) as (table, (ann, bob), _):
                 await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 2)    # dealt
                 heard: list = []
 
