@@ -21,8 +21,8 @@ from textual.widgets import Input, Static
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
 
-# the timeline is shared with the web replay viewer (server/replays.py); its names stay importable here
-from .timeline import ALL, SPECTATOR, Step, Timeline, parse_perspective, raw  # noqa: F401
+# the timeline is shared with the web replay viewer (server/replays.py)
+from .timeline import ALL, Timeline, parse_perspective
 
 
 # ---------------------------------------------------------------- plain
