@@ -20,7 +20,7 @@ from wildtable.protocol import messages as m
 from wildtable.server.app import Server
 
 from proc import LineReader
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, seated
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -38,10 +38,7 @@ def _text(done) -> tuple[str, str]:
 async def test_a_full_or_finished_table_or_too_many_bots_is_one_line_and_exit_1(tmp_path):
     with trio.fail_after(40):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                full = await create(ann, "go-wild", 2)
-                await join(ann, full, 0)
-                await join(bob, full, 1)
+            async with seated(url, "go-wild", 2, names=["ann", "bob"]) as (full, (ann, bob), _):
                 done = await _bots(url, full, "--count", "1")
                 out, err = _text(done)
                 assert done.returncode == 1, (out, err)
@@ -90,10 +87,7 @@ async def test_a_seat_left_mid_game_is_taken_by_a_bot_although_it_keeps_its_name
     cards) yet anyone may take it: `wildtable bots` must not call such a table full."""
     with trio.fail_after(30):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                table = await create(ann, "go-wild", 2)
-                await join(ann, table, 0)
-                await join(bob, table, 1)
+            async with seated(url, "go-wild", 2, names=["ann", "bob"]) as (table, (ann, bob), _):
                 await ann.send(m.Leave())
                 await ann.receive_until(lambda x: isinstance(x, m.Left))
                 t = server.tables[table]
@@ -114,10 +108,7 @@ async def test_a_seat_left_mid_game_is_taken_by_a_bot_although_it_keeps_its_name
 async def test_a_bot_that_cannot_take_its_seat_raises_bot_error_and_run_bot_reports_it(tmp_path):
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):
-            async with connect(url, "ann") as ann, connect(url, "bob") as bob:
-                table = await create(ann, "run-wild", 2)
-                await join(ann, table, 0)
-                await join(bob, table, 1)
+            async with seated(url, "run-wild", 2, names=["ann", "bob"]) as (table, (ann, bob), _):
                 with pytest.raises(BotError, match="table_full"):
                     await Bot(url, table, "late", delay=0.0).run()
                 said: list[str] = []
