@@ -530,7 +530,7 @@ class Server:
         store it may take at start (its own after a restart, ownerless or expired ones),
         up to max_tables."""
         if not self.store.node_id:
-            self.store.node_id = f"ws://[{host}]:{self.port}" if ":" in host else f"ws://{host}:{self.port}"
+            self.store.node_id = wire.ws_url(host, self.port)
         try:
             ids = await self.store.call(self.store.adoptable, self.max_tables)
             adopted = []

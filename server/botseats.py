@@ -23,6 +23,8 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
+from .wire import ws_url
+
 log = logging.getLogger("wildtable.server")
 
 BOTS_FILE = "bots.json"
@@ -126,7 +128,7 @@ class BotHost:
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         host = LOOPBACK.get(host, host)
-        self.url = f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+        self.url = ws_url(host, port)
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             task_status.started()

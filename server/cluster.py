@@ -43,6 +43,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from .botseats import valid_entries
 from .store_pg import StoreError, first_line
+from .wire import ws_url
 
 log = logging.getLogger("wildtable.server")
 
@@ -116,7 +117,7 @@ class Cluster:
         """This node's public URL: --public-url, else the listen address."""
         if self.public_url:
             return self.public_url
-        return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+        return ws_url(host, port)
 
     async def join_cluster(self, host: str, port: int) -> None:
         """Once listening: this node's URL and id (the URL unless given), and its first

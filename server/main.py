@@ -37,7 +37,7 @@ async def serve_until_signalled(server: Server, host: str, port: int, *, task_st
             port = await nursery.start(server.run, host, port)
             # where it listens, plainly, on stdout (the port the OS chose, with --port 0),
             # --quiet or not: the log line on stderr says the same with the details
-            print(f"serving on {_url(host, port)}", flush=True)
+            print(f"serving on {wire.ws_url(host, port)}", flush=True)
             task_status.started(port)
             async for sig in signals:
                 name = signal.Signals(sig).name
@@ -45,10 +45,6 @@ async def serve_until_signalled(server: Server, host: str, port: int, *, task_st
                 with trio.move_on_after(5):
                     await server.shutdown(f"server stopping ({name})")
                 break
-
-
-def _url(host: str, port: int) -> str:
-    return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
 
 
 def listen_problem(host: str, port: int, e: OSError) -> str:

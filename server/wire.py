@@ -446,6 +446,11 @@ class Peer:
                     return
 
 
+def ws_url(host: str, port: int) -> str:
+    """The ws:// URL of a listening address (an IPv6 host in brackets)."""
+    return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+
+
 def _clip_reason(reason: str) -> str:
     """A close reason fits in a control frame: 123 bytes of UTF-8 at most."""
     data = reason.encode()
