@@ -21,6 +21,16 @@ from serverkit import create, join, running_server, seated
 GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
 
 
+async def _heard_until_gone(conn) -> list:
+    """What ``conn`` receives until the server closes it."""
+    heard = []
+    try:
+        while True:
+            heard.append(await conn.receive())
+    except GONE:
+        return heard
+
+
 def _header(tid: str) -> bytes:
     return encode_record(Header(2, "go-wild", tid, 2, {}))
 
@@ -106,12 +116,7 @@ async def test_a_server_fenced_out_of_its_table_acknowledges_nothing_and_steps_d
                 assert PgStore(pg_dsn, "node-b").adopt(table) is not None
                 before = _records(pg_dsn, table)
                 await ann.send(m.Intent(7, {"kind": "ready"}))
-                heard = []
-                try:
-                    while True:
-                        heard.append(await ann.receive())
-                except GONE:
-                    pass
+                heard = await _heard_until_gone(ann)
                 assert not [x for x in heard if isinstance(x, m.Accepted)], heard
                 assert [x for x in heard if isinstance(x, m.Goodbye)], heard
                 with trio.fail_after(5):
@@ -129,11 +134,6 @@ async def test_a_server_steps_down_from_a_table_it_did_not_renew(tmp_path, pg_ds
                 _expire(pg_dsn, table)
                 assert PgStore(pg_dsn, "node-b").adopt(table) is not None
                 # nothing is sent: the renewal finds the lease gone, and the table steps down
-                heard = []
-                try:
-                    while True:
-                        heard.append(await ann.receive())
-                except GONE:
-                    pass
+                heard = await _heard_until_gone(ann)
                 assert [x for x in heard if isinstance(x, m.Goodbye)], heard
                 assert table not in server.tables
