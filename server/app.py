@@ -525,17 +525,15 @@ class Server:
             self._nursery.start_soon(self.writer.release, table.logfile, True)
         return table
 
-    async def _open_store(self, host: str) -> None:
-        """Once listening: this node's id (its URL unless given), then every table of the
+    async def _open_store(self) -> None:
+        """Once this node joined the cluster (which gave it its id): every table of the
         store it may take at start (its own after a restart, ownerless or expired ones),
         up to max_tables."""
-        if not self.store.node_id:
-            self.store.node_id = wire.ws_url(host, self.port)
         try:
             ids = await self.store.call(self.store.adoptable, self.max_tables)
             adopted = []
             for tid in ids:
-                if sum(1 for t in self.tables.values() if not t.finished) >= self.max_tables:
+                if not self.cluster.room():
                     break
                 table = await self.adopt_table(tid)
                 if table is not None:
@@ -637,7 +635,7 @@ class Server:
                                                           self._on_peer, host, port)
                             if self.store is not None:
                                 await self.cluster.join_cluster(host, self.port)
-                                await self._open_store(host)
+                                await self._open_store()
                                 conns.start_soon(self._keep_leases)
                                 await conns.start(self.cluster.run)
                             log.info("serving on ws://%s:%d (%s, durability %s)", host, self.port,
