@@ -74,7 +74,7 @@ _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 def _from_store(command: str, dsn: str, table: str) -> tuple[bytes, str | None] | int:
     """(the table's .wlog bytes, a note if a live node holds it and may be writing it)
     read from the store; or the exit status after saying why not."""
-    from wildtable.server.store_pg import PgStore, StoreError, redact
+    from wildtable.server.store_pg import PgStore, StoreError, first_line, redact
     if not _TABLE_ID.fullmatch(table):
         print(f"wildtable {command}: {table!r} is not a table id (letters, digits, '-' and '_', as list_tables "
               "shows them)", file=sys.stderr)
@@ -97,8 +97,7 @@ def _from_store(command: str, dsn: str, table: str) -> tuple[bytes, str | None] 
         print(f"wildtable {command}: {e}", file=sys.stderr)
         return 1
     except Exception as e:
-        first = (str(e).strip() or type(e).__name__).splitlines()[0]
-        print(f"wildtable {command}: cannot read the store {redact(dsn)}: {first}", file=sys.stderr)
+        print(f"wildtable {command}: cannot read the store {redact(dsn)}: {first_line(e)}", file=sys.stderr)
         return 2
     finally:
         store.close()
