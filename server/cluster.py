@@ -396,9 +396,9 @@ class Cluster:
             await self._bots_wake.wait()
             self._bots_wake = trio.Event()
             dirty, self._bots_dirty = self._bots_dirty, set()
-            book = self.server.bots.book
+            every = self.server.bots.book.load() if dirty else []     # bots.json, read once a round
             for tid in dirty:
-                entries = [e for e in book.load() if e.get("table") == tid]
+                entries = [e for e in every if e.get("table") == tid]
                 try:
                     await self.store.call(self.store.set_bots, tid, packb(entries) if entries else None)
                 except Exception as e:
