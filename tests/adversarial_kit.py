@@ -355,11 +355,11 @@ class ServeProcess:
     """`python -m wildtable serve --port 0` with its stderr drained into ``self.log``."""
 
     def __init__(self, proc, url: str, stderr: LineReader):
-        self.proc, self.url, self._stderr = proc, url, stderr
+        self.proc, self.url, self.stderr = proc, url, stderr
 
     @property
     def log(self) -> str:
-        return self._stderr.text
+        return self.stderr.text
 
 
 async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
@@ -367,7 +367,13 @@ async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
         [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     stderr = LineReader(proc.stderr, errors="replace")
-    found = await stderr.until(r"serving on (ws://\S+)", timeout=30)
+    try:
+        found = await stderr.until(r"serving on (ws://\S+)", timeout=30)
+    except BaseException:                         # it did not start (or the test gave up): not left running
+        proc.kill()
+        with trio.CancelScope(shield=True):
+            await proc.wait()
+        raise
     nursery.start_soon(stderr.read_to_end)        # the rest, as it comes: the pipe never fills
     return ServeProcess(proc, found.group(1), stderr)
 

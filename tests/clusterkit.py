@@ -9,8 +9,6 @@ Leases are short (LEASE, 1.5 s) so that failover takes seconds."""
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -22,6 +20,7 @@ from wildtable.client.net import Connection, Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
+from adversarial_kit import start_serve
 from proc import LineReader
 
 LEASE = 1.5             # seconds: serve --lease-seconds of every node
@@ -57,21 +56,9 @@ class Node:
 async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease: float = LEASE) -> Node:
     """`wildtable serve --store DSN --node-id NAME` on a free port; its stderr is drained
     into ``node.log`` as it comes."""
-    proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), "--store", dsn,
-         "--node-id", name, "--lease-seconds", str(lease), "--rate-limit", "10000", "--max-per-address", "0",
-         "--max-waiting-per-address", "0", *extra],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-    stderr = LineReader(proc.stderr, errors="replace")
-    try:
-        found = await stderr.until(r"INFO serving on (ws://\S+)", timeout=30)
-    except BaseException:
-        proc.kill()
-        with trio.CancelScope(shield=True):
-            await proc.wait()
-        raise
-    nursery.start_soon(stderr.read_to_end)
-    return Node(name, proc, found.group(1), stderr)
+    sp = await start_serve(nursery, data_dir, "--store", dsn, "--node-id", name, "--lease-seconds", str(lease),
+                           "--rate-limit", "10000", "--max-per-address", "0", "--max-waiting-per-address", "0", *extra)
+    return Node(name, sp.proc, sp.url, sp.stderr)
 
 
 @asynccontextmanager
