@@ -128,6 +128,16 @@ def group_commit_phrase(mean_ms: float, max_ms: float, count: int) -> str:
     return f"group commits: mean {mean_ms:.2f} ms, max {max_ms:.1f} ms ({count})"
 
 
+def fill_group(recv: trio.MemoryReceiveChannel, group: list) -> list:
+    """``group`` with what else waits in ``recv`` now, up to GROUP commits (both writers)."""
+    while len(group) < GROUP:
+        try:
+            group.append(recv.receive_nowait())
+        except (trio.WouldBlock, trio.EndOfChannel):
+            break
+    return group
+
+
 class StorageFailed(Exception):
     """The logs cannot be written (a full disk, a file size limit, an I/O error). Nothing
     after the failed group was acknowledged, so the server must stop: it cannot keep its
@@ -330,12 +340,7 @@ class LogWriter:
                             first = await self._recv.receive()
                         except trio.EndOfChannel:
                             break
-                    group = [first] if first is not None else []
-                    while len(group) < GROUP:
-                        try:
-                            group.append(self._recv.receive_nowait())
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
+                    group = fill_group(self._recv, [first] if first is not None else [])
                     now = trio.current_time()
                     sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
                     t0 = time.perf_counter()

@@ -51,7 +51,7 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
-from .logwriter import DURABILITIES, GROUP, QUEUE, StorageFailed, group_commit_phrase
+from .logwriter import DURABILITIES, QUEUE, StorageFailed, fill_group, group_commit_phrase
 
 log = logging.getLogger("wildtable.server")
 
@@ -701,12 +701,7 @@ class PgWriter:
                         first = await self._recv.receive()
                     except trio.EndOfChannel:
                         break
-                    group = [first]
-                    while len(group) < GROUP:
-                        try:
-                            group.append(self._recv.receive_nowait())
-                        except (trio.WouldBlock, trio.EndOfChannel):
-                            break
+                    group = fill_group(self._recv, [first])
                     outcome = await self._commit_group(group)
                     self._settle(group, outcome)
         finally:
