@@ -18,6 +18,9 @@ def test_seat_bots_fills_the_free_seats_with_the_servers_bots(players, web_serve
     page.select_option("#bot-level", "easy")
     page.click("#seat-bots")
     page.wait_for_function("() => window.wildtable.at.players.filter(p => p.name).length === 2")
+    # bots_seated is the answer once the bots sit, so the table's update showing bot1
+    # may come first: wait for the answer rather than expect it already there
+    page.wait_for_function("() => document.querySelector('#events').innerText.includes('bots seated')")
     assert "bots seated (easy): bot1 at seat 1" in page.inner_text("#events")
     assert "1 seat free" in page.inner_text(".seatbots")
 
