@@ -20,12 +20,15 @@ the server (its shuffles and every hand are in it), so a table id is looked up a
 finished tables the server still holds and the logs it moved to DATA_DIR/finished/ (on a
 cluster's store, `serve --store`: the tables marked finished there, StoreGames), and
 nothing else; and a log whose replay does not end its game is refused. The id must be a
-table id (letters, digits, ``-``, ``_``), so no request names a path outside that folder.
+table id (letters, digits, ``-``, ``_``), so no request names a path outside that folder,
+and a log is read only from a descriptor opened without following a link and checked to
+be a regular file (``open_regular``), so nothing swapped in after a check is read.
 """
 
 from __future__ import annotations
 
 import bisect
+import errno
 import json
 import math
 import os
@@ -33,6 +36,7 @@ import re
 import stat
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs
@@ -76,39 +80,72 @@ def still_playing(table_id: str) -> ReplayRefused:
                               "replayed (its log holds every hand)")
 
 
+def log_gone(table_id: str) -> ReplayRefused:
+    """A finished table the server still holds whose log is not where the server wrote it."""
+    return ReplayRefused(410, f"table {table_id!r} is over, but its log is no longer where this server wrote it "
+                              "(moved or removed outside the server), so it cannot be replayed here; the lobby "
+                              "still shows how it ended")
+
+
 @attrs.frozen
 class Found:
-    """Where a finished game's log is: a file, and the stamp (size, mtime) its timeline is kept under."""
+    """Where a finished game's log is: a file, and the stamp (size, mtime) its timeline is
+    kept under; ``held``: the log of a table the server still holds."""
     path: Path
     stamp: tuple
+    held: bool = False
 
 
 @attrs.frozen
 class Tables:
     """What the server holds, as the event loop saw it when the request came: its finished
-    tables' logs, and the ids of the tables still being played."""
+    tables' logs (None: a finished table with no log to read), and the ids of the tables
+    still being played."""
     held: dict
     playing: frozenset = frozenset()
 
 
 def server_tables(server, held_as: Callable[[Any], Any]) -> Tables:
     """``server``'s tables as the event loop sees them now: each finished one held as
-    ``held_as(table)`` (None: counted as playing, never served), the rest playing."""
+    ``held_as(table)`` (its log, or None if it has none), the rest playing."""
     held, playing = {}, []
     for t in list(server.tables.values()):
-        where = held_as(t) if t.finished else None
-        if where is not None:
-            held[t.id] = where
+        if t.finished:
+            held[t.id] = held_as(t)
         else:
             playing.append(t.id)
     return Tables(held, frozenset(playing))
 
 
-def refuse_too_big(table_id: str, found: Found, instead: str) -> None:
-    """413 for a log over MAX_LOG_BYTES (``found.stamp[0]`` is its size); ``instead`` says how to read it."""
-    if found.stamp[0] > MAX_LOG_BYTES:
-        raise ReplayRefused(413, f"the log of {table_id!r} is {found.stamp[0]} bytes, over the {MAX_LOG_BYTES} "
+def refuse_too_big(table_id: str, size: int, instead: str) -> None:
+    """413 for a log of ``size`` bytes, over MAX_LOG_BYTES; ``instead`` says how to read it."""
+    if size > MAX_LOG_BYTES:
+        raise ReplayRefused(413, f"the log of {table_id!r} is {size} bytes, over the {MAX_LOG_BYTES} "
                                  f"this server replays; {instead}")
+
+
+class NotRegular(OSError):
+    """What is there is not a regular file of its own: a symbolic link, a FIFO, a directory..."""
+
+
+@contextmanager
+def open_regular(path: Path):
+    """``path`` open for reading, with its ``os.stat_result``, if it is a regular file:
+    opened with O_NOFOLLOW, so a symbolic link there is never followed (not even one swapped
+    in after a check by name), and O_NONBLOCK, so opening a FIFO cannot hang the thread;
+    then what was opened is checked on its descriptor (fstat). NotRegular if it is not a
+    regular file, OSError if it cannot be opened."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise NotRegular(errno.ELOOP, "a symbolic link (not followed)", str(path)) from None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegular(errno.EINVAL, "not a regular file", str(path))
+        yield f, st
 
 
 class FinishedGames:
@@ -132,8 +169,10 @@ class FinishedGames:
         """(table id, log, when it was last written) of every finished game, newest first."""
         found = []
         for tid, path in tables.held.items():
+            if path is None:
+                continue
             try:
-                found.append((tid, path, path.stat().st_mtime))
+                found.append((tid, path, path.lstat().st_mtime))
             except OSError:
                 continue
         try:
@@ -155,28 +194,32 @@ class FinishedGames:
 
     def find(self, table_id: str, tables: Tables) -> Found:
         """The log of finished game ``table_id``: a table the server holds finished, or
-        finished/TABLE.wlog (a regular file: not a link to somewhere else)."""
-        path = tables.held.get(table_id) or self.server.finished_dir / (table_id + LOG_SUFFIX)
+        finished/TABLE.wlog (a regular file: not a link to somewhere else). ``read`` checks
+        again what it opens."""
+        if table_id in tables.playing:
+            raise still_playing(table_id)
+        held = table_id in tables.held
+        path = tables.held[table_id] if held else self.server.finished_dir / (table_id + LOG_SUFFIX)
         try:
-            st = path.lstat()
+            st = None if path is None else path.lstat()
         except OSError:
             st = None
         if st is None or not stat.S_ISREG(st.st_mode):
-            if table_id in tables.playing:
-                raise still_playing(table_id)
-            raise not_found(table_id)
-        return Found(path, (st.st_size, st.st_mtime_ns))
+            raise log_gone(table_id) if held else not_found(table_id)
+        return Found(path, (st.st_size, st.st_mtime_ns), held)
 
     def read(self, table_id: str, found: Found) -> bytes:
-        refuse_too_big(table_id, found, "`wildtable replay` reads it from the data dir")
         try:
-            with open(found.path, "rb") as f:
+            with open_regular(found.path) as (f, st):
+                refuse_too_big(table_id, st.st_size, "`wildtable replay` reads it from the data dir")
                 return f.read(MAX_LOG_BYTES)
+        except NotRegular:
+            raise log_gone(table_id) if found.held else not_found(table_id) from None
         except OSError as e:
             raise ReplayRefused(404, f"the log of {table_id!r} cannot be read: {e.strerror or e}") from None
 
     def head(self, path: Path) -> bytes:
-        with open(path, "rb") as f:
+        with open_regular(path) as (f, _):
             return f.read(HEAD_BYTES)
 
 
@@ -210,16 +253,21 @@ class StoreGames:
         return [(tid, tid, 0.0) for tid in self._ask(self.store.finished_tables)]
 
     def find(self, table_id: str, tables: Tables) -> Found:
+        if table_id in tables.playing:
+            raise still_playing(table_id)
         size = self._ask(self.store.log_size, table_id)
-        if size is None or size[2] == 0:
+        if size is None:
             raise not_found(table_id)
         finished, nbytes, count = size
         if not finished:
-            raise still_playing(table_id)
+            raise still_playing(table_id)       # whatever of its log is in the store yet
+        if count == 0:
+            raise ReplayRefused(422, f"table {table_id!r} is over, but the store holds none of its records: "
+                                     "its log is damaged")
         return Found(Path(table_id), (nbytes, count))
 
     def read(self, table_id: str, found: Found) -> bytes:
-        refuse_too_big(table_id, found, "`wildtable export` writes it to a file")
+        refuse_too_big(table_id, found.stamp[0], "`wildtable export` writes it to a file")
         return self._ask(self.store.load_records, table_id)
 
     def head(self, table_id: str) -> bytes:

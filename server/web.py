@@ -55,7 +55,7 @@ CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' 
        "connect-src 'self' ws: wss:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
 
 _PHRASES = {200: "OK", 400: "Bad Request", 403: "Forbidden", 404: "Not Found", 409: "Conflict",
-            413: "Content Too Large", 422: "Unprocessable Content", 503: "Service Unavailable"}
+            410: "Gone", 413: "Content Too Large", 422: "Unprocessable Content", 503: "Service Unavailable"}
 
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
