@@ -248,9 +248,9 @@ class StoreGames:
                                      f"({type(e).__name__})") from None
 
     def candidates(self, tables: Tables) -> list[tuple[str, str, float]]:
-        """(table id, table id, 0: the store keeps no time of finishing) of every finished
-        game, the newest made first."""
-        return [(tid, tid, 0.0) for tid in self._ask(self.store.finished_tables)]
+        """(table id, table id, when it was marked finished: Unix time, 0 if the store does
+        not know) of every finished game, the most recently finished first."""
+        return [(tid, tid, when or 0.0) for tid, when in self._ask(self.store.finished_tables)]
 
     def find(self, table_id: str, tables: Tables) -> Found:
         if table_id in tables.playing:

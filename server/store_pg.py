@@ -6,7 +6,8 @@ Schema (created with CREATE TABLE IF NOT EXISTS at start, ``PgStore.ensure_schem
 
     wt_nodes   one row a node: its public URL, heartbeat, load and capacity
     wt_tables  one row a table: its game, its owner node, the owner's lease (epoch and
-               lease_until), whether it is finished, its lobby entry and its bots
+               lease_until), whether it is finished and since when, its lobby entry and
+               its bots
     wt_records (table_id, n, data): record ``n`` of a table's log, ``data`` exactly the
                bytes of that .wlog frame (n 0 is the header): the rows in n order ARE
                the .wlog file (``load_records``, `wildtable export`)
@@ -84,13 +85,20 @@ SCHEMA = (
         finished boolean NOT NULL DEFAULT false,
         entry bytea,
         bots bytea,
-        created timestamptz NOT NULL DEFAULT now())""",
+        created timestamptz NOT NULL DEFAULT now(),
+        finished_at timestamptz)""",
     """CREATE TABLE IF NOT EXISTS wt_records (
         table_id text NOT NULL REFERENCES wt_tables,
         n bigint NOT NULL,
         data bytea NOT NULL,
         PRIMARY KEY (table_id, n))""",
     "CREATE INDEX IF NOT EXISTS wt_tables_owner ON wt_tables (owner) WHERE NOT finished",
+)
+# columns added since the first stores were made, (table, column, type): each is added to
+# a store that lacks it, and only there (ALTER TABLE takes an ACCESS EXCLUSIVE lock even
+# when the column exists, which would stall every node's commits at each node's start)
+ADDED_COLUMNS = (
+    ("wt_tables", "finished_at", "timestamptz"),    # when it was marked finished; NULL: before this column
 )
 # one schema at a time: CREATE TABLE IF NOT EXISTS run by two nodes at once can still
 # collide in the catalog, so ensure_schema holds this advisory lock while it runs
@@ -104,6 +112,11 @@ _SCHEMA_LOCK = 0x77746162   # "wtab"
 # group. A 1,000-player bench/load.py run on PostgreSQL had 4 to 8 such retries (its p99
 # over a second) before; none since (tests/server/test_store_lock_order.py).
 _IN_ORDER = "ORDER BY table_id FOR UPDATE"
+
+# a table marked finished: nobody adopts it any more; and, the first time, since when (the
+# replay viewer lists the most recently finished first, and a node restarted holds its own
+# finished tables again for --keep-finished from then)
+_MARK_FINISHED = "finished = true, finished_at = coalesce(finished_at, clock_timestamp())"
 
 
 class StoreError(Exception):
@@ -267,6 +280,10 @@ class PgStore:
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
             for statement in SCHEMA:
                 conn.execute(statement)
+            for table, column, kind in ADDED_COLUMNS:
+                if conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                                "AND table_name = %s AND column_name = %s", (table, column)).fetchone() is None:
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
 
     # ------------------------------------------------------------ tables
     def create_table_row(self, table_id: str, game: str, header: bytes) -> PgLog:
@@ -310,11 +327,12 @@ class PgStore:
         return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url"), row))
 
     # ------------------------------------------------------------ finished games (the replay viewer)
-    def finished_tables(self) -> list[str]:
-        """The ids of the finished tables, the newest made first."""
+    def finished_tables(self) -> list[tuple[str, float | None]]:
+        """(id, when it was marked finished: Unix time, None if before the store kept that)
+        of every finished table, the most recently finished first."""
         with self.connection() as conn:
-            return [r[0] for r in conn.execute("SELECT table_id FROM wt_tables WHERE finished "
-                                               "ORDER BY created DESC, table_id")]
+            return conn.execute("SELECT table_id, extract(epoch FROM finished_at)::float8 FROM wt_tables "
+                                "WHERE finished ORDER BY finished_at DESC NULLS LAST, created DESC, table_id").fetchall()
 
     def log_size(self, table_id: str) -> tuple[bool, int, int] | None:
         """(finished, bytes of its records, number of records) of a table; None if the
@@ -401,7 +419,7 @@ class PgStore:
         """Nobody adopts this table any more (its game is over, or it expired waiting for
         players): done only while this node holds its lease with the handle's epoch."""
         with self.connection() as conn:
-            cur = conn.execute("UPDATE wt_tables SET finished = true WHERE table_id = %s AND owner = %s AND epoch = %s",
+            cur = conn.execute(f"UPDATE wt_tables SET {_MARK_FINISHED} WHERE table_id = %s AND owner = %s AND epoch = %s",
                                (handle.table_id, self.node_id, handle.epoch))
             return cur.rowcount == 1
 
@@ -488,7 +506,7 @@ written AS (
     SELECT r.table_id, r.n, r.data FROM unnest(%(t)s::text[], %(n)s::int8[], %(d)s::bytea[]) AS r(table_id, n, data)
     WHERE r.table_id IN (SELECT table_id FROM held)),
 finished AS (
-    UPDATE wt_tables SET finished = true
+    UPDATE wt_tables SET """ + _MARK_FINISHED + """
     WHERE table_id = ANY(%(finish)s) AND table_id IN (SELECT table_id FROM held))
 SELECT table_id FROM held
 """
@@ -652,7 +670,7 @@ class PgWriter:
                         for row in rows:
                             copy.write_row(row)
             if finish:
-                conn.execute("UPDATE wt_tables SET finished = true WHERE table_id = ANY(%s)", (finish,))
+                conn.execute(f"UPDATE wt_tables SET {_MARK_FINISHED} WHERE table_id = ANY(%s)", (finish,))
         return _Outcome(written, fenced, 0.0)
 
     def _write_at_once(self, conn, by_table: dict) -> _Outcome:
