@@ -37,7 +37,7 @@ from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
 from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
-from .store_pg import LEASE_SECONDS, PgStore, PgWriter, StoreError, first_line, id_taken, redact
+from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 
@@ -470,11 +470,18 @@ class Server:
         return tables
 
     # ---------------------------------------------------------------- the store
-    def _table_from_store(self, handle, data: bytes) -> Table | None:
-        """A table adopted from the store, rebuilt as recovery rebuilds one from its file:
-        its records replayed by the protocol. None if its log is refused (logged, kept in
-        refused_logs, not tried again): nothing in it is cut, torn tail or not."""
+    def _table_from_store(self, handle, finished_ago: float = 0.0) -> Table | None:
+        """(In a worker thread.) A table of the store, rebuilt as recovery rebuilds one from
+        its file: its records read and replayed by the protocol. None if its log is refused
+        (logged, kept in refused_logs, not tried again): nothing in it is cut, torn tail or
+        not, and records missing in the middle are refused, never cut."""
         tid = handle.table_id
+        try:
+            data = self.store.load_records(tid)
+        except StoreError as e:
+            self.refused_logs[tid] = str(e)
+            log.error("table %s in the store: refusing to load it: %s", tid, e)
+            return None
         try:
             contents = read_log(data)
             if contents.torn is not None:
@@ -488,7 +495,19 @@ class Server:
             return None
         h = contents.header
         return Table(tid, result.game, h.seats, dict(h.settings), result.state, handle, self.writer,
-                     seq=result.seq, seat_records=seat_records, **self._table_kw())
+                     seq=result.seq, seat_records=seat_records, finished_ago=finished_ago, **self._table_kw())
+
+    def _finished_from_store(self) -> list[Table]:
+        """(In a worker thread, at start.) This node's tables whose game ended under
+        keep_finished ago, held again read-only, as recovery holds a finished log from files
+        (listed, watchable and rejoinable until keep_finished has passed since they ended);
+        one marked finished without its game over (a waiting table that expired) is not."""
+        tables = []
+        for tid, epoch, records, ago in self.store.finished_here(self.keep_finished):
+            table = self._table_from_store(PgLog(tid, epoch, records), finished_ago=ago)
+            if table is not None and table.finished:
+                tables.append(table)
+        return tables
 
     async def adopt_table(self, table_id: str) -> Table | None:
         """Serve a table of the store from now on: take its lease (a new epoch, so that its
@@ -503,15 +522,7 @@ class Server:
         try:
             def load():
                 handle = self.store.adopt(table_id)
-                if handle is None:
-                    return None
-                try:
-                    data = self.store.load_records(table_id)
-                except StoreError as e:         # records missing in the middle: refused, never cut
-                    self.refused_logs[table_id] = str(e)
-                    log.error("table %s in the store: refusing to load it: %s", table_id, e)
-                    return None
-                return self._table_from_store(handle, data)
+                return None if handle is None else self._table_from_store(handle)
             table = await self.store.call(load)
             if table is None:
                 return None
@@ -526,10 +537,16 @@ class Server:
         return table
 
     async def _open_store(self) -> None:
-        """Once this node joined the cluster (which gave it its id): every table of the
-        store it may take at start (its own after a restart, ownerless or expired ones),
-        up to max_tables."""
+        """Once this node joined the cluster (which gave it its id): its own finished tables
+        that ended under keep_finished ago, read-only (as recovery loads them from files),
+        and every table of the store it may take at start (its own after a restart,
+        ownerless or expired ones), up to max_tables."""
         try:
+            finished = await self.store.call(self._finished_from_store)
+            for table in finished:
+                self._start_table(table)
+            if finished:
+                log.info("loaded %d finished table(s) read-only", len(finished))
             ids = await self.store.call(self.store.adoptable, self.max_tables)
             adopted = []
             for tid in ids:

@@ -427,9 +427,11 @@ class Cluster:
         self.server.bots.resume_entries([e for e in valid_entries(entries) if e["table"] == table_id])
 
     async def resume_all_bots(self) -> None:
-        """At start, once the bots can run: the bots of every table this node took."""
-        for tid in list(self.server.tables):
-            await self.resume_bots(tid)
+        """At start, once the bots can run: the bots of every table this node took to play
+        on (not of the finished ones it holds again)."""
+        for tid, t in list(self.server.tables.items()):
+            if not t.finished:
+                await self.resume_bots(tid)
 
     def stepped_down(self, table) -> None:
         """This node lost ``table``: its bots here stop (the adopter runs them)."""

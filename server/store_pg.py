@@ -406,14 +406,33 @@ class PgStore:
                 (self._ttl(), self.node_id)).fetchall())
 
     def release_leases(self, table_ids: list[str] | None = None) -> int:
-        """Give up this node's leases (of ``table_ids``, or all): another node may adopt those
-        tables at once (a node shutting down cleanly). The epoch stays: adoption bumps it."""
+        """Give up this node's leases (of ``table_ids``, or all) of unfinished tables: another
+        node may adopt those at once (a node shutting down cleanly). The epoch stays: adoption
+        bumps it. Its finished tables stay its own (nobody adopts them; it holds them again
+        when it starts again, ``finished_here``)."""
         with self.connection() as conn:
-            mine = "owner = %s" if table_ids is None else "owner = %s AND table_id = ANY(%s)"
+            mine = "owner = %s AND NOT finished" + ("" if table_ids is None else " AND table_id = ANY(%s)")
             cur = conn.execute(f"UPDATE wt_tables t SET owner = NULL FROM (SELECT table_id FROM wt_tables WHERE {mine} "
                                f"{_IN_ORDER}) AS m WHERE t.table_id = m.table_id",
                                (self.node_id,) if table_ids is None else (self.node_id, table_ids))
             return cur.rowcount
+
+    def finished_here(self, keep_seconds: float) -> list[tuple[str, int, int, float]]:
+        """At a node's start: its finished tables to hold again, read-only, as recovery holds
+        a finished log from files: (id, epoch, records, seconds since it was marked finished)
+        of those marked finished under ``keep_seconds`` ago, the oldest first. The lobby
+        entries of all its finished tables are cleared first: those it holds again are listed
+        anew, and no other node lists one it does not hold as held."""
+        with self.connection() as conn, conn.transaction():
+            conn.execute("UPDATE wt_tables t SET entry = NULL FROM (SELECT table_id FROM wt_tables WHERE owner = %s "
+                         f"AND finished AND entry IS NOT NULL {_IN_ORDER}) AS m WHERE t.table_id = m.table_id",
+                         (self.node_id,))
+            return conn.execute(
+                "SELECT table_id, epoch, (SELECT count(*) FROM wt_records r WHERE r.table_id = t.table_id), ago "
+                "FROM (SELECT table_id, epoch, finished_at, "
+                "extract(epoch FROM clock_timestamp() - finished_at)::float8 AS ago FROM wt_tables "
+                "WHERE owner = %s AND finished AND finished_at IS NOT NULL) AS t "
+                "WHERE ago < %s::float8 ORDER BY finished_at, table_id", (self.node_id, keep_seconds)).fetchall()
 
     def mark_finished(self, handle: PgLog) -> bool:
         """Nobody adopts this table any more (its game is over, or it expired waiting for
