@@ -796,7 +796,11 @@ class PgWriter:
         for t, k in outcome.written.items():
             handles[t].next_n += k
             self.records += k
-        for t in outcome.fenced:
+        # a table fenced out with records of its own in the group lost them; one that only
+        # waited for what it had queued (a release: a finished table forgotten long after its
+        # lease passed) lost nothing, and is neither counted nor said to be lost
+        refused = {c.log.table_id for c in group if c.data and c.log is not None and c.log.table_id in outcome.fenced}
+        for t in refused:
             h = handles[t]
             if not h.lost:
                 h.lost = True
@@ -808,10 +812,9 @@ class PgWriter:
             self.commit_max = max(self.commit_max, outcome.seconds)
         self.groups += 1
         for c in group:
-            if c.log is not None and c.log.table_id in outcome.fenced:
+            if c.data and c.log is not None and c.log.table_id in refused:
                 self.fenced += 1
-                if c.data:
-                    c.error = LeaseLost(c.log.table_id)
+                c.error = LeaseLost(c.log.table_id)
             elif c.data:
                 self.bytes_written += len(c.data)
             if c.done is not None:
