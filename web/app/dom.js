@@ -34,13 +34,91 @@ export function button(label, onclick, attrs = {}) {
   return h("button", { type: "button", ...attrs, onclick }, label);
 }
 
-// Keep the element that had the focus focused across a redraw, found again by its data-key.
+// Keep the element that had the focus focused across a redraw: if the redraw replaced or
+// moved it, its successor is found by its data-key. An element the redraw kept in place
+// keeps the focus by itself, and is not focused again (focus() makes the browser lay the
+// page out at once, the dearest step of a redraw).
 export function keepFocus(root, draw) {
   const active = document.activeElement;
   const key = active && root.contains(active) ? active.dataset.key : undefined;
   draw();
-  if (key !== undefined) {
+  if (key !== undefined && document.activeElement !== active) {
     const again = root.querySelector(`[data-key="${CSS.escape(key)}"]`);
     if (again) again.focus();
   }
+}
+
+// ------------------------------------------------------------------ redrawing what changed
+// A screen that changes often (a Run Wild table) keeps its elements from one drawing to
+// the next and rewrites only what changed: `kept` remakes an element only when its
+// signature changed (a string of everything it was made from, its handlers' data
+// included, compared with ===; or an object that stands for it); `keyed` does so for a
+// list, one element per key; `put` makes a parent's children exactly the ones given,
+// removing what went and moving only what is out of place; `attr` and `text` write a value
+// only if it differs. Text still goes in as text nodes only.
+
+export function kept(cache, key, sig, make) {
+  const old = cache.get(key);
+  if (old && old.sig === sig) return old.el;
+  const el = make();
+  cache.set(key, { sig, el });
+  return el;
+}
+
+// ``items`` drawn as elements, each kept while keyOf(item) and sigOf(item) stay the same;
+// ``cache`` (a Map of this list's own) forgets the keys no longer in the list.
+export function keyed(cache, items, keyOf, sigOf, make) {
+  const keys = new Set();
+  const els = items.map((item) => {
+    const k = keyOf(item);
+    keys.add(k);
+    return kept(cache, k, sigOf(item), () => make(item));
+  });
+  for (const k of [...cache.keys()]) if (!keys.has(k)) cache.delete(k);
+  return els;
+}
+
+export function put(parent, ...children) {
+  const list = children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false && c !== "");
+  const wanted = new Set(list.filter((c) => c instanceof Node));
+  let at = parent.firstChild;
+  for (const c of list) {
+    if (c instanceof Node) {
+      // what goes away goes first, so that what stays is not moved (a move loses the focus)
+      while (at && at !== c && !wanted.has(at)) {
+        const next = at.nextSibling;
+        parent.removeChild(at);
+        at = next;
+      }
+      if (c === at) at = at.nextSibling;
+      else parent.insertBefore(c, at);
+    } else if (at && at.nodeType === Node.TEXT_NODE && at.data === String(c)) {
+      at = at.nextSibling;
+    } else {
+      parent.insertBefore(document.createTextNode(String(c)), at);
+    }
+  }
+  while (at) {
+    const next = at.nextSibling;
+    parent.removeChild(at);
+    at = next;
+  }
+  return parent;
+}
+
+// an attribute as h() sets it (null, undefined or false: absent; true: present, empty)
+export function attr(el, name, value) {
+  if (value === undefined || value === null || value === false) {
+    if (el.hasAttribute(name)) el.removeAttribute(name);
+    return el;
+  }
+  const s = value === true ? "" : String(value);
+  if (el.getAttribute(name) !== s) el.setAttribute(name, s);
+  return el;
+}
+
+export function text(el, value) {
+  const s = String(value);
+  if (el.textContent !== s) el.textContent = s;
+  return el;
 }

@@ -1,10 +1,14 @@
 // wildtable in a browser: the name, the lobby, a table. One WebSocket to the server that
 // served this page (net.js); every screen is drawn from what the server last said (its
-// views carry the whole state of the seat, docs/PROTOCOL.md), never patched.
+// views carry the whole state of the seat, docs/PROTOCOL.md), never from a patched copy.
+// The table screen keeps its elements while it shows the same table, and a drawing
+// rewrites only the parts whose content changed (dom.js kept/keyed/put): all it shows is
+// still derived from the last view, but an update of a busy Run Wild table costs the few
+// elements it changed, not the whole table.
 
 import { Connection } from "./net.js";
 import { store } from "./store.js";
-import { button, clear, h, keepFocus } from "./dom.js";
+import { attr, button, clear, h, keepFocus, kept, keyed, put, text } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
 
 const root = document.getElementById("app");
@@ -18,7 +22,7 @@ const app = {
   omitted: 0,
   lobbyNote: null,         // {text, error}
   creating: false,         // a table_created answers our own create: join it
-  at: null,                // the table: {id, game, seat, token, seq, view, players, over, events, refusal, ui}
+  at: null,                // the table: {id, game, seat, token, seq, view, players, over, events, eventsCut, refusal, ui}
   intents: new Map(),      // intent id -> what was tried (the words shown with its refusal)
   nextIntent: 1,
   lobbyTimer: null,
@@ -180,7 +184,7 @@ function onSeated(msg, seat, token) {
   const same = app.at && app.at.id === msg.table;
   app.at = {
     id: msg.table, game: msg.game, seat, seq: msg.seq, view: msg.view || {}, players: msg.players || [],
-    over: null, events: same ? app.at.events : [], refusal: null, ui: same ? app.at.ui : {},
+    over: null, events: same ? app.at.events : [], eventsCut: same ? app.at.eventsCut : 0, refusal: null, ui: same ? app.at.ui : {},
   };
   app.at.events.push(seat === null ? "watching" : `seated at seat ${seat}`);
   setDeadline();
@@ -198,7 +202,9 @@ function onUpdate(msg) {
     const text = g.describe(ev, ctxFor(at));
     if (text) at.events.push(text);
   }
-  at.events.splice(0, Math.max(0, at.events.length - 60));
+  const cut = Math.max(0, at.events.length - 60);
+  at.events.splice(0, cut);
+  at.eventsCut += cut;          // events[i] is the (eventsCut + i)th of this table: its key
   setDeadline();
   drawTable();
   // how long the page took to apply it (events, redraw), for bench/web.py: the last 2,000
@@ -285,11 +291,11 @@ function drawLobby() {
   keepFocus(root, () => {
     const rows = app.tables.map((t) => {
       const players = (t.players || []).map((p, i) => p === null ? "(free)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
-      const kept = store.seat(t.table, app.name);
+      const mine = store.seat(t.table, app.name);
       const free = (t.players || []).some((p) => p === null);
       const buttons = [];
-      if (kept) {
-        buttons.push(button("Rejoin", () => send({ type: "rejoin", table: t.table, seat: kept.seat, token: kept.token }), { "data-key": `rejoin-${t.table}`, "data-action": "rejoin" }));
+      if (mine) {
+        buttons.push(button("Rejoin", () => send({ type: "rejoin", table: t.table, seat: mine.seat, token: mine.token }), { "data-key": `rejoin-${t.table}`, "data-action": "rejoin" }));
       } else if (free && t.status !== "over") {
         buttons.push(button("Join", () => send({ type: "join", table: t.table, seat: null }), { "data-key": `join-${t.table}`, "data-action": "join" }));
       }
@@ -437,11 +443,24 @@ function createForm() {
   return form;
 }
 
+// One ctx per table sat at (the game modules keep their drawing's elements by it, and
+// their handlers read it when clicked): it reads the table's current view and players.
+const ctxs = new WeakMap();
+
 function ctxFor(at) {
+  let ctx = ctxs.get(at);
+  if (!ctx) {
+    ctx = makeCtx(at);
+    ctxs.set(at, ctx);
+  }
+  return ctx;
+}
+
+function makeCtx(at) {
   return {
-    view: at.view || {},
+    get view() { return at.view || {}; },
+    get players() { return at.players; },
     seat: at.seat,
-    players: at.players,
     ui: at.ui,
     connected: (seat) => {
       const p = (at.players || []).find((x) => x.seat === seat);
@@ -495,70 +514,111 @@ function stopTick() {
   app.tick = null;
 }
 
+// The table screen's elements, kept while the page shows the same table (the same `at`:
+// a new seat, a rejoin or another table draws it afresh).
+let shown = null;
+
+function tableScreen(at, g) {
+  if (shown && shown.at === at && root.dataset.screen === "table" && shown.section.parentNode === root) return shown;
+  clear(root);
+  root.dataset.screen = "table";
+  const s = {
+    at,
+    kept: new Map(),
+    eventItems: new Map(),
+    section: h("section", { id: "table", "aria-label": "table" }),
+    head: h("div", { class: "tablehead" }),
+    title: h("h2", {}, `${g.title} - table ${at.id}`),
+    status: h("p", { id: "status" }),
+    leave: button("", () => leave(), { id: "leave", "data-key": "leave" }),
+    board: h("div", { class: "board" }),
+    handHead: h("h3", {}, "Your hand"),
+    hand: h("section", { "aria-label": "your hand" }),
+    actions: h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }),
+    events: h("ol", { id: "events", reversed: true }),
+  };
+  s.eventsBox = h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"), s.events);
+  root.append(s.section);
+  shown = s;
+  return s;
+}
+
 function drawTable() {
   const at = app.at;
   if (!at || app.screen !== "table") return;
   const g = gameFor(at.game);
   const ctx = ctxFor(at);
   keepFocus(root, () => {
-    clear(root);
-    root.dataset.screen = "table";
+    const s = tableScreen(at, g);
     const parts = g.render(ctx);
     const v = ctx.view;
-    const turnBased = v.turn !== undefined;
-    const turn = turnBased && v.turn !== null && v.phase !== "over"
-      ? h("p", { id: "turn", class: v.turn === at.seat ? "yourturn" : "" },
-        v.turn === at.seat ? "Your turn" : `${seatName(ctx, v.turn)} to play`,
-        app.deadline !== null ? [" - ", h("span", { id: "countdown", "aria-label": "turn timer" }, countdown())] : null)
-      : null;
-    const over = at.over
-      ? h("p", { id: "over", role: "status" }, `Game over. Scores: ${(at.players || []).map((p) => `${seatName(ctx, p.seat)} ${at.over.scores[p.seat]}`).join(", ")}. `,
-        at.over.winners.length ? `Won: ${at.over.winners.map((s) => seatName(ctx, s)).join(", ")}.` : "Nobody won.",
-        " ", h("a", { href: `#replay=${encodeURIComponent(at.id)}`, id: "replay-this" }, "Replay this game"))
-      : null;
-    const refusal = at.refusal
-      ? h("p", { id: "refusal", class: "refusal", role: "alert", dataset: { code: at.refusal.code } },
-        h("strong", {}, at.refusal.what), ": ", at.refusal.code ? `${at.refusal.code} - ` : "", at.refusal.reason)
-      : h("p", { id: "refusal", class: "refusal empty", role: "alert" });
-    root.append(h("section", {
-      id: "table", "aria-label": "table", dataset: { table: at.id, game: at.game, seq: at.seq, phase: v.phase || "", seat: at.seat === null ? "" : at.seat, over: at.over ? "yes" : "no" },
-    },
-    h("div", { class: "tablehead" },
-      h("h2", {}, `${g.title} - table ${at.id}`),
-      h("p", { id: "status" }, at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `, g.status(ctx)),
-      turn, over,
-      button(at.over || at.seat === null ? "Back to lobby" : "Leave table", () => leave(), { id: "leave", "data-key": "leave" })),
-    botsControl(at),
-    h("div", { class: "board" }, parts.board),
-    parts.hand ? h("section", { "aria-label": "your hand" }, h("h3", {}, "Your hand"), parts.hand) : null,
-    parts.actions && parts.actions.length ? h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }, parts.actions) : null,
-    refusal,
-    h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"),
-      h("ol", { id: "events", reversed: true }, at.events.slice(-12).reverse().map((t) => h("li", {}, t))))));
+    const data = { table: at.id, game: at.game, seq: at.seq, phase: v.phase || "", seat: at.seat === null ? "" : at.seat, over: at.over ? "yes" : "no" };
+    for (const [k, x] of Object.entries(data)) attr(s.section, `data-${k}`, x);
+    text(s.status, `${at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `}${g.status(ctx)}`);
+    text(s.leave, at.over || at.seat === null ? "Back to lobby" : "Leave table");
+    put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave);
+    put(s.board, parts.board);
+    if (parts.hand) put(s.hand, s.handHead, parts.hand);
+    if (parts.actions && parts.actions.length) put(s.actions, parts.actions);
+    put(s.events, keyed(s.eventItems, at.events.slice(-12).map((t, i, last) => [at.eventsCut + at.events.length - last.length + i, t]).reverse(),
+      ([n]) => n, ([, t]) => t, ([, t]) => h("li", {}, t)));
+    put(s.section, s.head, botsControl(s, at), s.board, parts.hand ? s.hand : null,
+      parts.actions && parts.actions.length ? s.actions : null, refusalLine(s, at), s.eventsBox);
   });
+}
+
+function turnLine(s, at, ctx) {
+  const v = ctx.view;
+  if (v.turn === undefined || v.turn === null || v.phase === "over") return null;
+  const mine = v.turn === at.seat;
+  const who = mine ? "Your turn" : `${seatName(ctx, v.turn)} to play`;
+  const el = kept(s.kept, "turn", JSON.stringify([who, app.deadline !== null]), () => h("p", { id: "turn", class: mine ? "yourturn" : "" },
+    who, app.deadline !== null ? [" - ", h("span", { id: "countdown", "aria-label": "turn timer" })] : null));
+  const cd = el.querySelector("#countdown");
+  if (cd) text(cd, countdown());
+  return el;
+}
+
+function overLine(s, at, ctx) {
+  if (!at.over) return null;
+  const scores = (at.players || []).map((p) => `${seatName(ctx, p.seat)} ${at.over.scores[p.seat]}`).join(", ");
+  const won = at.over.winners.length ? `Won: ${at.over.winners.map((x) => seatName(ctx, x)).join(", ")}.` : "Nobody won.";
+  return kept(s.kept, "over", JSON.stringify([scores, won]), () => h("p", { id: "over", role: "status" }, `Game over. Scores: ${scores}. `,
+    won, " ", h("a", { href: `#replay=${encodeURIComponent(at.id)}`, id: "replay-this" }, "Replay this game")));
+}
+
+// made anew for each refusal (so that its alert is said again), kept while it stands
+function refusalLine(s, at) {
+  const r = at.refusal;
+  return kept(s.kept, "refusal", r, () => (r
+    ? h("p", { id: "refusal", class: "refusal", role: "alert", dataset: { code: r.code } },
+      h("strong", {}, r.what), ": ", r.code ? `${r.code} - ` : "", r.reason)
+    : h("p", { id: "refusal", class: "refusal empty", role: "alert" })));
 }
 
 // "Seat bots" (the protocol's seat_bots): the server runs them, and they play on when this
 // player goes. Only a seated player may ask, while seats are free and the game is not over.
 const LEVELS = ["easy", "normal", "hard"];
 
-function botsControl(at) {
+function botsControl(s, at) {
   const free = (at.players || []).filter((p) => !p.name).length;
   if (at.seat === null || at.over || free === 0) return null;
-  const ui = at.ui;
-  ui.bots = Math.min(Math.max(ui.bots || free, 1), free);
-  ui.level = ui.level || "normal";
-  const count = h("select", { id: "bot-count", "data-key": "bot-count", "aria-label": "how many bots",
-    onchange: (e) => { ui.bots = Number(e.target.value); } },
-  Array.from({ length: free }, (_, i) => h("option", { value: i + 1, selected: ui.bots === i + 1 }, `${i + 1} bot${i ? "s" : ""}`)));
-  const level = h("select", { id: "bot-level", "data-key": "bot-level", "aria-label": "how well they play",
-    onchange: (e) => { ui.level = e.target.value; } },
-  LEVELS.map((l) => h("option", { value: l, selected: ui.level === l }, l)));
-  return h("p", { class: "seatbots" }, `${free} seat${free > 1 ? "s" : ""} free: `, count, " ", level, " ",
-    button("Seat bots", () => {
-      at.refusal = null;
-      send({ type: "seat_bots", table: at.id, count: ui.bots, level: ui.level });
-    }, { id: "seat-bots", "data-action": "seat_bots", "data-key": "seat-bots" }));
+  return kept(s.kept, "bots", String(free), () => {
+    const ui = at.ui;
+    ui.bots = Math.min(Math.max(ui.bots || free, 1), free);
+    ui.level = ui.level || "normal";
+    const count = h("select", { id: "bot-count", "data-key": "bot-count", "aria-label": "how many bots",
+      onchange: (e) => { ui.bots = Number(e.target.value); } },
+    Array.from({ length: free }, (_, i) => h("option", { value: i + 1, selected: ui.bots === i + 1 }, `${i + 1} bot${i ? "s" : ""}`)));
+    const level = h("select", { id: "bot-level", "data-key": "bot-level", "aria-label": "how well they play",
+      onchange: (e) => { ui.level = e.target.value; } },
+    LEVELS.map((l) => h("option", { value: l, selected: ui.level === l }, l)));
+    return h("p", { class: "seatbots" }, `${free} seat${free > 1 ? "s" : ""} free: `, count, " ", level, " ",
+      button("Seat bots", () => {
+        at.refusal = null;
+        send({ type: "seat_bots", table: at.id, count: ui.bots, level: ui.level });
+      }, { id: "seat-bots", "data-action": "seat_bots", "data-key": "seat-bots" }));
+  });
 }
 
 function leave() {

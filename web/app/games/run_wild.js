@@ -3,7 +3,7 @@
 // "add" button to add it, or one of its cards to swap it in; with nothing selected, click a
 // meld's card to take it. Keys: r ready, m meld, d draw, 3 Draw-3, s stuck, Esc clear.
 
-import { button, h } from "../dom.js";
+import { attr, button, h, kept, keyed, put, text } from "../dom.js";
 import { seatList, seatName } from "./names.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
@@ -93,95 +93,168 @@ function me(ctx) {
   return (ctx.view.players || []).find((p) => p.seat === ctx.seat) || null;
 }
 
+// The elements of a table's drawing, kept from one update to the next by its ctx (main.js
+// keeps one ctx per table it sits at; the replay viewer makes one per drawing, so it draws
+// afresh): an update remakes only the players, melds and cards that changed. A handler
+// reads the selection and the view when clicked; what it captures is in its element's
+// signature, so a changed card or meld gets a new element and handler.
+const drawings = new WeakMap();
+
+function drawing(ctx) {
+  let d = drawings.get(ctx);
+  if (!d) {
+    d = {
+      players: h("ul", { class: "players" }), playerItems: new Map(),
+      meldsHead: h("h3", {}, "Melds"),
+      melds: h("ul", { class: "melds" }), meldItems: new Map(),
+      noMelds: h("p", { class: "hint" }, "no melds on the table"),
+      kept: new Map(),
+      hand: h("div", { class: "hand", role: "group", "aria-label": "your hand" }), handItems: new Map(),
+      noCards: h("span", { class: "hint" }, "no cards in hand"),
+      actions: actionButtons(ctx),
+    };
+    drawings.set(ctx, d);
+  }
+  return d;
+}
+
 function render(ctx) {
   const { view, ui } = ctx;
+  const d = drawing(ctx);
   const hand = (view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b));
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
   const sel = ui.selected;
   const playing = view.phase === "playing";
   const mine = me(ctx);
+  const canPlay = playing && ctx.seat !== null;
 
-  const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
-    const marks = [];
-    if (p.seat === view.dealer) marks.push("dealer");
-    if (view.phase === "ready" && p.in_round) marks.push(p.ready ? "ready" : "not ready");
-    if (p.stuck) marks.push("STUCK");
-    if (!p.in_round) marks.push("sits out");
-    if (view.out === p.seat) marks.push("OUT");
-    const total = view.totals ? view.totals[p.seat] : 0;
-    return h("li", { dataset: { seat: p.seat } },
-      h("strong", { class: "pname" }, seatName(ctx, p.seat)),
-      ` hand ${p.hand}, pile ${p.pile}, total ${total}`,
-      (p.draw3s || []).length ? `, Draw-3s ${p.draw3s.length}` : "",
-      marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
-      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
-  }));
+  put(d.players, (view.players || []).map((p) => playerItem(ctx, d, p)));
 
+  const ids = new Set();
   const meldNodes = (view.melds || []).map((m) => {
-    const cards = m.cards.map((c, i) => {
-      const v = m.values[i];
-      const act = () => {
-        if (sel.size === 0) ctx.act({ kind: "take", meld: m.id, card: c }, `take ${label(c)} from m${m.id}`);
-        else if (sel.size === 1) {
-          const give = [...sel][0];
-          ctx.act({ kind: "swap", meld: m.id, take: c, give, value: isWild(give) ? (ui.wild || v) : null },
-            `swap ${label(give)} for ${isWild(c) ? `W=${v}` : label(c)} in m${m.id}`);
-        } else ctx.refuse("take or swap", "select one card of your hand to swap it in, or none to take this card");
-      };
-      return button(cardFace(c, isWild(c) ? v : null), act, {
-        class: cardClass(c), "data-card": c, "data-key": `m${m.id}-${c}`, disabled: !playing || ctx.seat === null,
-        "aria-label": `${cardName(c, isWild(c) ? v : null)} in meld ${m.id}: ${sel.size ? "swap your card for it" : "take it"}`,
-      });
-    });
-    const add = button(`add to m${m.id}`, () => {
-      if (sel.size !== 1) {
-        ctx.refuse(`add to m${m.id}`, "select one card of your hand first");
-        return;
-      }
-      const c = [...sel][0];
-      const v = isWild(c) ? (ui.wild || wildValueFor(m)) : null;
-      ctx.act({ kind: "add", meld: m.id, card: c, value: v }, `add ${label(c)} to m${m.id}`);
-    }, { class: "add", "data-add": m.id, "data-key": `add-${m.id}`, disabled: !playing || ctx.seat === null });
-    return h("li", { class: "meld", dataset: { meld: m.id } },
-      h("span", { class: "meld-name" }, `m${m.id} ${m.kind}`), h("span", { class: "cards" }, cards), add);
+    ids.add(m.id);
+    return meldItem(ctx, d, m, sel, canPlay);
   });
-
-  const handNodes = hand.map((c) => button(cardFace(c), () => {
-    if (sel.has(c)) sel.delete(c);
-    else sel.add(c);
-    ctx.redraw();
-  }, {
-    class: cardClass(c) + (sel.has(c) ? " selected" : ""), "data-card": c, "data-key": `h${c}`,
-    "aria-pressed": sel.has(c) ? "true" : "false", "aria-label": cardName(c),
-  }));
+  for (const id of [...d.meldItems.keys()]) if (!ids.has(id)) d.meldItems.delete(id);
+  if (meldNodes.length) put(d.melds, meldNodes);
 
   const board = [
-    players,
-    h("h3", {}, "Melds"),
-    meldNodes.length ? h("ul", { class: "melds" }, meldNodes) : h("p", { class: "hint" }, "no melds on the table"),
-    results(ctx),
+    d.players,
+    d.meldsHead,
+    meldNodes.length ? d.melds : d.noMelds,
+    kept(d.kept, "results", JSON.stringify([view.round_scores, view.totals, view.phase, seatList(ctx, view.winners),
+      (view.players || []).map((p) => seatName(ctx, p.seat))]), () => results(ctx)),
   ];
   if (ctx.seat === null) return { board, hand: null, actions: [] };
 
-  const d3 = hand.find(isDraw3);
-  const actions = [];
-  if (view.phase === "ready" && mine && mine.in_round && !mine.ready) {
-    actions.push(button("Ready", () => ctx.act({ kind: "ready" }, "ready"), { "data-action": "ready", "data-key": "ready", accesskey: "r" }));
+  const handNodes = keyed(d.handItems, hand, (c) => c, () => "", (c) => button(cardFace(c), () => {
+    const now = ctx.ui.selected;
+    if (now.has(c)) now.delete(c);
+    else now.add(c);
+    ctx.redraw();
+  }, { "data-card": c, "data-key": `h${c}`, "aria-label": cardName(c) }));
+  handNodes.forEach((el, i) => {
+    attr(el, "class", cardClass(hand[i]) + (sel.has(hand[i]) ? " selected" : ""));
+    attr(el, "aria-pressed", sel.has(hand[i]) ? "true" : "false");
+  });
+  put(d.hand, handNodes.length ? handNodes : d.noCards);
+
+  const a = d.actions;
+  text(a.meld, `Meld (${sel.size})`);
+  attr(a.meld, "disabled", !playing);
+  text(a.draw, `Draw (${view.pile ?? 0} left)`);
+  attr(a.draw, "disabled", !playing || !view.pile);
+  attr(a.draw3, "disabled", !playing || !hand.some(isDraw3));
+  attr(a.stuck, "disabled", !playing || (mine && mine.stuck));
+  attr(a.clear, "disabled", sel.size === 0);
+  const ready = view.phase === "ready" && mine && mine.in_round && !mine.ready;
+  return { board, hand: d.hand, actions: [ready ? a.ready : null, a.meld, a.draw, a.draw3, a.stuck, a.clear, a.wild].filter(Boolean) };
+}
+
+// A player's line is kept for their seat and its words rewritten in place: every update
+// changes someone's counts.
+function playerItem(ctx, d, p) {
+  let e = d.playerItems.get(p.seat);
+  if (!e) {
+    e = { name: h("strong", { class: "pname" }), counts: document.createTextNode(""),
+      marks: h("span", { class: "marks" }), offline: h("span", { class: "marks" }, " (offline)") };
+    e.li = h("li", { dataset: { seat: p.seat } });
+    d.playerItems.set(p.seat, e);
   }
-  actions.push(
-    button(`Meld (${sel.size})`, () => meld(ctx), { "data-action": "meld", "data-key": "meld", disabled: !playing }),
-    button(`Draw (${view.pile ?? 0} left)`, () => ctx.act({ kind: "draw" }, "draw"),
-      { "data-action": "draw", "data-key": "draw", disabled: !playing || !view.pile }),
-    button("Draw-3", () => playDraw3(ctx, hand), { "data-action": "draw3", "data-key": "draw3", disabled: !playing || d3 === undefined }),
-    button("Stuck", () => ctx.act({ kind: "stuck" }, "stuck"),
-      { "data-action": "stuck", "data-key": "stuck", disabled: !playing || (mine && mine.stuck) }),
-    button("Clear", () => { sel.clear(); ctx.redraw(); }, { "data-action": "clear", "data-key": "clear", disabled: sel.size === 0 }),
-    wildPicker(ctx),
-  );
+  const view = ctx.view;
+  const marks = [];
+  if (p.seat === view.dealer) marks.push("dealer");
+  if (view.phase === "ready" && p.in_round) marks.push(p.ready ? "ready" : "not ready");
+  if (p.stuck) marks.push("STUCK");
+  if (!p.in_round) marks.push("sits out");
+  if (view.out === p.seat) marks.push("OUT");
+  const total = view.totals ? view.totals[p.seat] : 0;
+  const counts = ` hand ${p.hand}, pile ${p.pile}, total ${total}${(p.draw3s || []).length ? `, Draw-3s ${p.draw3s.length}` : ""}`;
+  text(e.name, seatName(ctx, p.seat));
+  if (e.counts.data !== counts) e.counts.data = counts;
+  text(e.marks, ` ${marks.join(", ")}`);
+  return put(e.li, e.name, e.counts, marks.length ? e.marks : null, ctx.connected(p.seat) ? null : e.offline);
+}
+
+// A meld's element is kept for its id; its cards, each kept while its value stays, are
+// put in the meld's order; "add" and a card's click find the meld in the view when clicked.
+function meldItem(ctx, d, m, sel, canPlay) {
+  const id = m.id;
+  let e = d.meldItems.get(id);
+  if (!e) {
+    e = { name: h("span", { class: "meld-name" }), cards: h("span", { class: "cards" }), cardItems: new Map(),
+      add: button(`add to m${id}`, () => addTo(ctx, id), { class: "add", "data-add": id, "data-key": `add-${id}` }) };
+    e.li = h("li", { class: "meld", dataset: { meld: id } }, e.name, e.cards, e.add);
+    d.meldItems.set(id, e);
+  }
+  text(e.name, `m${id} ${m.kind}`);
+  const cards = m.cards.map((c, i) => ({ c, v: m.values[i] }));
+  const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(cardFace(x.c, isWild(x.c) ? x.v : null),
+    () => takeOrSwap(ctx, id, x.c, x.v), { class: cardClass(x.c), "data-card": x.c, "data-key": `m${id}-${x.c}` }));
+  nodes.forEach((el, i) => {
+    const { c, v } = cards[i];
+    attr(el, "disabled", !canPlay);
+    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
+  });
+  put(e.cards, nodes);
+  attr(e.add, "disabled", !canPlay);
+  return e.li;
+}
+
+function takeOrSwap(ctx, id, c, v) {
+  const sel = ctx.ui.selected;
+  if (sel.size === 0) ctx.act({ kind: "take", meld: id, card: c }, `take ${label(c)} from m${id}`);
+  else if (sel.size === 1) {
+    const give = [...sel][0];
+    ctx.act({ kind: "swap", meld: id, take: c, give, value: isWild(give) ? (ctx.ui.wild || v) : null },
+      `swap ${label(give)} for ${isWild(c) ? `W=${v}` : label(c)} in m${id}`);
+  } else ctx.refuse("take or swap", "select one card of your hand to swap it in, or none to take this card");
+}
+
+function addTo(ctx, id) {
+  const sel = ctx.ui.selected;
+  if (sel.size !== 1) {
+    ctx.refuse(`add to m${id}`, "select one card of your hand first");
+    return;
+  }
+  const m = (ctx.view.melds || []).find((x) => x.id === id);
+  if (!m) return;           // gone since it was drawn (the button goes with the next drawing)
+  const c = [...sel][0];
+  const v = isWild(c) ? (ctx.ui.wild || wildValueFor(m)) : null;
+  ctx.act({ kind: "add", meld: id, card: c, value: v }, `add ${label(c)} to m${id}`);
+}
+
+// The action buttons, made once per drawing: each render sets their labels and whether
+// they are enabled.
+function actionButtons(ctx) {
   return {
-    board,
-    hand: h("div", { class: "hand", role: "group", "aria-label": "your hand" }, handNodes.length ? handNodes : h("span", { class: "hint" }, "no cards in hand")),
-    actions,
+    ready: button("Ready", () => ctx.act({ kind: "ready" }, "ready"), { "data-action": "ready", "data-key": "ready", accesskey: "r" }),
+    meld: button("Meld (0)", () => meld(ctx), { "data-action": "meld", "data-key": "meld" }),
+    draw: button("Draw", () => ctx.act({ kind: "draw" }, "draw"), { "data-action": "draw", "data-key": "draw" }),
+    draw3: button("Draw-3", () => playDraw3(ctx), { "data-action": "draw3", "data-key": "draw3" }),
+    stuck: button("Stuck", () => ctx.act({ kind: "stuck" }, "stuck"), { "data-action": "stuck", "data-key": "stuck" }),
+    clear: button("Clear", () => { ctx.ui.selected.clear(); ctx.redraw(); }, { "data-action": "clear", "data-key": "clear" }),
+    wild: wildPicker(ctx),
   };
 }
 
@@ -209,9 +282,9 @@ function meld(ctx) {
   ctx.act({ kind: "meld", cards, values }, what);
 }
 
-function playDraw3(ctx, hand) {
+function playDraw3(ctx) {
   const chosen = [...ctx.ui.selected].find(isDraw3);
-  const c = chosen !== undefined ? chosen : hand.find(isDraw3);
+  const c = chosen !== undefined ? chosen : (ctx.view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b)).find(isDraw3);
   ctx.act({ kind: "draw3", card: c }, "Draw-3");
 }
 
