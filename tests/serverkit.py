@@ -210,7 +210,7 @@ async def info(conn: Connection, table: str) -> dict:
 
 
 # Go Wild! to one point with no turn timer: the table waits for its players, who end it
-# in a few dozen records
+# with one trick (eight records)
 QUICK_GO_WILD = {"turn_timer": 0, "target": 1}
 
 
