@@ -1,9 +1,10 @@
 """Races: eight clients (four seats at each of two Run Wild tables; Run Wild seats four
-at most) hammer the same melds at once for several seconds, each with many intents in
-flight. Every intent is answered exactly once and in order per connection; an acceptance
-comes just before the update of its seq; cards are conserved after every accepted action
-(in every view the clients get, and in every state the log replays to); the live state is
-the replayed log's; nothing deadlocks."""
+at most) hammer the same melds at once, each with many intents in flight, until each
+table has told them of many acceptances and many refusals (racekit.FIGHT). Every intent
+is answered exactly once and in order per connection; an acceptance comes just before
+the update of its seq; cards are conserved after every accepted action (in every view
+the clients get, and in every state the log replays to); the live state is the replayed
+log's; nothing deadlocks."""
 
 from __future__ import annotations
 
