@@ -159,8 +159,12 @@ async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_pa
                 table = await create(ann, "go-wild", 4)
                 await join(ann, table, 0)
                 await ann.send(m.SeatBots(table, 2, None, 50))
-                seated = await ann.receive_until(lambda x: isinstance(x, (m.Error, m.BotsSeated)))
+                before: list = []
+                seated = await ann.receive_until(lambda x: isinstance(x, (m.Error, m.BotsSeated)), keep=before)
                 assert isinstance(seated, m.BotsSeated) and seated.seats == (1, 2), seated
+                # the answer comes once they sat: ann was told of them at the table first
+                shown = [x for x in before if isinstance(x, m.Players)]
+                assert shown and [p["name"] for p in shown[-1].players] == ["ann", "bot1", "bot2", None], before
             async with connect(url, "lee") as lee:
                 while True:
                     await lee.send(m.ListTables())
