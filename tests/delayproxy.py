@@ -68,8 +68,9 @@ class DelayProxy:
                 nursery.start_soon(_pump, client, upstream, self.delay)
                 nursery.start_soon(_pump, upstream, client, self.delay)
 
-    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    async def run(self, port: int = 0, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        """Listen on ``port`` (0: a free one) until cancelled; started() with the port."""
+        listeners = await trio.open_tcp_listeners(port, host="127.0.0.1")
         self.port = listeners[0].socket.getsockname()[1]
         async with trio.open_nursery() as nursery:
             task_status.started(self.port)

@@ -22,6 +22,8 @@ import trio
 import clusterkit
 from serverkit import running_server
 from wildtable.client.bots import Bot
+from wildtable.client.net import connect
+from wildtable.protocol import messages as m
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -116,6 +118,26 @@ class ClusterThread(ServerThread):
     @staticmethod
     def http_of(node) -> str:
         return f"http://127.0.0.1:{node.port}/"
+
+
+async def both_live(a: str, b: str) -> None:
+    """Until node A's welcome names both nodes, A and B (it redirects to B only once it
+    knows B): each node's URL as the cluster names it (its --public-url, if given)."""
+    with trio.fail_after(10):
+        while True:
+            async with connect(a) as c:
+                if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
+                    return
+            await trio.sleep(0.1)
+
+
+async def table_at(url: str) -> str:
+    """A two-seat go-wild table made at that node (``here``), nobody at it."""
+    async with connect(url, "host") as c:
+        await c.send(m.CreateTable("go-wild", 2, {"turn_timer": 0}, "", True))
+        reply = await c.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error, m.Redirect)))
+    assert isinstance(reply, m.TableCreated), reply
+    return reply.table
 
 
 class Player:

@@ -6,31 +6,7 @@ A, rejoin, redirected again) takes the seat back at B."""
 
 from __future__ import annotations
 
-import trio
-
-from wildtable.client.net import connect
-from wildtable.protocol import messages as m
-
-from webkit import ClusterThread, Player
-
-
-async def both_live(a: str, b: str) -> None:
-    """Until node A's welcome names both nodes (it redirects to B only once it knows B)."""
-    with trio.fail_after(10):
-        while True:
-            async with connect(a) as c:
-                if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
-                    return
-            await trio.sleep(0.1)
-
-
-async def table_at(url: str) -> str:
-    """A two-seat go-wild table made at that node (``here``), nobody at it."""
-    async with connect(url, "host") as c:
-        await c.send(m.CreateTable("go-wild", 2, {"turn_timer": 0}, "", True))
-        reply = await c.receive_until(lambda x: isinstance(x, (m.TableCreated, m.Error, m.Redirect)))
-    assert isinstance(reply, m.TableCreated), reply
-    return reply.table
+from webkit import ClusterThread, Player, both_live, table_at
 
 
 def test_a_page_from_one_node_joins_a_table_another_node_owns(browser, tmp_path, pg_dsn):

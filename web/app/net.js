@@ -2,6 +2,12 @@
 // docs/PROTOCOL.md), kept open: after a drop it connects again (with a growing pause)
 // and says hello again; the app then rejoins its seat.
 //
+// The pause (0.5 s, doubled at each failed try up to 10 s) goes back to 0.5 s only once a
+// connection has stayed up STEADY_MS after its welcome, not at every welcome: a page sent
+// again and again to a dead node of a cluster is welcomed by its own server at every
+// round (which redirects it to the dead node again), and with a reset at each welcome it
+// retried every 0.5 s forever.
+//
 // On a cluster (docs/PROTOCOL.md "Clusters") the page's server may answer `redirect`:
 // `follow` connects to the node named instead, says hello with the same name and sends
 // the message there again. A drop reconnects to that node; a node that cannot be reached
@@ -11,13 +17,19 @@ import { decode, encode } from "../vendor/msgpack/index.mjs";
 
 export const PROTOCOL_VERSION = 1;
 
+const FIRST_PAUSE = 500;        // ms before connecting again after the first failure
+const LONGEST_PAUSE = 10000;
+const STEADY_MS = 3000;         // a connection up this long after its welcome: the pause is reset
+                                // (a redirect hop, or a node that welcomes and drops, is far shorter)
+
 export class Connection {
   constructor({ name, onMessage, onState }) {
     this.name = name;
     this.onMessage = onMessage;
     this.onState = onState;       // (state, detail): "connecting" | "open" | "lost" | "closed"
     this.ws = null;
-    this.pause = 500;
+    this.pause = FIRST_PAUSE;     // the wait before the next try after a failure
+    this.steady = null;           // the timer that resets it once a connection stayed up
     this.stopped = false;
     this.welcome = null;
     this.node = null;             // the cluster node this page was sent to; null: the page's own server
@@ -50,7 +62,10 @@ export class Connection {
       if (msg && msg.type === "welcome") {
         ws.welcomed = true;
         this.welcome = msg;
-        this.pause = 500;
+        clearTimeout(this.steady);
+        this.steady = setTimeout(() => {
+          if (this.ws === ws && this.welcome !== null) this.pause = FIRST_PAUSE;
+        }, STEADY_MS);
         this.onState("open", msg.server || "");
         if (this.resend) {
           // here after a redirect: the message it was about, not a fresh start
@@ -66,6 +81,7 @@ export class Connection {
       if (this.ws !== ws) return;
       this.ws = null;
       this.welcome = null;
+      clearTimeout(this.steady);
       if (this.stopped) {
         this.onState("closed", "");
         return;
@@ -73,17 +89,23 @@ export class Connection {
       const why = ev.reason ? `${ev.code}: ${ev.reason}` : `code ${ev.code}`;
       if (this.node && !ws.welcomed) {
         // the node we were sent to cannot be reached: back to the page's own server
-        // after the usual pause: the page's server may send it to the same node again
-        this.onState("lost", `cannot reach ${this.node} (${why}); connecting to this page's server again`);
+        // after the pause, which grows: the page's server may send it to the same node again
+        const dead = this.node;
         this.node = null;
         this.resend = null;
-        setTimeout(() => { if (!this.stopped) this.open(); }, this.pause);
+        this.onState("lost", `cannot reach ${dead} (${why}); connecting to this page's server again in ${this.later()}`);
         return;
       }
-      this.onState("lost", `connection lost (${why}); connecting again in ${Math.round(this.pause / 100) / 10} s`);
-      setTimeout(() => { if (!this.stopped) this.open(); }, this.pause);
-      this.pause = Math.min(this.pause * 2, 10000);
+      this.onState("lost", `connection lost (${why}); connecting again in ${this.later()}`);
     };
+  }
+
+  // Connect again after the pause, and double the pause for the next failure; the wait, in words.
+  later() {
+    const wait = this.pause;
+    setTimeout(() => { if (!this.stopped) this.open(); }, wait);
+    this.pause = Math.min(this.pause * 2, LONGEST_PAUSE);
+    return `${Math.round(wait / 100) / 10} s`;
   }
 
   get ready() {
@@ -102,6 +124,7 @@ export class Connection {
     const old = this.ws;
     this.ws = null;                 // its close is not a drop to reconnect after
     this.welcome = null;
+    clearTimeout(this.steady);      // nor a connection that stayed up
     this.node = url;
     this.resend = msg;
     if (old) old.close(1000, "redirected");
