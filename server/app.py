@@ -36,7 +36,7 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
-from .logwriter import LOG_MODE, MAX_OPEN_LOGS, LogFile, LogWriter, StorageFailed, fsync_dir
+from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
@@ -335,7 +335,8 @@ class Server:
                 c.route = None
         where = FINISHED_DIR if table.finished else EXPIRED_DIR
         if self.store is not None:
-            # its records stay in the store; marked finished there, so no node adopts it
+            # its records stay in the store; marked finished there (and how it ended: the
+            # replay viewer lists no table that expired), so no node adopts it
             log.info("table %s forgotten (%s, nobody at it)", table.id,
                      "finished" if table.finished else "waiting for players")
             self._moving[table.id] = where
@@ -349,7 +350,7 @@ class Server:
 
     async def _retire(self, table: Table) -> None:
         try:
-            await self.writer.release(table.logfile, finished=True)
+            await self.writer.release(table.logfile, OVER if table.finished else EXPIRED)
         finally:
             self._moving.pop(table.id, None)
 
@@ -501,7 +502,8 @@ class Server:
         """(In a worker thread, at start.) This node's tables whose game ended under
         keep_finished ago, held again read-only, as recovery holds a finished log from files
         (listed, watchable and rejoinable until keep_finished has passed since they ended);
-        one marked finished without its game over (a waiting table that expired) is not."""
+        never one that expired waiting for players (the store says which: finished_here), nor
+        one marked finished before the store kept that whose game is not over."""
         tables = []
         for tid, epoch, records, ago in self.store.finished_here(self.keep_finished):
             table = self._table_from_store(PgLog(tid, epoch, records), finished_ago=ago)
@@ -533,7 +535,7 @@ class Server:
                  table.logfile.next_n, table.seq, ", game over" if table.finished else "")
         if table.finished:
             # over already (its last owner stopped before marking it): nobody adopts it again
-            self._nursery.start_soon(self.writer.release, table.logfile, True)
+            self._nursery.start_soon(self.writer.release, table.logfile, OVER)
         return table
 
     async def _open_store(self) -> None:

@@ -42,6 +42,10 @@ GROUP = 1024          # commits taken into one group at most
 MAX_OPEN_LOGS = 256   # log files open at once at most (serve --max-open-logs)
 LOG_IDLE = 60.0       # seconds without a write after which a log file is closed
 LOG_MODE = 0o600      # the logs hold every shuffle: as secret as the hands
+# how a table ended, for a writer's release(log, ended): its game is over, or it expired
+# waiting for players (only the store's writer keeps it: files go to finished/ or expired/)
+OVER = "over"
+EXPIRED = "expired"
 
 
 @attrs.define(eq=False)
@@ -192,10 +196,11 @@ class LogWriter:
         writer's close). For records nobody is told depend on (refused intents)."""
         await self._send.send(_Commit(log, data, None))
 
-    async def release(self, log: LogFile, finished: bool = False) -> None:
+    async def release(self, log: LogFile, ended: str | None = None) -> None:
         """Return once everything committed to ``log`` so far is written and fsynced and
         the file is closed (whatever the durability setting). A later commit opens it again.
-        ``finished`` (the table is done) matters to the store's writer only (PgWriter)."""
+        ``ended`` (the table is done: OVER or EXPIRED) matters to the store's writer only
+        (PgWriter); from files the server moves the log to finished/ or expired/."""
         await self._done(_Commit(log, b"", trio.Event(), False, True))
 
     async def _done(self, c: _Commit) -> None:

@@ -18,11 +18,12 @@ costs a few records folded from the nearest kept state, a view and the JSON.
 Only a finished game is ever served, whole: a table still being played keeps its log to
 the server (its shuffles and every hand are in it), so a table id is looked up among the
 finished tables the server still holds and the logs it moved to DATA_DIR/finished/ (on a
-cluster's store, `serve --store`: the tables marked finished there, StoreGames), and
-nothing else; and a log whose replay does not end its game is refused. The id must be a
-table id (letters, digits, ``-``, ``_``), so no request names a path outside that folder,
-and a log is read only from a descriptor opened without following a link and checked to
-be a regular file (``open_regular``), so nothing swapped in after a check is read.
+cluster's store, `serve --store`: the tables marked finished there, StoreGames, but not
+those that expired waiting for players), and nothing else; and a log whose replay does
+not end its game is refused. The id must be a table id (letters, digits, ``-``, ``_``),
+so no request names a path outside that folder, and a log is read only from a descriptor
+opened without following a link and checked to be a regular file (``open_regular``), so
+nothing swapped in after a check is read.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from wildtable.protocol.logfmt import (
     ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log,
 )
 
+from .logwriter import EXPIRED, OVER
 from .store_pg import StoreError
 
 LOG_SUFFIX = ".wlog"
@@ -226,7 +228,9 @@ class FinishedGames:
 class StoreGames:
     """The finished games of a cluster's store (`serve --store`): every table marked
     finished in wt_tables, whichever node played it, read from its records (the .wlog
-    bytes). ``tables()`` runs in the event loop; the rest in a worker thread, each a query."""
+    bytes); never one marked finished because it expired waiting for players (wt_tables.ended:
+    from files its log is in expired/, which is never read). ``tables()`` runs in the event
+    loop; the rest in a worker thread, each a query."""
 
     lobby = True
     finished_only = True
@@ -258,8 +262,10 @@ class StoreGames:
         size = self._ask(self.store.log_size, table_id)
         if size is None:
             raise not_found(table_id)
-        finished, nbytes, count = size
-        if not finished:
+        status, nbytes, count = size
+        if status == EXPIRED:
+            raise not_found(table_id)           # no game: as from files, where it is in expired/
+        if status != OVER:
             raise still_playing(table_id)       # whatever of its log is in the store yet
         if count == 0:
             raise ReplayRefused(422, f"table {table_id!r} is over, but the store holds none of its records: "

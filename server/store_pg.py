@@ -6,8 +6,8 @@ Schema (created with CREATE TABLE IF NOT EXISTS at start, ``PgStore.ensure_schem
 
     wt_nodes   one row a node: its public URL, heartbeat, load and capacity
     wt_tables  one row a table: its game, its owner node, the owner's lease (epoch and
-               lease_until), whether it is finished and since when, its lobby entry and
-               its bots
+               lease_until), whether it is finished, since when and how it ended (its game
+               over, or expired waiting for players), its lobby entry and its bots
     wt_records (table_id, n, data): record ``n`` of a table's log, ``data`` exactly the
                bytes of that .wlog frame (n 0 is the header): the rows in n order ARE
                the .wlog file (``load_records``, `wildtable export`)
@@ -52,7 +52,7 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
-from .logwriter import DURABILITIES, QUEUE, StorageFailed, fill_group, group_commit_phrase
+from .logwriter import DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase
 
 log = logging.getLogger("wildtable.server")
 
@@ -86,7 +86,8 @@ SCHEMA = (
         entry bytea,
         bots bytea,
         created timestamptz NOT NULL DEFAULT now(),
-        finished_at timestamptz)""",
+        finished_at timestamptz,
+        ended text CHECK (ended IN ('over', 'expired')))""",
     """CREATE TABLE IF NOT EXISTS wt_records (
         table_id text NOT NULL REFERENCES wt_tables,
         n bigint NOT NULL,
@@ -99,6 +100,9 @@ SCHEMA = (
 # when the column exists, which would stall every node's commits at each node's start)
 ADDED_COLUMNS = (
     ("wt_tables", "finished_at", "timestamptz"),    # when it was marked finished; NULL: before this column
+    # how it ended: its game 'over', or 'expired' waiting for players (no game to replay);
+    # NULL: not finished, or marked finished before this column, which counts as over
+    ("wt_tables", "ended", "text CHECK (ended IN ('over', 'expired'))"),
 )
 # one schema at a time: CREATE TABLE IF NOT EXISTS run by two nodes at once can still
 # collide in the catalog, so ensure_schema holds this advisory lock while it runs
@@ -113,10 +117,18 @@ _SCHEMA_LOCK = 0x77746162   # "wtab"
 # over a second) before; none since (tests/server/test_store_lock_order.py).
 _IN_ORDER = "ORDER BY table_id FOR UPDATE"
 
-# a table marked finished: nobody adopts it any more; and, the first time, since when (the
-# replay viewer lists the most recently finished first, and a node restarted holds its own
-# finished tables again for --keep-finished from then)
-_MARK_FINISHED = "finished = true, finished_at = coalesce(finished_at, clock_timestamp())"
+# tables marked finished (``t``, from the rows ``f`` (table_id, ended) of %(finish)s and
+# %(ended)s): nobody adopts them any more; and, the first time, since when (the replay viewer
+# lists the most recently finished first, and a node restarted holds its own finished tables
+# again for --keep-finished from then) and how they ended (the game over, or expired waiting)
+_MARK_FINISHED = ("UPDATE wt_tables t SET finished = true, finished_at = coalesce(t.finished_at, clock_timestamp()), "
+                  "ended = coalesce(t.ended, f.ended) "
+                  "FROM unnest(%(finish)s::text[], %(ended)s::text[]) AS f(table_id, ended) "
+                  "WHERE t.table_id = f.table_id")
+# a finished table whose game is over, not one that expired waiting for players (those
+# marked finished before wt_tables.ended was kept count as over: their replay still has to
+# end the game, or the viewer refuses it)
+_OVER = "finished AND ended IS DISTINCT FROM 'expired'"
 
 
 class StoreError(Exception):
@@ -329,19 +341,21 @@ class PgStore:
     # ------------------------------------------------------------ finished games (the replay viewer)
     def finished_tables(self) -> list[tuple[str, float | None]]:
         """(id, when it was marked finished: Unix time, None if before the store kept that)
-        of every finished table, the most recently finished first."""
+        of every finished game (not the waiting tables that expired), the most recently
+        finished first."""
         with self.connection() as conn:
             return conn.execute("SELECT table_id, extract(epoch FROM finished_at)::float8 FROM wt_tables "
-                                "WHERE finished ORDER BY finished_at DESC NULLS LAST, created DESC, table_id").fetchall()
+                                f"WHERE {_OVER} ORDER BY finished_at DESC NULLS LAST, created DESC, table_id").fetchall()
 
-    def log_size(self, table_id: str) -> tuple[bool, int, int] | None:
-        """(finished, bytes of its records, number of records) of a table; None if the
-        store has no such table."""
+    def log_size(self, table_id: str) -> tuple[str, int, int] | None:
+        """(what the table is: 'playing', OVER or EXPIRED; bytes of its records, number of
+        records) of a table; None if the store has no such table."""
         with self.connection() as conn:
-            row = conn.execute("SELECT t.finished, coalesce(sum(length(r.data)), 0)::bigint, count(r.n) "
+            row = conn.execute(f"SELECT CASE WHEN NOT t.finished THEN 'playing' WHEN {_OVER} THEN %s ELSE %s END, "
+                               "coalesce(sum(length(r.data)), 0)::bigint, count(r.n) "
                                "FROM wt_tables t LEFT JOIN wt_records r ON r.table_id = t.table_id "
-                               "WHERE t.table_id = %s GROUP BY t.finished", (table_id,)).fetchone()
-        return None if row is None else (bool(row[0]), int(row[1]), int(row[2]))
+                               "WHERE t.table_id = %s GROUP BY t.table_id", (OVER, EXPIRED, table_id)).fetchone()
+        return None if row is None else (row[0], int(row[1]), int(row[2]))
 
     def log_head(self, table_id: str, max_bytes: int) -> bytes:
         """The first records of a table's log, in order, up to about ``max_bytes`` (whole
@@ -418,9 +432,10 @@ class PgStore:
             return cur.rowcount
 
     def finished_here(self, keep_seconds: float) -> list[tuple[str, int, int, float]]:
-        """At a node's start: its finished tables to hold again, read-only, as recovery holds
+        """At a node's start: its finished games to hold again, read-only, as recovery holds
         a finished log from files: (id, epoch, records, seconds since it was marked finished)
-        of those marked finished under ``keep_seconds`` ago, the oldest first. The lobby
+        of those marked finished under ``keep_seconds`` ago, the oldest first; never a table
+        that expired waiting for players (as recovery never reads expired/). The lobby
         entries of all its finished tables are cleared first: those it holds again are listed
         anew, and no other node lists one it does not hold as held."""
         with self.connection() as conn, conn.transaction():
@@ -431,16 +446,8 @@ class PgStore:
                 "SELECT table_id, epoch, (SELECT count(*) FROM wt_records r WHERE r.table_id = t.table_id), ago "
                 "FROM (SELECT table_id, epoch, finished_at, "
                 "extract(epoch FROM clock_timestamp() - finished_at)::float8 AS ago FROM wt_tables "
-                "WHERE owner = %s AND finished AND finished_at IS NOT NULL) AS t "
+                f"WHERE owner = %s AND {_OVER} AND finished_at IS NOT NULL) AS t "
                 "WHERE ago < %s::float8 ORDER BY finished_at, table_id", (self.node_id, keep_seconds)).fetchall()
-
-    def mark_finished(self, handle: PgLog) -> bool:
-        """Nobody adopts this table any more (its game is over, or it expired waiting for
-        players): done only while this node holds its lease with the handle's epoch."""
-        with self.connection() as conn:
-            cur = conn.execute(f"UPDATE wt_tables SET {_MARK_FINISHED} WHERE table_id = %s AND owner = %s AND epoch = %s",
-                               (handle.table_id, self.node_id, handle.epoch))
-            return cur.rowcount == 1
 
     # ------------------------------------------------------------ nodes and lobby
     def heartbeat(self, url: str, load: int, capacity: int) -> None:
@@ -525,8 +532,7 @@ written AS (
     SELECT r.table_id, r.n, r.data FROM unnest(%(t)s::text[], %(n)s::int8[], %(d)s::bytea[]) AS r(table_id, n, data)
     WHERE r.table_id IN (SELECT table_id FROM held)),
 finished AS (
-    UPDATE wt_tables SET """ + _MARK_FINISHED + """
-    WHERE table_id = ANY(%(finish)s) AND table_id IN (SELECT table_id FROM held))
+    """ + _MARK_FINISHED + """ AND t.table_id IN (SELECT table_id FROM held))
 SELECT table_id FROM held
 """
 
@@ -536,7 +542,7 @@ class _Commit:
     log: PgLog | None
     data: bytes
     done: trio.Event | None
-    finish: bool = False         # mark the table finished (nobody adopts it) once written
+    ended: str | None = None     # OVER or EXPIRED: mark the table finished (nobody adopts it) once written
     error: BaseException | None = None
 
 
@@ -596,11 +602,14 @@ class PgWriter:
             return
         await self._send.send(_Commit(log, data, None))
 
-    async def release(self, log: PgLog, finished: bool = False) -> None:
-        """Return once everything queued for ``log`` so far is committed; ``finished``: the
-        table is done (game over, or forgotten): nobody is to adopt it (its row is marked
-        in the same transaction). Never raises LeaseLost (nothing of its own to write)."""
-        c = _Commit(log, b"", trio.Event(), finish=finished)
+    async def release(self, log: PgLog, ended: str | None = None) -> None:
+        """Return once everything queued for ``log`` so far is committed; ``ended``: the
+        table is done, its game OVER or EXPIRED waiting for players: nobody is to adopt it
+        (its row is marked finished, and how it ended, in the same transaction). Never
+        raises LeaseLost (nothing of its own to write)."""
+        if ended not in (None, OVER, EXPIRED):
+            raise ValueError(f"a table ends {OVER!r} or {EXPIRED!r}, not {ended!r}")
+        c = _Commit(log, b"", trio.Event(), ended=ended)
         await self._send.send(c)
         await c.done.wait()
 
@@ -665,7 +674,7 @@ class PgWriter:
                 there = dict(conn.execute("SELECT table_id, max(n) + 1 FROM wt_records WHERE table_id = ANY(%s) "
                                           "GROUP BY table_id", (ok,)).fetchall())
             rows = []
-            finish = []
+            finish, ended = [], []
             for t in ok:
                 commits = by_table[t]
                 log_ = commits[0].log
@@ -680,8 +689,10 @@ class PgWriter:
                 for i, f in enumerate(frames):
                     rows.append((t, log_.next_n + i, f))
                 written.setdefault(t, len(frames))
-                if any(c.finish for c in commits):
+                how = _ended(commits)
+                if how is not None:
                     finish.append(t)
+                    ended.append(how)
             if rows:
                 with conn.cursor() as cur:
                     with cur.copy("COPY wt_records (table_id, n, data) FROM STDIN (FORMAT BINARY)") as copy:
@@ -689,14 +700,14 @@ class PgWriter:
                         for row in rows:
                             copy.write_row(row)
             if finish:
-                conn.execute(f"UPDATE wt_tables SET {_MARK_FINISHED} WHERE table_id = ANY(%s)", (finish,))
+                conn.execute(_MARK_FINISHED, {"finish": finish, "ended": ended})
         return _Outcome(written, fenced, 0.0)
 
     def _write_at_once(self, conn, by_table: dict) -> _Outcome:
         """The group as ONE statement, committed as it ends (so one round trip to the store):
         lock and check the leases, insert the records of the tables still held, mark the
         finished ones (what ``_write_group`` does in four statements, for a first attempt)."""
-        ids, epochs, finish = [], [], []
+        ids, epochs, finish, ended = [], [], [], []
         tids, ns, datas = [], [], []
         for t, commits in by_table.items():
             log_ = commits[0].log
@@ -710,11 +721,13 @@ class PgWriter:
                         ns.append(n)
                         datas.append(f)
                         n += 1
-                if c.finish and t not in finish:
-                    finish.append(t)
+            how = _ended(commits)
+            if how is not None:
+                finish.append(t)
+                ended.append(how)
         ok = {r[0] for r in conn.execute(_GROUP_STATEMENT, {
             "ids": ids, "epochs": epochs, "me": self.store.node_id, "t": tids, "n": ns, "d": datas,
-            "finish": finish}).fetchall()}
+            "finish": finish, "ended": ended}).fetchall()}
         written = {t: 0 for t in ok}
         for t in tids:
             if t in ok:
@@ -819,6 +832,11 @@ class PgWriter:
                 self.bytes_written += len(c.data)
             if c.done is not None:
                 c.done.set()
+
+
+def _ended(commits: list[_Commit]) -> str | None:
+    """How the table of ``commits`` ended, if one of them says (it is to be marked finished)."""
+    return next((c.ended for c in commits if c.ended is not None), None)
 
 
 def first_line(e: BaseException) -> str:

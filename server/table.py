@@ -34,7 +34,7 @@ from wildtable.protocol.logfmt import (
     SeatClaimed, StateHashed, encode_record,
 )
 
-from .logwriter import LogFile, LogWriter
+from .logwriter import OVER, LogFile, LogWriter
 from .store_pg import LeaseLost
 
 log = logging.getLogger("wildtable.server")
@@ -603,7 +603,7 @@ class Table:
         if self.finished and not self._released:
             # nothing more is written to a finished game's log: its file is closed now
             self._released = True
-            await self.writer.release(self.logfile, finished=True)
+            await self.writer.release(self.logfile, OVER)
 
     # Each item of ``out`` is delivered after the group is durable:
     #   ("to", conn, message)                       one message to one connection

@@ -2,7 +2,8 @@
 when each finished, as it does from files (a log's last write): the store keeps when each
 table was marked finished (wt_tables.finished_at, the database's clock). A store made
 before that column is given it at the next start; its games finished before then are
-listed after the others, with no time."""
+listed after the others, with no time. So is wt_tables.ended (how a table ended: over, or
+expired waiting for players); a game marked finished before it counts as over."""
 
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ OLD_TABLES = """CREATE TABLE wt_tables (
 
 
 async def test_a_store_made_before_finished_at_gets_it_at_start(tmp_path, pg_dsn):
-    # wt_tables as the first stores made it (no finished_at)
+    # wt_tables as the first stores made it (no finished_at, no ended)
     with psycopg.connect(pg_dsn, autocommit=True, connect_timeout=10) as conn:
         conn.execute(OLD_TABLES)
     with trio.fail_after(40):
@@ -57,11 +58,17 @@ async def test_a_store_made_before_finished_at_gets_it_at_start(tmp_path, pg_dsn
             (kind,) = await query(pg_dsn, "SELECT data_type FROM information_schema.columns "
                                           "WHERE table_name = 'wt_tables' AND column_name = 'finished_at'")
             assert kind == ("timestamp with time zone",)
+            (kind,) = await query(pg_dsn, "SELECT data_type FROM information_schema.columns "
+                                          "WHERE table_name = 'wt_tables' AND column_name = 'ended'")
+            assert kind == ("text",)
             older = await play_out_with_a_refusal(url)
             newer = await play_out_with_a_refusal(url, names=("cy", "dee"))
             await finished_in_store(pg_dsn, older, newer)
             # the first one finished before the column was there, as far as the store knows
-            await query(pg_dsn, "UPDATE wt_tables SET finished_at = NULL WHERE table_id = %s RETURNING 1", (older,))
+            await query(pg_dsn, "UPDATE wt_tables SET finished_at = NULL, ended = NULL WHERE table_id = %s "
+                                "RETURNING 1", (older,))
             status, listing = await get(server, "/replays.json")
             assert status == 200, listing
             assert [(g["table"], g["finished"] is None) for g in listing["replays"]] == [(newer, False), (older, True)]
+            status, replayed = await get(server, f"/replay/{older}.json")
+            assert status == 200 and replayed["table"] == older, replayed
