@@ -229,8 +229,9 @@ class Server:
             elif (self.expired_dir / (table_id + LOG_SUFFIX)).exists():
                 gone = EXPIRED_DIR
         if gone == FINISHED_DIR:
-            return (f"table {table_id!r} is over and no longer held by this server; its log is "
-                    f"{FINISHED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir")
+            return (f"table {table_id!r} is over and no longer held by this server; its replay is at "
+                    f"/replay/{table_id}.json on this server, and its log is {FINISHED_DIR}/{table_id}{LOG_SUFFIX} "
+                    "in the server's data dir")
         if gone == EXPIRED_DIR:
             return (f"table {table_id!r} expired: nobody was at it for {self.waiting_expiry:g} s while it waited "
                     f"for players (its log is {EXPIRED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir); "

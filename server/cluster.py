@@ -14,7 +14,10 @@ their arbiters, and answers every client. What it adds to a single server:
   live node owns get ``redirect`` to that node's URL. A table whose owner's lease has
   passed is adopted on the spot (on demand); one whose owner stopped heartbeating while
   its lease still runs is adopted as soon as the lease passes (the request waits for it,
-  at most one lease).
+  at most one lease). A table that has ended is answered here from its row, never
+  redirected (``no_such_table``: expired waiting, or over and forgotten by its owner,
+  which then clears its lobby entry); only a game over that a live owner still lists
+  (holds, watchable) is redirected there.
 - **Adoption**: every ADOPT_EVERY (1 s) a node with room adopts unfinished tables whose
   lease has passed (or that have no owner: a node that stopped cleanly gave them up),
   replaying their records from the store exactly as recovery replays a file; turn and
@@ -42,6 +45,7 @@ from wildtable.protocol.codec import packb
 from wildtable.protocol.errors import IllegalAction
 
 from .botseats import valid_entries
+from .logwriter import EXPIRED
 from .store_pg import StoreError, first_line
 from .wire import ws_url
 
@@ -263,6 +267,10 @@ class Cluster:
             info = await self.store.call(self.store.table_info, table_id)
             if info is None:
                 raise IllegalAction("no_such_table", srv.no_table(table_id))
+            if info["finished"] and (info["ended"] == EXPIRED or not info["listed"]):
+                # expired waiting (never held), or over and forgotten by its owner (who clears
+                # its lobby entry then): answered from the row, whatever node owned it
+                raise IllegalAction("no_such_table", self.gone(table_id, info["ended"]))
             owner, left = info["owner"], info["lease_left"]
             live = None
             if owner is not None and owner != self.store.node_id:
@@ -272,10 +280,10 @@ class Cluster:
                     self.nodes = await self.store.call(self.store.live_nodes, LIVE)
                     live = self._live(owner)
             if info["finished"]:
-                # over: watched (and rejoined) where a live node still holds it
+                # over and still listed: watched (and rejoined) where a live node holds it
                 if live is not None:
                     raise Redirected(live.url, table_id, f"table {table_id} is held by another node")
-                raise IllegalAction("no_such_table", self.gone(table_id))
+                raise IllegalAction("no_such_table", self.gone(table_id, info["ended"]))
             if owner is not None and owner != self.store.node_id and left > 0:
                 if live is not None:
                     raise Redirected(live.url, table_id, f"table {table_id} is served by another node")
@@ -304,10 +312,16 @@ class Cluster:
         raise IllegalAction("no_such_table", f"table {table_id!r} is being taken over by another node of this "
                             "cluster; try again in a few seconds")
 
-    def gone(self, table_id: str) -> str:
-        return (f"table {table_id!r} is over (or expired waiting for players) and no node of this cluster holds it "
-                f"any more; its log is in the cluster's store (wildtable export --store DSN {table_id} writes it "
-                "as a .wlog file)")
+    def gone(self, table_id: str, ended: str) -> str:
+        """Why table ``table_id``, which ``ended`` (OVER or EXPIRED), is no table of any node
+        now: the sentences of a single server (app.Server.no_table), its log in the store."""
+        export = (f"its log is in the cluster's store (wildtable export --store DSN {table_id} writes it as a .wlog "
+                  "file)")
+        if ended == EXPIRED:
+            return (f"table {table_id!r} expired: nobody was at it while it waited for players, so no node of this "
+                    f"cluster holds it any more ({export}); create a new table, or list_tables shows the open ones")
+        return (f"table {table_id!r} is over and no node of this cluster holds it any more; its replay is at "
+                f"/replay/{table_id}.json on this server, and {export}")
 
     # ---------------------------------------------------------------- adoption
     async def _adopt(self, table_id: str):

@@ -327,16 +327,19 @@ class PgStore:
 
     def table_info(self, table_id: str) -> dict | None:
         """The table's row (game, owner, epoch, finished, lease_left in seconds, the owner's
-        url if it is a known node), or None."""
+        url if it is a known node; ended: None while it is not finished, else OVER or
+        EXPIRED, a row marked finished before the store kept that counting as over; listed:
+        it has a lobby entry, which a finished table keeps while its owner holds it), or None."""
         with self.connection() as conn:
             row = conn.execute(
                 "SELECT t.game, t.owner, t.epoch, t.finished, "
-                "extract(epoch FROM t.lease_until - clock_timestamp())::float8, n.url "
+                "extract(epoch FROM t.lease_until - clock_timestamp())::float8, n.url, "
+                f"CASE WHEN NOT t.finished THEN NULL WHEN {_OVER} THEN %s ELSE %s END, t.entry IS NOT NULL "
                 "FROM wt_tables t LEFT JOIN wt_nodes n ON n.node_id = t.owner WHERE t.table_id = %s",
-                (table_id,)).fetchone()
+                (OVER, EXPIRED, table_id)).fetchone()
         if row is None:
             return None
-        return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url"), row))
+        return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url", "ended", "listed"), row))
 
     # ------------------------------------------------------------ finished games (the replay viewer)
     def finished_tables(self) -> list[tuple[str, float | None]]:

@@ -14,7 +14,7 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
-from serverkit import answer, info, check_views, create, join, reply_to, replay_by_seq, running_server
+from serverkit import answer, info, check_views, create, get, join, reply_to, replay_by_seq, running_server
 
 # Go Wild! to one point, played by the turn timer: over in a few dozen records
 FAST = {"turn_timer": 0.01, "target": 1}
@@ -162,6 +162,9 @@ async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_f
                     e = await answer(wes)
                     assert isinstance(e, m.Error) and e.code == "no_such_table", e
                     assert f"finished/{table}.wlog" in e.message and "is over" in e.message, e.message
+                    assert f"its replay is at /replay/{table}.json" in e.message, e.message
+                status, replayed = await get(server, f"/replay/{table}.json")      # as the message says
+                assert status == 200 and replayed["table"] == table, replayed
                 # the server goes on: a new table works, with an id of its own
                 assert await create(wes, "go-wild", 2, **FAST) != table
         # and a restart does not bring it back
