@@ -13,6 +13,7 @@ its game is over, or when it no longer holds its seat.
 
 from __future__ import annotations
 
+import importlib
 import json
 import logging
 import os
@@ -125,6 +126,20 @@ class BotHost:
         self.running = 0            # bots playing or sitting down now (MAX_BOTS at most)
         self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
+        self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
+
+    async def _load_code(self) -> None:
+        """Import the bots' code (client/bots.py, the games' strategies, the levels) the
+        first time a bot is wanted, in a worker thread. Imported in the event loop, it
+        stalled every table of the server for 0.5 s, over 1 s on a loaded machine, and a
+        node of a cluster with a short lease lost its tables to another node for it."""
+        if self._code is None:
+            self._code = trio.Event()
+            try:
+                await trio.to_thread.run_sync(importlib.import_module, "wildtable.client.bots")
+            finally:
+                self._code.set()        # (a failed import fails again, with its error, where it is used)
+        await self._code.wait()
 
     async def run(self, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         host = LOOPBACK.get(host, host)
@@ -250,9 +265,10 @@ class BotHost:
         if self._nursery is not None:
             self._nursery.cancel_scope.cancel()
 
-    def seat(self, conn, msg: m.SeatBots) -> None:
+    async def seat(self, conn, msg: m.SeatBots) -> None:
         """Seat the bots (checked first); the answer, bots_seated or an error, comes once
         they sit (or could not)."""
+        await self._load_code()
         self.check(conn, msg)
         self.running += msg.count           # counted now: a second request meanwhile sees them
         self._nursery.start_soon(self._seat_all, conn, msg)
@@ -285,6 +301,7 @@ class BotHost:
 
     async def _play(self, entry: dict, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """One bot from its seat to the end of its game (or of the server)."""
+        await self._load_code()
         from wildtable.client.bots import Bot
         table, name = entry["table"], entry["name"]
 

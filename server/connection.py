@@ -448,7 +448,7 @@ class Connection:
         elif t == "seat_bots":
             if msg.table not in srv.tables and srv.cluster is not None:
                 await srv.cluster.locate(msg.table)             # Redirected to its node
-            srv.bots.seat(self, msg)
+            await srv.bots.seat(self, msg)
         elif t == "leave":
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")
