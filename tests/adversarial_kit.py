@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import subprocess
@@ -352,7 +353,8 @@ class ScriptedChance:
 # ------------------------------------------------------------------ `wildtable serve` subprocess
 
 class ServeProcess:
-    """`python -m wildtable serve --port 0` with its stderr drained into ``self.log``."""
+    """`python -m wildtable serve --port 0` with its stderr drained into ``self.log``;
+    killed if the test's process dies (tests/die_with_parent.py)."""
 
     def __init__(self, proc, url: str, stderr: LineReader):
         self.proc, self.url, self.stderr = proc, url, stderr
@@ -362,9 +364,15 @@ class ServeProcess:
         return self.stderr.text
 
 
+# run at the start of every serve child: it is SIGKILLed if this process dies (a test run
+# killed with SIGKILL does not end its servers itself)
+DIE_WITH_PARENT = Path(__file__).resolve().parent / "die_with_parent.py"
+
+
 async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
     proc = await trio.lowlevel.open_process(
-        [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
+        [sys.executable, str(DIE_WITH_PARENT), str(os.getpid()),
+         sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
         stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
     stderr = LineReader(proc.stderr, errors="replace")
     try:
