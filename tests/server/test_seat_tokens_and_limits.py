@@ -273,7 +273,15 @@ async def test_connections_that_vanish_right_after_join_or_spectate_leave_no_gho
                 with trio.fail_after(5):
                     while len(server.connections) > 1:
                         await trio.sleep(0.01)
-                await trio.sleep(0.2)
+                # every request they sent is in its table's queue now (a connection ends
+                # after its reader submitted what it read): host's spectate behind them is
+                # answered once each table has dealt with theirs
+                for tid in tables:
+                    await h.send(m.Spectate(tid))
+                    assert isinstance(await h.receive_until(lambda x: isinstance(x, (m.Spectating, m.Error))),
+                                      m.Spectating)
+                    await h.send(m.Leave())
+                    await h.receive_until(lambda x: isinstance(x, m.Left))
                 infos = {t["table"]: t for t in await _list(h)}
                 for tid in tables:
                     assert infos[tid]["connected"] == [False] * 4, infos[tid]
