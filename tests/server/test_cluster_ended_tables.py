@@ -13,7 +13,7 @@ import trio
 
 from clusterkit import cluster, query
 from scripted import play_to_end
-from serverkit import QUICK_GO_WILD, fetch, lowest_card
+from serverkit import QUICK_GO_WILD, at_a_new_table, fetch, lowest_card
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
@@ -49,11 +49,11 @@ async def test_any_node_says_an_ended_table_is_over_or_expired_without_a_redirec
         async with cluster(tmp_path, pg_dsn, 2, "--keep-finished", "0", "--waiting-expiry", "0.5") as (a, b):
             async with connect(a.url, "ann") as ann, connect(a.url, "bob") as bob:
                 squat = await made_here(ann, "go-wild", 2)     # nobody joins it: it expires on a
-                over = await made_here(ann, "go-wild", 2, **QUICK_GO_WILD)
-                seats = []
-                for c, seat in ((ann, 0), (bob, 1)):
-                    await c.send(m.Join(over, seat))
-                    seats.append(await c.receive_until(lambda x: isinstance(x, (m.Joined, m.Error))))
+                # (made again if it expired before ann's join reached it: at_a_new_table)
+                over, first, _ = await at_a_new_table(ann, lambda: made_here(ann, "go-wild", 2, **QUICK_GO_WILD),
+                                                      lambda t: m.Join(t, 0))
+                await bob.send(m.Join(over, 1))
+                seats = [first, await bob.receive_until(lambda x: isinstance(x, (m.Joined, m.Error)))]
                 async with trio.open_nursery() as n:
                     for c, joined in zip((ann, bob), seats):
                         n.start_soon(lambda c=c, j=joined: play_to_end(c, j, lowest_card, timeout=20))

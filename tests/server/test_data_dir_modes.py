@@ -13,7 +13,7 @@ import trio
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import create, join, running_server
+from serverkit import at_a_new_table, create, join, running_server
 
 
 def mode(path) -> int:
@@ -30,8 +30,9 @@ async def test_a_new_data_dir_is_0700_and_its_logs_0600(tmp_path):
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     waiting = await create(ann, "run-wild", 2)
                     assert mode(data / f"{waiting}.wlog") == 0o600
-                    played = await create(ann, "go-wild", 2, turn_timer=0.01, target=1)
-                    await join(ann, played, 0)
+                    # (a table nobody is at expires 0.2 s after its creation: at_a_new_table)
+                    played, _, _ = await at_a_new_table(
+                        ann, lambda: create(ann, "go-wild", 2, turn_timer=0.01, target=1), lambda t: m.Join(t, 0))
                     await join(bob, played, 1)
                     await ann.receive_until(lambda x: isinstance(x, m.GameOver), timeout=10)
                 while waiting in server.tables or played in server.tables or server._moving:

@@ -20,7 +20,7 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
 from rawclient import RawClient
-from serverkit import answer, create, join, running_server
+from serverkit import answer, at_a_new_table, create, join, running_server
 
 
 async def gone(server, table: str) -> None:
@@ -28,23 +28,6 @@ async def gone(server, table: str) -> None:
     its log is out of the data dir's top level."""
     while table in server.tables or table in server._moving:
         await trio.sleep(0.02)
-
-
-async def at_a_new_table(conn, game: str, seats: int, ask) -> tuple[str, list[str]]:
-    """A new table, and ``conn`` at it (``ask(table)``: join or spectate). A table nobody
-    is at expires after waiting_expiry from its creation, however soon after the
-    table_created the request was sent: on a loaded machine a short expiry may come first,
-    and then a fresh table is made. (table, those that expired first)."""
-    missed = []
-    for _ in range(10):
-        table = await create(conn, game, seats)
-        await conn.send(ask(table))
-        got = await answer(conn)
-        if not isinstance(got, m.Error):
-            return table, missed
-        assert got.code == "no_such_table", got
-        missed.append(table)
-    raise AssertionError(f"every table expired before {conn} got to it: {missed}")
 
 
 async def listed(conn) -> list[str]:
@@ -74,8 +57,9 @@ async def test_a_table_with_someone_at_it_stays_until_they_are_gone(tmp_path):
     with trio.fail_after(20):
         async with running_server(data, waiting_expiry=0.3) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "wes") as wes:
-                seated, missed = await at_a_new_table(ann, "run-wild", 3, lambda t: m.Join(t, 0))
-                watched, more = await at_a_new_table(wes, "run-wild", 2, m.Spectate)
+                seated, _, missed = await at_a_new_table(ann, lambda: create(ann, "run-wild", 3),
+                                                         lambda t: m.Join(t, 0))
+                watched, _, more = await at_a_new_table(wes, lambda: create(wes, "run-wild", 2), m.Spectate)
                 await trio.sleep(1.2)          # four expiry times: both are still there
                 assert seated in server.tables and watched in server.tables
                 assert set(await listed(ann)) == {seated, watched}
