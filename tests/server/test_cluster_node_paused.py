@@ -38,11 +38,11 @@ async def test_a_paused_node_steps_down_and_its_player_ends_at_the_new_owner(tmp
                     while ann.mirror.seq < 7:        # dealt, both ready, Go!, a few moves in
                         await trio.sleep(0.05)
                     ann.hold = trio.Event()     # ann sends nothing more of her own until woken
-                    await trio.sleep(0.1)
+                    with trio.fail_after(10):   # and what she sent is answered (accepted, if so, before the pause)
+                        while ann.inflight is not None:
+                            await trio.sleep(0.01)
                     n1.signal(signal.SIGSTOP)
                     paused_at = len(got)
-                    if ann.inflight is not None:
-                        late.add(ann.inflight)
                     await ann.conn.send(m.Intent(LATE, choose(ann.mirror.view) or {"kind": "draw"}))
                     late.add(LATE)
                     # n2 takes the table over once n1's lease has passed
