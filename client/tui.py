@@ -108,6 +108,23 @@ class CommandInput(Input):
         self._play = app
         self._hist_pos: int | None = None
 
+    def on_key(self, event: events.Key) -> None:
+        """Enter is taken here, in its place among the keys typed before and after it: the
+        line typed so far is one command, and the box is empty at once, so what is typed
+        next is the next command. As the Input's binding it ran only once the key had come
+        back up to the app, after the keys typed next had joined the line (`show` twice
+        quickly was one `showshow`), and the app emptied the box later still."""
+        if event.key == "enter":
+            event.stop()
+            self.submit_line()
+
+    async def action_submit(self) -> None:
+        self.submit_line()
+
+    def submit_line(self) -> None:
+        line, self.value = self.value, ""
+        self.post_message(self.Submitted(self, line))
+
     def action_complete(self) -> None:
         core = self._play.core
         line = complete_line(core, self.value) if core is not None else None
@@ -511,8 +528,7 @@ class PlayApp(App):
     @on(Input.Submitted, "#cmd")
     def _submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
-        box = self.query_one("#cmd", CommandInput)
-        box.value = ""
+        box = self.query_one("#cmd", CommandInput)     # (emptied by the Enter itself: submit_line)
         box.reset_history()
         if text:
             self._result(f"... {text}", "dim")

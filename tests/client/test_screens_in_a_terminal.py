@@ -42,16 +42,21 @@ def test_help_window_flows_hand_wrapped_paragraphs():
 def test_events_pane_scrolls_by_keyboard():
     with _session("wildtable-scroll", "--game", "run-wild", "--bots", "1", width=80, height=24) as tmux:
         tmux.wait_for("Your hand (8)", timeout=20)
+        # the start's last line (the bots' answer comes after the deal, so after the hand)
+        tmux.wait_for("│every seat is taken")
         for _ in range(4):
             tmux.type("show")                               # the table as text, into the events pane
+        tmux.type("zz9")                                    # refused: the last line, at the bottom
+        tmux.wait_for("│refused: zz9")
         tmux.wait_gone("│connected to")                     # scrolled off the top
         for _ in range(12):
             tmux.keys("S-PPage")
             if "│connected to" in tmux.screen():
                 break
         tmux.wait_for("│connected to")
+        assert "│refused: zz9" not in tmux.screen()
         tmux.keys("C-End")
-        tmux.wait_for("│every seat is taken")
+        tmux.wait_for("│refused: zz9")
         tmuxkit.quit_client(tmux)
 
 
