@@ -19,16 +19,28 @@ from serverkit import create, join, running_server
 
 class Bursty(Connection):
     """Reads in bursts: a pause every few messages lets the server's socket fill up (the
-    player's pauses are longer: its table writes to it only as fast as the game goes)."""
+    player's pauses are longer: its table writes to it only as fast as the game goes).
+    Until frames first wait in the server's backlog (``backed_up()``, set once the
+    server's side is known), a pause lasts until they do (1 s at most), so the backlog is
+    taken at least once however slow the machine: with only the short pauses, a loaded
+    one wrote too little meanwhile and every frame went out at once."""
 
     def __init__(self, ws, every: int, pause: float = 0.01):
         super().__init__(ws)
         self.n, self.every, self.pause = 0, every, pause
+        self.backed_up = lambda: False
+        self.filled = False
 
     async def receive(self):
         self.n += 1
         if self.n % self.every == 0:
-            await trio.sleep(self.pause)
+            if self.filled:
+                await trio.sleep(self.pause)
+            else:
+                with trio.move_on_after(1):     # (again at the next pause if not yet)
+                    while not self.backed_up():
+                        await trio.sleep(0.002)
+                self.filled = self.backed_up()
         return await super().receive()
 
 
@@ -44,9 +56,11 @@ async def _small_ws(port: int):
         await ws.aclose()
 
 
-def _watch(server, name: str) -> list:
-    """Shrink the server's send buffer for ``name``; note the backlog after every write."""
+def _watch(server, name: str, reader: Bursty) -> list:
+    """Shrink the server's send buffer for ``name``; note the backlog after every write;
+    ``reader`` (its client) pauses until that backlog is not empty."""
     [conn] = [c for c in server.connections if c.name == name]
+    reader.backed_up = lambda: conn.peer.backlog > 0
     conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     seen = []
 
@@ -81,11 +95,11 @@ async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_pa
                 j0 = await join(c0, table, 0)
                 c1 = Bursty(await stack.enter_async_context(_small_ws(port)), every=7, pause=0.1)
                 await c1.hello("p1")
-                seen1 = _watch(server, "p1")
+                seen1 = _watch(server, "p1", c1)
                 j1 = await join(c1, table, 1)
                 sp = Bursty(await stack.enter_async_context(_small_ws(port)), every=5)
                 await sp.hello("sp")
-                seen_sp = _watch(server, "sp")
+                seen_sp = _watch(server, "sp", sp)
                 await sp.send(m.Spectate(table))
                 await sp.receive_until(lambda x: isinstance(x, m.Spectating))
 
