@@ -15,7 +15,8 @@ Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
   on "Create and join" in the lobby to the table drawn;
 - time to apply one update: the page records, for every update it receives, how long it
   took from the message to the redrawn table (`window.wildtable.updateMs`; the event
-  sentences and the whole redraw). A Run Wild table of four: the page and three bots
+  sentences and the redraw: the table screen keeps its elements and rewrites only what
+  changed). A Run Wild table of four: the page and three bots
   (`wildtable bots --delay`) playing as fast as they can for --seconds, the page's player
   drawing a card now and then, and saying stuck when it cannot (so rounds end). The aim:
   p99 under 16 ms, a frame.
