@@ -55,7 +55,7 @@ def private_state_dir(tmp_path_factory, monkeypatch):
 
 
 # the throwaway PostgreSQL of the store and cluster tests (started only by a test that asks)
-from pgkit import pg_cluster, pg_dsn, pg_private  # noqa: E402,F401  (fixtures)
+from pgkit import files_or_store, pg_cluster, pg_dsn, pg_private  # noqa: E402,F401  (fixtures)
 
 
 

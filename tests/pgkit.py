@@ -250,3 +250,12 @@ def pg_private(pg_cluster):
         yield cluster
     finally:
         cluster.remove()
+
+
+@pytest.fixture(params=["files", "store"])
+def files_or_store(request) -> dict:
+    """The server's keyword arguments for its tables' logs, one test run each: files in its
+    data dir ({}), or a store in a fresh database of this test's own (node "a")."""
+    if request.param == "files":
+        return {}
+    return {"store": request.getfixturevalue("pg_dsn"), "node_id": "a"}

@@ -16,14 +16,6 @@ from wildtable.client.net import connect
 from wildtable.server.store_pg import PgStore
 
 
-@pytest.fixture(params=["files", "store"])
-def where(request) -> dict:
-    """The server's keyword arguments for its tables' logs: files in its data dir, or a store."""
-    if request.param == "files":
-        return {}
-    return {"store": request.getfixturevalue("pg_dsn"), "node_id": "a"}
-
-
 async def forgotten(server, table: str) -> None:
     """Until the server has forgotten ``table`` and put its log away (moved to expired/, or
     marked in the store)."""
@@ -40,14 +32,14 @@ async def marked_over(server, where: dict, table: str) -> None:
         await trio.sleep(0.02)
 
 
-async def test_an_expired_waiting_table_is_neither_listed_nor_replayed(tmp_path, where):
+async def test_an_expired_waiting_table_is_neither_listed_nor_replayed(tmp_path, files_or_store):
     with trio.fail_after(40):
-        async with running_server(tmp_path / "a", waiting_expiry=0.5, **where) as (server, url):
+        async with running_server(tmp_path / "a", waiting_expiry=0.5, **files_or_store) as (server, url):
             over = await play_out_with_a_refusal(url)
             async with connect(url, "cy") as cy:
                 squat = await create(cy, "go-wild", 2)        # created, never joined: it expires
                 await forgotten(server, squat)
-            await marked_over(server, where, over)
+            await marked_over(server, files_or_store, over)
 
             status, listing = await get(server, "/replays.json")
             assert status == 200, listing
@@ -57,8 +49,8 @@ async def test_an_expired_waiting_table_is_neither_listed_nor_replayed(tmp_path,
             status, refused = await get(server, f"/replay/{squat}.json")
             assert status == 404 and "no finished game" in refused["error"], refused
 
-        if "store" in where:
-            dsn = where["store"]
+        if "store" in files_or_store:
+            dsn = files_or_store["store"]
             ended = dict(await query(dsn, "SELECT table_id, ended FROM wt_tables"))
             assert ended == {over: "over", squat: "expired"}, ended
             # at its next start the node holds its finished game again, and not the expired table

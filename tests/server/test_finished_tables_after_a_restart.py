@@ -16,14 +16,6 @@ from wildtable.protocol import messages as m
 TIMER_PLAYS = {"turn_timer": 0.01, "target": 1}     # Go Wild! to one point, played out by the turn timer
 
 
-@pytest.fixture(params=["files", "store"])
-def where(request) -> dict:
-    """The server's keyword arguments for its tables' logs: files in its data dir, or a store."""
-    if request.param == "files":
-        return {}
-    return {"store": request.getfixturevalue("pg_dsn"), "node_id": "a"}
-
-
 async def lobby_and_spectate(url: str, table: str) -> tuple[list, object]:
     """(the tables list_tables shows, the answer to spectate ``table``: spectating or an error)."""
     async with connect(url, "cy") as cy:
@@ -33,14 +25,14 @@ async def lobby_and_spectate(url: str, table: str) -> tuple[list, object]:
         return listed, await answer(cy)
 
 
-async def test_a_finished_game_is_held_again_until_keep_finished(tmp_path, where):
+async def test_a_finished_game_is_held_again_until_keep_finished(tmp_path, files_or_store):
     data = tmp_path / "data"
     with trio.fail_after(60):
-        async with running_server(data, **where) as (server, url):
+        async with running_server(data, **files_or_store) as (server, url):
             async with seated(url, "go-wild", 2, TIMER_PLAYS) as (table, conns, _):
                 over = await conns[0].receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
 
-        async with running_server(data, keep_finished=3600, **where) as (server, url):
+        async with running_server(data, keep_finished=3600, **files_or_store) as (server, url):
             assert table in server.tables and server.tables[table].readonly
             listed, watching = await lobby_and_spectate(url, table)
             assert [(t["table"], t["status"]) for t in listed] == [(table, "over")], listed
@@ -50,7 +42,7 @@ async def test_a_finished_game_is_held_again_until_keep_finished(tmp_path, where
                 again = await dee.receive_until(lambda x: isinstance(x, m.GameOver), timeout=5)
                 assert again.scores == over.scores
 
-        async with running_server(data, keep_finished=0, **where) as (server, url):
+        async with running_server(data, keep_finished=0, **files_or_store) as (server, url):
             assert table not in server.tables
             listed, watching = await lobby_and_spectate(url, table)
             assert table not in [t["table"] for t in listed], listed
