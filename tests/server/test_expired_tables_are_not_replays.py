@@ -7,7 +7,6 @@ finished too (so that no node adopts it), and records that it expired
 
 from __future__ import annotations
 
-import pytest
 import trio
 
 from clusterkit import query

@@ -6,7 +6,6 @@ own tables marked finished under keep_finished ago (wt_tables.finished_at)."""
 
 from __future__ import annotations
 
-import pytest
 import trio
 
 from serverkit import answer, running_server, seated
