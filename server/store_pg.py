@@ -129,6 +129,8 @@ _MARK_FINISHED = ("UPDATE wt_tables t SET finished = true, finished_at = coalesc
 # marked finished before wt_tables.ended was kept count as over: their replay still has to
 # end the game, or the viewer refuses it)
 _OVER = "finished AND ended IS DISTINCT FROM 'expired'"
+# how a table ended, in SQL: OVER or EXPIRED, NULL while it is not finished (table_info, log_size)
+_HOW_ENDED = f"CASE WHEN {_OVER} THEN '{OVER}' WHEN finished THEN '{EXPIRED}' END"
 
 
 class StoreError(Exception):
@@ -334,9 +336,9 @@ class PgStore:
             row = conn.execute(
                 "SELECT t.game, t.owner, t.epoch, t.finished, "
                 "extract(epoch FROM t.lease_until - clock_timestamp())::float8, n.url, "
-                f"CASE WHEN NOT t.finished THEN NULL WHEN {_OVER} THEN %s ELSE %s END, t.entry IS NOT NULL "
+                f"{_HOW_ENDED}, t.entry IS NOT NULL "
                 "FROM wt_tables t LEFT JOIN wt_nodes n ON n.node_id = t.owner WHERE t.table_id = %s",
-                (OVER, EXPIRED, table_id)).fetchone()
+                (table_id,)).fetchone()
         if row is None:
             return None
         return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url", "ended", "listed"), row))
@@ -354,10 +356,10 @@ class PgStore:
         """(what the table is: 'playing', OVER or EXPIRED; bytes of its records, number of
         records) of a table; None if the store has no such table."""
         with self.connection() as conn:
-            row = conn.execute(f"SELECT CASE WHEN NOT t.finished THEN 'playing' WHEN {_OVER} THEN %s ELSE %s END, "
+            row = conn.execute(f"SELECT coalesce({_HOW_ENDED}, 'playing'), "
                                "coalesce(sum(length(r.data)), 0)::bigint, count(r.n) "
                                "FROM wt_tables t LEFT JOIN wt_records r ON r.table_id = t.table_id "
-                               "WHERE t.table_id = %s GROUP BY t.table_id", (OVER, EXPIRED, table_id)).fetchone()
+                               "WHERE t.table_id = %s GROUP BY t.table_id", (table_id,)).fetchone()
         return None if row is None else (row[0], int(row[1]), int(row[2]))
 
     def log_head(self, table_id: str, max_bytes: int) -> bytes:
