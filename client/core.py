@@ -445,8 +445,7 @@ class ClientCore:
             if hop == MAX_REDIRECTS:
                 break
             await self._move(reply)
-            if isinstance(msg, m.CreateTable):
-                msg = attrs.evolve(msg, here=True)
+            msg = _sent_again(msg)
         self._redirects_in_row = 0
         error = _too_many_redirects(reply)
         if not quiet:
@@ -577,9 +576,7 @@ class ClientCore:
         try:
             await self._move(redirect)
             if again is not None:
-                if isinstance(again, m.CreateTable):
-                    again = attrs.evolve(again, here=True)
-                await self._send(again)
+                await self._send(_sent_again(again))
         except (NotConnected, trio.TooSlowError) as e:
             self.notify("error", f"could not follow the server to {redirect.url}: "
                                  f"{e if isinstance(e, NotConnected) else 'it did not answer in time'}")
@@ -967,6 +964,12 @@ class ClientCore:
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         await self._send(seat_bots(mir.table, count, level, self.bot_delay))
+
+
+def _sent_again(msg: Any) -> Any:
+    """A message as sent again at the node a redirect named: a create_table says ``here``
+    ("create it on this node", docs/PROTOCOL.md, "Clusters")."""
+    return attrs.evolve(msg, here=True) if isinstance(msg, m.CreateTable) else msg
 
 
 def _too_many_redirects(last: m.Redirect) -> m.Error:
