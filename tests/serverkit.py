@@ -227,6 +227,18 @@ async def info(conn: Connection, table: str) -> dict:
     return t
 
 
+async def played_out_and_left(conns: list[Connection], table: str) -> None:
+    """``conns[i]`` takes seat i at ``table``, a game its turn timer plays out by itself
+    (such as Go Wild! to one point with a 10 ms timer); once the first has seen game_over
+    (within 8 s), each leaves and must be told it has left."""
+    for i, c in enumerate(conns):
+        await join(c, table, i)
+    await conns[0].receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
+    for c in conns:
+        await c.send(m.Leave())
+        assert isinstance(await answer(c), m.Left)
+
+
 # Go Wild! to one point with no turn timer: the table waits for its players, who end it
 # with one trick (eight records)
 QUICK_GO_WILD = {"turn_timer": 0, "target": 1}

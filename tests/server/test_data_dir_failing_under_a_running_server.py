@@ -13,7 +13,7 @@ from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.datadir import LOCK_NAME
 
-from serverkit import answer, create, info, join, running_server
+from serverkit import answer, create, info, join, played_out_and_left, running_server
 
 
 async def test_create_table_when_the_log_cannot_be_made_is_an_error_not_a_crash(tmp_path):
@@ -55,12 +55,7 @@ async def test_an_unwritable_data_dir_leaves_no_headless_log_and_forgets_tables_
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     table = await create(ann, "go-wild", 2, turn_timer=0.01, target=1)
                     subprocess.run(["chattr", "+i", str(data)], check=True)
-                    await join(ann, table, 0)
-                    await join(bob, table, 1)
-                    await ann.receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
-                    for c in (ann, bob):
-                        await c.send(m.Leave())
-                        assert isinstance(await answer(c), m.Left)
+                    await played_out_and_left([ann, bob], table)
                     while table in server.tables:
                         await trio.sleep(0.02)
                     await ann.send(m.CreateTable("go-wild", 2, {}))

@@ -7,7 +7,7 @@ import trio
 from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import answer, create, join, running_server
+from serverkit import answer, create, played_out_and_left, running_server
 
 FAST = {"turn_timer": 0.01, "target": 1}
 
@@ -17,12 +17,7 @@ async def finished_tables(url, count: int) -> list[str]:
     async with connect(url, "ann") as ann, connect(url, "bob") as bob:
         for _ in range(count):
             t = await create(ann, "go-wild", 2, **FAST)
-            await join(ann, t, 0)
-            await join(bob, t, 1)
-            await ann.receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
-            for c in (ann, bob):
-                await c.send(m.Leave())
-                assert isinstance(await answer(c), m.Left)
+            await played_out_and_left([ann, bob], t)
             tables.append(t)
     return tables
 
