@@ -98,7 +98,7 @@ class Peer:
         self._sock = sock
         self._proto = proto
         self.host = host
-        self.remote = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        self.remote = host_port(host, port)
         self._backlog: list[bytes] = []         # framed bytes not yet written, in order
         self._backlog_bytes = 0
         self._head_partial = False              # the backlog starts with the rest of a partly written frame
@@ -446,9 +446,14 @@ class Peer:
                     return
 
 
+def host_port(host: str, port: int) -> str:
+    """``host:port``, an IPv6 host in brackets."""
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
 def ws_url(host: str, port: int) -> str:
-    """The ws:// URL of a listening address (an IPv6 host in brackets)."""
-    return f"ws://[{host}]:{port}" if ":" in host else f"ws://{host}:{port}"
+    """The ws:// URL of a listening address."""
+    return f"ws://{host_port(host, port)}"
 
 
 def _clip_reason(reason: str) -> str:
