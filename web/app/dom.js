@@ -68,14 +68,16 @@ export function kept(cache, key, sig, make) {
 // ``items`` drawn as elements, each kept while keyOf(item) and sigOf(item) stay the same;
 // ``cache`` (a Map of this list's own) forgets the keys no longer in the list.
 export function keyed(cache, items, keyOf, sigOf, make) {
-  const keys = new Set();
-  const els = items.map((item) => {
-    const k = keyOf(item);
-    keys.add(k);
-    return kept(cache, k, sigOf(item), () => make(item));
-  });
-  for (const k of [...cache.keys()]) if (!keys.has(k)) cache.delete(k);
+  const keys = items.map(keyOf);
+  const els = items.map((item, i) => kept(cache, keys[i], sigOf(item), () => make(item)));
+  forget(cache, keys);
   return els;
+}
+
+// ``cache`` (a Map) forgets every key not in ``keys``: what is no longer drawn.
+export function forget(cache, keys) {
+  const now = new Set(keys);
+  for (const k of [...cache.keys()]) if (!now.has(k)) cache.delete(k);
 }
 
 export function put(parent, ...children) {

@@ -3,7 +3,7 @@
 // "add" button to add it, or one of its cards to swap it in; with nothing selected, click a
 // meld's card to take it. Keys: r ready, m meld, d draw, 3 Draw-3, s stuck, Esc clear.
 
-import { attr, button, h, kept, keyed, put, text } from "../dom.js";
+import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
 import { seatList, seatName } from "./names.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
@@ -121,7 +121,7 @@ function drawing(ctx) {
 function render(ctx) {
   const { view, ui } = ctx;
   const d = drawing(ctx);
-  const hand = (view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b));
+  const hand = sortedHand(view);
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
   const sel = ui.selected;
   const playing = view.phase === "playing";
@@ -130,12 +130,8 @@ function render(ctx) {
 
   put(d.players, (view.players || []).map((p) => playerItem(ctx, d, p)));
 
-  const ids = new Set();
-  const meldNodes = (view.melds || []).map((m) => {
-    ids.add(m.id);
-    return meldItem(ctx, d, m, sel, canPlay);
-  });
-  for (const id of [...d.meldItems.keys()]) if (!ids.has(id)) d.meldItems.delete(id);
+  const meldNodes = (view.melds || []).map((m) => meldItem(ctx, d, m, sel, canPlay));
+  forget(d.meldItems, (view.melds || []).map((m) => m.id));
   if (meldNodes.length) put(d.melds, meldNodes);
 
   const board = [
@@ -282,9 +278,14 @@ function meld(ctx) {
   ctx.act({ kind: "meld", cards, values }, what);
 }
 
+// the hand in the order it is shown (with no Draw-3 selected, Draw-3 plays the first one in it)
+function sortedHand(view) {
+  return (view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b));
+}
+
 function playDraw3(ctx) {
   const chosen = [...ctx.ui.selected].find(isDraw3);
-  const c = chosen !== undefined ? chosen : (ctx.view.hand || []).slice().sort((a, b) => sortKey(a) - sortKey(b)).find(isDraw3);
+  const c = chosen !== undefined ? chosen : sortedHand(ctx.view).find(isDraw3);
   ctx.act({ kind: "draw3", card: c }, "Draw-3");
 }
 
