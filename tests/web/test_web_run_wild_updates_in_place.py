@@ -159,7 +159,9 @@ def test_another_players_moves_redraw_only_what_they_changed(players, web_server
 
     # the kept "add" button adds the card selected now: the server answers it (accepted, or
     # refused with its reason beside what was tried), it is not refused as "nothing selected"
+    sent = page.evaluate("() => window.wildtable.nextIntent")
     page.click(f'[data-add="{mid}"]')
+    assert page.evaluate("() => window.wildtable.nextIntent") == sent + 1, "the add button sent no intent"
     page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=10_000)
     refusal = p.state()["refusal"]
     assert refusal is None or (refusal["code"] and refusal["what"].endswith(f" to m{mid}")), refusal
