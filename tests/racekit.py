@@ -91,7 +91,6 @@ class Hammer:
         self.sent: list[int] = []
         self.msgs: list = []
         self.answers: dict[int, list] = {}
-        self.answered = 0
         self.accepted = self.rejected = 0
         self.changed = trio.Condition()
 
@@ -103,13 +102,16 @@ class Hammer:
                 self.view = msg.view
             elif isinstance(msg, (m.Accepted, m.Rejected)):
                 self.answers.setdefault(msg.intent, []).append(msg)
-                if isinstance(msg, m.Accepted):
-                    self.accepted += 1
-                else:
-                    self.rejected += 1
                 async with self.changed:
-                    self.answered += 1
+                    if isinstance(msg, m.Accepted):
+                        self.accepted += 1
+                    else:
+                        self.rejected += 1
                     self.changed.notify_all()
+
+    @property
+    def answered(self) -> int:
+        return self.accepted + self.rejected
 
     async def writer(self, enough):
         next_id = 1
