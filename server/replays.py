@@ -91,9 +91,10 @@ def log_gone(table_id: str) -> ReplayRefused:
 
 @attrs.frozen
 class Found:
-    """Where a finished game's log is: a file, and the stamp (size, mtime) its timeline is
-    kept under; ``held``: the log of a table the server still holds."""
-    path: Path
+    """Where a finished game's log is: a file (StoreGames: the table id, its key in the
+    store), and the stamp (size, mtime; the store's: size, records) its timeline is kept
+    under; ``held``: the log of a table the server still holds."""
+    path: Path | str
     stamp: tuple
     held: bool = False
 
@@ -270,7 +271,7 @@ class StoreGames:
         if count == 0:
             raise ReplayRefused(422, f"table {table_id!r} is over, but the store holds none of its records: "
                                      "its log is damaged")
-        return Found(Path(table_id), (nbytes, count))
+        return Found(table_id, (nbytes, count))
 
     def read(self, table_id: str, found: Found) -> bytes:
         refuse_too_big(table_id, found.stamp[0], "`wildtable export` writes it to a file")
@@ -447,7 +448,7 @@ def _names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
 
 
 class Replays:
-    """The two answers, over a source of finished games (FinishedGames, OneLog)."""
+    """The two answers, over a source of finished games (FinishedGames, StoreGames, OneLog)."""
 
     def __init__(self, source, *, cache_bytes: int = CACHE_BYTES, clock: Callable[[], float] = time.monotonic):
         self.source = source
