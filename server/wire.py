@@ -73,7 +73,10 @@ class Limits:
     max_handshakes: int = MAX_HANDSHAKES
     max_per_address: int = MAX_PER_ADDRESS
     handshake_timeout: float = HANDSHAKE_TIMEOUT
-    allow_origins: tuple[str, ...] = ()
+    # kept as browsers send an Origin: lowercase, no trailing slash (the operator may type
+    # either: scheme and host are case-insensitive)
+    allow_origins: tuple[str, ...] = attrs.field(
+        default=(), converter=lambda names: tuple(o.strip().rstrip("/").lower() for o in names))
     # the origins allowed now besides those (a node of a cluster: the pages its live peer
     # nodes serve, server/cluster.py); asked at each handshake that names an Origin
     peer_origins: Callable[[], Collection[str]] | None = None
@@ -536,9 +539,10 @@ def _origin_allowed(request: Request, limits: Limits) -> str | None:
     origin = request.headers.get("Origin")
     if origin is None:
         return None
-    if origin in limits.allow_origins:
+    named = origin.strip().lower()
+    if named in limits.allow_origins:
         return None
-    if limits.peer_origins is not None and origin.strip().lower() in limits.peer_origins():
+    if limits.peer_origins is not None and named in limits.peer_origins():
         return None
     host = (request.headers.get("Host") or "").strip().lower()
     try:

@@ -44,8 +44,10 @@ async def test_an_allowed_origin_is_accepted_and_others_still_refused(tmp_path):
 async def test_the_allow_origin_flag_admits_the_origins_named(tmp_path):
     """`wildtable serve --allow-origin A --allow-origin B`, as a real process."""
     with trio.fail_after(40):
+        # the operator's spelling does not matter (scheme and host are case-insensitive, and
+        # browsers send them lowercase, with no trailing slash)
         async with serve_process(tmp_path / "data", "--allow-origin", "http://games.example",
-                                 "--allow-origin", "https://cards.example:8443") as srv, steady_player(srv.url):
+                                 "--allow-origin", "HTTPS://Cards.Example:8443/") as srv, steady_player(srv.url):
             port = port_of(srv.url)
             await accepted_101(port, "http://games.example")
             await accepted_101(port, "https://cards.example:8443")
