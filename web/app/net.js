@@ -51,7 +51,8 @@ export class Connection {
       this.send({ type: "hello", version: PROTOCOL_VERSION, name: this.name, client: "wildtable-web" });
     };
     ws.onmessage = (ev) => {
-      if (!(ev.data instanceof ArrayBuffer)) return;
+      // a socket this page has left (follow) may still deliver what was on its way: not ours now
+      if (this.ws !== ws || !(ev.data instanceof ArrayBuffer)) return;
       let msg;
       try {
         msg = decode(new Uint8Array(ev.data));
@@ -60,7 +61,6 @@ export class Connection {
         return;
       }
       if (msg && msg.type === "welcome") {
-        ws.welcomed = true;
         this.welcome = msg;
         clearTimeout(this.steady);
         this.steady = setTimeout(() => {
@@ -79,6 +79,7 @@ export class Connection {
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
+      const welcomed = this.welcome !== null;     // (set by this socket's welcome only)
       this.ws = null;
       this.welcome = null;
       clearTimeout(this.steady);
@@ -87,7 +88,7 @@ export class Connection {
         return;
       }
       const why = ev.reason ? `${ev.code}: ${ev.reason}` : `code ${ev.code}`;
-      if (this.node && !ws.welcomed) {
+      if (this.node && !welcomed) {
         // the node we were sent to cannot be reached: back to the page's own server
         // after the pause, which grows: the page's server may send it to the same node again
         const dead = this.node;
