@@ -12,8 +12,9 @@ import selectors
 import signal
 import subprocess
 import sys
+import time
 
-from serverkit import play_out_with_a_refusal
+from serverkit import fetch, play_out_with_a_refusal
 from webkit import DESKTOP, doc_shot
 
 
@@ -88,6 +89,13 @@ def test_the_replay_viewer_steps_through_a_finished_game_and_shows_a_refused_int
 
 def test_replay_log_web_serves_the_viewer_on_loopback(players, web_server, tmp_path):
     table = web_server.run(play_out_with_a_refusal, web_server.url, ("dan", "eve"))
+    # the players saw the game end before its last records reached the disk: copied at
+    # once, the log was its header alone. The server replays it (200, not 409) once it
+    # ends its game.
+    for _ in range(100):
+        if fetch(web_server.port, f"/replay/{table}.json")[0] == 200:
+            break
+        time.sleep(0.1)
     log = tmp_path / "game.wlog"        # a copy: a log of a live server's data dir earns a note on stderr
     log.write_bytes((web_server.data_dir / f"{table}.wlog").read_bytes())
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
