@@ -53,16 +53,18 @@ class Node:
             self.stopped = False
 
 
-async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease: float = LEASE) -> Node:
-    """`wildtable serve --store DSN --node-id NAME` on a free port; its stderr is drained
-    into ``node.log`` as it comes."""
-    sp = await start_serve(nursery, data_dir, "--store", dsn, "--node-id", name, "--lease-seconds", str(lease),
+async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease: float | None = LEASE) -> Node:
+    """`wildtable serve --store DSN --node-id NAME` on a free port (``lease`` None: no
+    --lease-seconds, the default an operator gets); its stderr is drained into
+    ``node.log`` as it comes."""
+    leased = () if lease is None else ("--lease-seconds", str(lease))
+    sp = await start_serve(nursery, data_dir, "--store", dsn, "--node-id", name, *leased,
                            "--rate-limit", "10000", "--max-per-address", "0", "--max-waiting-per-address", "0", *extra)
     return Node(name, sp.proc, sp.url, sp.stderr)
 
 
 @asynccontextmanager
-async def cluster(tmp_path, dsn: str, count: int, *extra: str, lease: float = LEASE):
+async def cluster(tmp_path, dsn: str, count: int, *extra: str, lease: float | None = LEASE):
     """``count`` nodes n1, n2, ... started side by side; each ended at exit (SIGCONT if it
     was stopped, SIGTERM, SIGKILL after 10 s)."""
     nodes: list[Node | None] = [None] * count
