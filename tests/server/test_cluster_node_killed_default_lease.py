@@ -73,4 +73,9 @@ async def test_players_of_a_killed_node_sit_again_at_the_default_lease(tmp_path,
                 assert p.mirror.seat == seats[p.name]
             assert (await owners(pg_dsn))[table] == ("n2", 2)
             assert f"table {table} adopted" in n2.log
+            # and the operator reads on n2 that they came back (or which did not)
+            with trio.move_on_after(5):
+                while f"table {table}: all 2 player(s) back at their seats" not in n2.log:
+                    await trio.sleep(0.1)
+            assert f"table {table}: all 2 player(s) back at their seats" in n2.log, n2.log[-2000:]
             nursery.cancel_scope.cancel()
