@@ -96,6 +96,21 @@ async def stop_all(nodes: list[Node]) -> None:
             await n.proc.wait()
 
 
+async def both_live(a: str, b: str) -> None:
+    """Until the welcome of each node names both nodes, A and B, each by its URL as the
+    cluster names it (its --public-url, if given): A redirects to B only once it knows B,
+    and B accepts a page of A's as Origin only once it knows A. Each learns of the other at
+    its own next heartbeat, so A knowing B says nothing of B knowing A (the page's
+    WebSocket to B was then refused, 403, and the browser logged an error)."""
+    with trio.fail_after(10):
+        for url in (a, b):
+            while True:
+                async with connect(url) as c:
+                    if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
+                        break
+                await trio.sleep(0.1)
+
+
 # ------------------------------------------------------------------ the store, read by the test
 
 def _query(dsn: str, sql: str, args=()):

@@ -14,12 +14,11 @@ import signal
 import trio
 
 from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.cluster import ADOPT_EVERY, HEARTBEAT, LIVE
 from wildtable.server.store_pg import LEASE_SECONDS
 
-from clusterkit import cluster, owners
+from clusterkit import both_live, cluster, owners
 
 # n1's heartbeat goes stale (LIVE plus one heartbeat of n2's view), then its lease runs
 # out (at most a whole lease after that), then n2 adopts (on demand, or its next passes);
@@ -30,13 +29,7 @@ SEATED_AGAIN_WITHIN = LIVE + HEARTBEAT + LEASE_SECONDS + 2 * ADOPT_EVERY + 10
 async def test_players_of_a_killed_node_sit_again_at_the_default_lease(tmp_path, pg_dsn):
     with trio.fail_after(SEATED_AGAIN_WITHIN + 40):
         async with cluster(tmp_path, pg_dsn, 2, lease=None) as (n1, n2), trio.open_nursery() as nursery:
-            # players come once the cluster is up: n1 names both nodes in its welcome
-            with trio.fail_after(10):
-                while True:
-                    async with connect(n1.url) as probe:
-                        if len((await probe.hello("probe")).nodes) == 2:
-                            break
-                    await trio.sleep(0.2)
+            await both_live(n1.url, n2.url)         # players come once the cluster is up
             notes: dict[str, list[Notice]] = {"ann": [], "bob": []}
             ann = ClientCore(n1.url, "ann", notes["ann"].append)
             bob = ClientCore(n2.url, "bob", notes["bob"].append)
