@@ -33,7 +33,7 @@ from wildtable.protocol.errors import ProtocolError
 from . import games
 from .games import CommandError, Ctx, is_number
 from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
-from .redirects import AskAgain, Chase, GiveUp, decide
+from .redirects import AskAgain, Chase, GiveUp, Unreachable, decide, sent_again
 from .seats import SeatBook
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
@@ -43,7 +43,6 @@ HEARTBEAT = 20.0            # seconds between our pings; a server that does not 
 PONG_TIMEOUT = 15.0         # ... within this is taken for gone, and we reconnect
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
-UNREACHABLE_KEPT = 16       # nodes remembered as not answering (the newest)
 # the messages a cluster's node may send on to another node
 REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))
 
@@ -244,7 +243,7 @@ class ClientCore:
         self._connected = trio.Event()      # set, and replaced, at each connection made
         self._last_sent_of: dict[str, Any] = {}   # the last redirectable message sent, by type
         self._chase: Chase | None = None    # the redirects of the message no request() waits for
-        self._unreachable: dict[str, float] = {}  # node URL -> when connecting to it last failed
+        self._unreachable = Unreachable()   # the nodes a connection failed to, for redirects
 
     # ---------------------------------------------------------------- what the UIs read
     @property
@@ -297,12 +296,7 @@ class ClientCore:
             moved = self._moving
             for target in ([self.url] if first else self.reconnect_order()):
                 error, online = await self._connection(target, first, task_status)
-                self._unreachable.pop(target, None)
-                if not online:
-                    # what a redirect to it does next (redirects.decide): bounded, the oldest forgotten
-                    self._unreachable[target] = trio.current_time()
-                    while len(self._unreachable) > UNREACHABLE_KEPT:
-                        del self._unreachable[next(iter(self._unreachable))]
+                self._unreachable.tried(target, online, trio.current_time())
                 if online:
                     first, attempt = False, 0
                     break
@@ -464,7 +458,7 @@ class ClientCore:
                 await trio.sleep(action.delay)
                 continue
             await self._move(reply)
-            msg = _sent_again(msg)
+            msg = sent_again(msg)
 
     async def _move(self, redirect: m.Redirect) -> None:
         """Go to the node a redirect names: this connection ends, the next one is there
@@ -609,7 +603,7 @@ class ClientCore:
         try:
             await self._move(redirect)
             if again is not None:
-                await self._send(_sent_again(again))
+                await self._send(sent_again(again))
         except (NotConnected, trio.TooSlowError) as e:
             self.notify("error", f"could not follow the server to {redirect.url}: "
                                  f"{e if isinstance(e, NotConnected) else 'it did not answer in time'}")
@@ -997,12 +991,6 @@ class ClientCore:
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         await self._send(seat_bots(mir.table, count, level, self.bot_delay))
-
-
-def _sent_again(msg: Any) -> Any:
-    """A message as sent again at the node a redirect named: a create_table says ``here``
-    ("create it on this node", docs/PROTOCOL.md, "Clusters")."""
-    return attrs.evolve(msg, here=True) if isinstance(msg, m.CreateTable) else msg
 
 
 def seat_bots(table: str, count: int, level: str | None, delay: float | None) -> m.SeatBots:

@@ -14,6 +14,8 @@ where it is and asks again after a pause, until the node asked serves the table 
 
 from __future__ import annotations
 
+from typing import Any
+
 import attrs
 
 from wildtable.protocol import messages as m
@@ -21,6 +23,7 @@ from wildtable.protocol import messages as m
 MAX_REDIRECTS = 3           # redirects to nodes that answer, in a row, for one message
 ASK_AGAIN = (0.5, 1.0, 2.0, 3.0)    # seconds before asking again where we are, growing
 FOLLOW_AGAIN_AFTER = 10.0   # a node that did not answer is tried again after this (restarted?)
+UNREACHABLE_KEPT = 16       # nodes remembered as not answering (the newest)
 PATIENCE = 30.0             # a message the player typed is answered by an error after this;
                             # a seat being taken back is never given up (it waits, and says why)
 
@@ -87,3 +90,27 @@ def too_many_redirects(last: m.Redirect) -> m.Error:
     return m.Error("too_many_redirects", f"the server sent {last.ref} on to another node {MAX_REDIRECTS} times "
                    f"(the last: {last.url}); the cluster may be moving the table: try again in a moment",
                    None, last.ref)
+
+
+def sent_again(msg: Any) -> Any:
+    """A message as sent again at the node a redirect named: a create_table says ``here``
+    ("create it on this node", docs/PROTOCOL.md, "Clusters")."""
+    return attrs.evolve(msg, here=True) if isinstance(msg, m.CreateTable) else msg
+
+
+class Unreachable:
+    """When a connection to each node last failed (``get``: decide's ``failed_at``);
+    forgotten once it answers; the newest UNREACHABLE_KEPT kept."""
+
+    def __init__(self) -> None:
+        self._at: dict[str, float] = {}
+
+    def tried(self, url: str, answered: bool, now: float) -> None:
+        self._at.pop(url, None)
+        if not answered:
+            self._at[url] = now
+            while len(self._at) > UNREACHABLE_KEPT:
+                del self._at[next(iter(self._at))]
+
+    def get(self, url: str) -> float | None:
+        return self._at.get(url)

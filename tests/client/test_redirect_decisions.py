@@ -6,8 +6,8 @@ ask again, and a seat being taken back is never given up (docs/PROTOCOL.md, "Clu
 
 from __future__ import annotations
 
-from wildtable.client.redirects import (ASK_AGAIN, FOLLOW_AGAIN_AFTER, MAX_REDIRECTS, PATIENCE, AskAgain, Chase,
-                                        Follow, GiveUp, decide)
+from wildtable.client.redirects import (ASK_AGAIN, FOLLOW_AGAIN_AFTER, MAX_REDIRECTS, PATIENCE, UNREACHABLE_KEPT,
+                                        AskAgain, Chase, Follow, GiveUp, Unreachable, decide)
 from wildtable.protocol import messages as m
 
 DEAD = "ws://127.0.0.1:4001"
@@ -84,3 +84,15 @@ def test_a_typed_message_is_answered_by_an_error_once_its_patience_is_spent():
     # a seat being taken back: still waiting, however long
     _, action = decide(Chase(0.0), REJOIN, 10 * PATIENCE, 10 * PATIENCE + 1, patient=True)
     assert isinstance(action, AskAgain)
+
+
+def test_nodes_that_failed_are_remembered_until_they_answer_and_bounded():
+    book = Unreachable()
+    book.tried(DEAD, False, 1.0)
+    assert book.get(DEAD) == 1.0
+    book.tried(DEAD, True, 2.0)
+    assert book.get(DEAD) is None
+    for i in range(UNREACHABLE_KEPT + 5):
+        book.tried(f"ws://h:{1000 + i}", False, float(i))
+    assert book.get("ws://h:1000") is None and book.get(f"ws://h:{1000 + UNREACHABLE_KEPT + 4}") is not None
+    assert sum(book.get(f"ws://h:{1000 + i}") is not None for i in range(UNREACHABLE_KEPT + 5)) == UNREACHABLE_KEPT
