@@ -298,13 +298,13 @@ class Cluster:
                     if suspect(age, HEARTBEAT):
                         # dead, maybe: its players are sent there and come back here until it
                         # stops counting as live (the client waits: client/redirects.py)
-                        self._warn(f"suspect {owner}", redirect_to_suspect(owner, live.url, age,
-                                                                          self.store.lease_seconds))
+                        self._warn(f"suspect {owner}", "%s", redirect_to_suspect(owner, live.url, age,
+                                                                                self.store.lease_seconds))
                     raise Redirected(live.url, table_id, f"table {table_id} is served by another node")
                 # its node stopped heartbeating while its lease still runs: take the
                 # table over once the lease passes (the fence keeps that node out then)
                 wait = min(left, self.store.lease_seconds)
-                self._warn(f"lease {table_id}", waiting_for_lease(table_id, owner, wait), level=logging.INFO)
+                self._warn(f"lease {table_id}", "%s", waiting_for_lease(table_id, owner, wait), level=logging.INFO)
                 await trio.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
