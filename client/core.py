@@ -10,9 +10,10 @@ told both that the connection dropped and that it is back.
 On a cluster (docs/PROTOCOL.md, "Clusters") a node may answer a message with
 ``redirect``: the core connects to the node named, says hello with the same name and
 sends the message again (a ``create_table`` with ``here``), at most MAX_REDIRECTS times
-for one message. Seat tokens stay under the URL the player gave. A dropped connection is
-tried again at the node it was on, then at that URL, then at each node of the last
-``welcome``.
+in a row for one message; a redirect to a node that did not answer is not followed again
+at once: the core asks again where it is after a pause (client/redirects.py decides).
+Seat tokens stay under the URL the player gave. A dropped connection is tried again at
+the node it was on, then at that URL, then at each node of the last ``welcome``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from wildtable.protocol.errors import ProtocolError
 from . import games
 from .games import CommandError, Ctx, is_number
 from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
+from .redirects import AskAgain, Chase, GiveUp, Unreachable, decide, sent_again
 from .seats import SeatBook
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
@@ -41,7 +43,6 @@ HEARTBEAT = 20.0            # seconds between our pings; a server that does not 
 PONG_TIMEOUT = 15.0         # ... within this is taken for gone, and we reconnect
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
-MAX_REDIRECTS = 3           # redirects followed for one message; then the player is told
 # the messages a cluster's node may send on to another node
 REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))
 
@@ -241,7 +242,8 @@ class ClientCore:
         self._connections = 0               # connections made (said hello) so far
         self._connected = trio.Event()      # set, and replaced, at each connection made
         self._last_sent_of: dict[str, Any] = {}   # the last redirectable message sent, by type
-        self._redirects_in_row = 0          # redirects followed without an answer between them
+        self._chase: Chase | None = None    # the redirects of the message no request() waits for
+        self._unreachable = Unreachable()   # the nodes a connection failed to, for redirects
 
     # ---------------------------------------------------------------- what the UIs read
     @property
@@ -294,6 +296,7 @@ class ClientCore:
             moved = self._moving
             for target in ([self.url] if first else self.reconnect_order()):
                 error, online = await self._connection(target, first, task_status)
+                self._unreachable.tried(target, online, trio.current_time())
                 if online:
                     first, attempt = False, 0
                     break
@@ -435,22 +438,27 @@ class ClientCore:
         server answers it with). The reader still shows every message as usual, except,
         with ``quiet``, the Error that answers ``msg``: the caller reports it (once).
 
-        A ``redirect`` of it is followed: to the node named, where ``msg`` is sent again
-        (a create_table with ``here``), at most MAX_REDIRECTS times; then the answer is
-        an Error ``too_many_redirects`` (made here, and shown unless ``quiet``)."""
-        for hop in range(MAX_REDIRECTS + 1):
+        A ``redirect`` of it is followed as redirects.decide says: to the node named, where
+        ``msg`` is sent again (a create_table with ``here``); or, if that node did not
+        answer, sent again here after a pause; or answered by an Error the client makes
+        (``too_many_redirects``, ``node_unreachable``: shown unless ``quiet``)."""
+        chase = Chase(trio.current_time())
+        while True:
             reply = await self._request_once(msg, pred, timeout, quiet)
             if not isinstance(reply, m.Redirect):
                 return reply
-            if hop == MAX_REDIRECTS:
-                break
+            chase, action = decide(chase, reply, self._unreachable.get(reply.url), trio.current_time(),
+                                   patient=False)
+            if isinstance(action, GiveUp):
+                if not quiet:
+                    self._say_error(action.error)
+                return action.error
+            if isinstance(action, AskAgain):
+                self.notify("connection", action.why)
+                await trio.sleep(action.delay)
+                continue
             await self._move(reply)
-            msg = _sent_again(msg)
-        self._redirects_in_row = 0
-        error = _too_many_redirects(reply)
-        if not quiet:
-            self._say_error(error)
-        return error
+            msg = sent_again(msg)
 
     async def _move(self, redirect: m.Redirect) -> None:
         """Go to the node a redirect names: this connection ends, the next one is there
@@ -539,8 +547,9 @@ class ClientCore:
             if isinstance(msg, m.Redirect):
                 self._redirected(msg)
                 continue
-            if isinstance(msg, (m.Joined, m.Spectating, m.TableCreated, m.BotsSeated)):
-                self._redirects_in_row = 0
+            if isinstance(msg, (m.Joined, m.Spectating, m.TableCreated, m.BotsSeated)) or (
+                    isinstance(msg, m.Error) and msg.ref in REDIRECTABLE):
+                self._chase = None          # answered: the next redirect starts a new chase
             if not (isinstance(msg, m.Error) and
                     any(w.quiet and msg.ref == w.tag and w.pred(msg) for w in self._waiters)):
                 self._absorb(msg)
@@ -551,23 +560,41 @@ class ClientCore:
                     self._waiters.remove(w)
 
     def _redirected(self, msg: m.Redirect) -> None:
-        """A redirect: to the request that waits for it (which follows it), else followed
-        here: a message the player typed is sent again at the node, and a seat being
-        taken back is taken back there."""
+        """A redirect: to the request that waits for it (which follows it), else handled
+        here as redirects.decide says: a message the player typed is sent again at the
+        node, and a seat being taken back is taken back there; a node that does not
+        answer is not gone to again at once: the message is sent again here after a pause
+        (a seat being taken back is never given up)."""
         for w in list(self._waiters):
             if w.pred(msg):
                 w.value = msg
                 w.event.set()
                 self._waiters.remove(w)
                 return
-        self._redirects_in_row += 1
-        if self._redirects_in_row > MAX_REDIRECTS:
-            self._redirects_in_row = 0
+        now = trio.current_time()
+        self._chase, action = decide(self._chase or Chase(now), msg, self._unreachable.get(msg.url), now,
+                                     patient=self._rejoining)
+        if isinstance(action, GiveUp):
+            self._chase = None
             self._rejoining = False
-            self._say_error(_too_many_redirects(msg))
+            self._say_error(action.error)
+        elif isinstance(action, AskAgain):
+            self.notify("connection", action.why)
+            self._spawn(self._ask_again, action.delay, self.conn, self._last_sent_of.get(msg.ref))
+        else:
+            # a seat being taken back: the reconnect at the node takes it back itself
+            self._spawn(self._follow, msg, None if self._rejoining else self._last_sent_of.get(msg.ref))
+
+    async def _ask_again(self, delay: float, conn: Connection | None, again: Any) -> None:
+        """Send ``again`` after ``delay`` on the same connection (another one takes the seat
+        back by itself, and a message typed since is the player's latest word)."""
+        await trio.sleep(delay)
+        if again is None or self.conn is not conn or self._last_sent_of.get(again.TAG) is not again:
             return
-        # a seat being taken back: the reconnect at the node takes it back itself
-        self._spawn(self._follow, msg, None if self._rejoining else self._last_sent_of.get(msg.ref))
+        try:
+            await self._send(again)
+        except NotConnected:
+            pass            # the reconnect sends a rejoin itself
 
     def _say_error(self, error: m.Error) -> None:
         self.notify("error", f"{error.code}: {user_words(error.message)}", error)
@@ -576,7 +603,7 @@ class ClientCore:
         try:
             await self._move(redirect)
             if again is not None:
-                await self._send(_sent_again(again))
+                await self._send(sent_again(again))
         except (NotConnected, trio.TooSlowError) as e:
             self.notify("error", f"could not follow the server to {redirect.url}: "
                                  f"{e if isinstance(e, NotConnected) else 'it did not answer in time'}")
@@ -964,19 +991,6 @@ class ClientCore:
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
         await self._send(seat_bots(mir.table, count, level, self.bot_delay))
-
-
-def _sent_again(msg: Any) -> Any:
-    """A message as sent again at the node a redirect named: a create_table says ``here``
-    ("create it on this node", docs/PROTOCOL.md, "Clusters")."""
-    return attrs.evolve(msg, here=True) if isinstance(msg, m.CreateTable) else msg
-
-
-def _too_many_redirects(last: m.Redirect) -> m.Error:
-    """The error made here for a message the cluster sent on more than MAX_REDIRECTS times."""
-    return m.Error("too_many_redirects", f"the server sent {last.ref} on to another node {MAX_REDIRECTS} times "
-                   f"(the last: {last.url}); the cluster may be moving the table: try again in a moment",
-                   None, last.ref)
 
 
 def seat_bots(table: str, count: int, level: str | None, delay: float | None) -> m.SeatBots:

@@ -47,6 +47,7 @@ from wildtable.protocol.errors import IllegalAction
 from .botseats import valid_entries
 from .logwriter import EXPIRED
 from .store_pg import StoreError, first_line
+from .takeover import SAID_KEPT, awaited, comeback, redirect_to_suspect, suspect, waiting_for_lease
 from .wire import ws_url
 
 log = logging.getLogger("wildtable.server")
@@ -115,6 +116,7 @@ class Cluster:
         self.adopted = 0                        # tables adopted by the loop or on demand
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
         self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
+        self._nursery: trio.Nursery | None = None   # the loops' (and the takeover watchers')
 
     # ---------------------------------------------------------------- start
     def node_url(self, host: str, port: int) -> str:
@@ -153,6 +155,7 @@ class Cluster:
     # ---------------------------------------------------------------- the loops
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
         async with trio.open_nursery() as nursery:
+            self._nursery = nursery
             nursery.start_soon(self._every, HEARTBEAT, self._heartbeat)
             nursery.start_soon(self._every, ADOPT_EVERY, self._adopt_pass)
             nursery.start_soon(self._every, LOBBY_EVERY, self._lobby_pass)
@@ -170,11 +173,15 @@ class Cluster:
                 self._warn(work.__name__, "cluster: %s failed (%s); trying again", work.__name__.strip("_"),
                            first_line(e))
 
-    def _warn(self, key: str, text: str, *args) -> None:
+    def _warn(self, key: str, text: str, *args, level: int = logging.WARNING) -> None:
+        """Log once a minute at most for ``key`` (the keys remembered are bounded)."""
         now = trio.current_time()
         if now - self._said.get(key, -math.inf) >= 60:
+            self._said.pop(key, None)
             self._said[key] = now
-            log.warning(text, *args)
+            while len(self._said) > SAID_KEPT:
+                del self._said[next(iter(self._said))]
+            log.log(level, text, *args)
 
     def load(self) -> int:
         return self.open_tables() + len(self.server.connections) // 4
@@ -278,6 +285,7 @@ class Cluster:
                 if live is None and info["url"] is not None:
                     # a node that joined since our last heartbeat, maybe: look again
                     self.nodes = await self.store.call(self.store.live_nodes, LIVE)
+                    self._nodes_at = trio.current_time()
                     live = self._live(owner)
             if info["finished"]:
                 # over and still listed: watched (and rejoined) where a live node holds it
@@ -286,10 +294,18 @@ class Cluster:
                 raise IllegalAction("no_such_table", self.gone(table_id, info["ended"]))
             if owner is not None and owner != self.store.node_id and left > 0:
                 if live is not None:
+                    age = live.age + trio.current_time() - self._nodes_at
+                    if suspect(age, HEARTBEAT):
+                        # dead, maybe: its players are sent there and come back here until it
+                        # stops counting as live (the client waits: client/redirects.py)
+                        self._warn(f"suspect {owner}", "%s", redirect_to_suspect(owner, live.url, age,
+                                                                                self.store.lease_seconds))
                     raise Redirected(live.url, table_id, f"table {table_id} is served by another node")
                 # its node stopped heartbeating while its lease still runs: take the
                 # table over once the lease passes (the fence keeps that node out then)
-                await trio.sleep(min(left, self.store.lease_seconds) + 0.05)
+                wait = min(left, self.store.lease_seconds)
+                self._warn(f"lease {table_id}", "%s", waiting_for_lease(table_id, owner, wait), level=logging.INFO)
+                await trio.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
             if table_id in srv._adopting:       # being adopted here right now
@@ -331,7 +347,21 @@ class Cluster:
         if table is not None and table is not was:
             self.adopted += 1
             await self.resume_bots(table_id)
+            w = awaited(table_id, table.players(), trio.current_time())
+            if w is not None and not table.finished and self._nursery is not None:
+                self._nursery.start_soon(self._watch_comeback, table, w)
         return table
+
+    async def _watch_comeback(self, table, w) -> None:
+        """Say whether the players of a table taken over came back (takeover.comeback)."""
+        while True:
+            done, line, warn = comeback(w, table.players(), trio.current_time(),
+                                        table.finished or self.server.tables.get(table.id) is not table)
+            if line:
+                (log.warning if warn else log.info)("%s", line)
+            if done:
+                return
+            await trio.sleep(0.5)
 
     async def _adopt_pass(self) -> None:
         """Adopt tables whose lease passed, while there is room: this node's share of them

@@ -53,16 +53,18 @@ class Node:
             self.stopped = False
 
 
-async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease: float = LEASE) -> Node:
-    """`wildtable serve --store DSN --node-id NAME` on a free port; its stderr is drained
-    into ``node.log`` as it comes."""
-    sp = await start_serve(nursery, data_dir, "--store", dsn, "--node-id", name, "--lease-seconds", str(lease),
+async def start_node(nursery, data_dir, dsn: str, name: str, *extra: str, lease: float | None = LEASE) -> Node:
+    """`wildtable serve --store DSN --node-id NAME` on a free port (``lease`` None: no
+    --lease-seconds, the default an operator gets); its stderr is drained into
+    ``node.log`` as it comes."""
+    leased = () if lease is None else ("--lease-seconds", str(lease))
+    sp = await start_serve(nursery, data_dir, "--store", dsn, "--node-id", name, *leased,
                            "--rate-limit", "10000", "--max-per-address", "0", "--max-waiting-per-address", "0", *extra)
     return Node(name, sp.proc, sp.url, sp.stderr)
 
 
 @asynccontextmanager
-async def cluster(tmp_path, dsn: str, count: int, *extra: str, lease: float = LEASE):
+async def cluster(tmp_path, dsn: str, count: int, *extra: str, lease: float | None = LEASE):
     """``count`` nodes n1, n2, ... started side by side; each ended at exit (SIGCONT if it
     was stopped, SIGTERM, SIGKILL after 10 s)."""
     nodes: list[Node | None] = [None] * count
@@ -92,6 +94,21 @@ async def stop_all(nodes: list[Node]) -> None:
         if n.proc.returncode is None:
             n.proc.kill()
             await n.proc.wait()
+
+
+async def both_live(a: str, b: str) -> None:
+    """Until the welcome of each node names both nodes, A and B, each by its URL as the
+    cluster names it (its --public-url, if given): A redirects to B only once it knows B,
+    and B accepts a page of A's as Origin only once it knows A. Each learns of the other at
+    its own next heartbeat, so A knowing B says nothing of B knowing A (the page's
+    WebSocket to B was then refused, 403, and the browser logged an error)."""
+    with trio.fail_after(10):
+        for url in (a, b):
+            while True:
+                async with connect(url) as c:
+                    if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
+                        break
+                await trio.sleep(0.1)
 
 
 # ------------------------------------------------------------------ the store, read by the test

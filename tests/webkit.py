@@ -20,6 +20,7 @@ from pathlib import Path
 import trio
 
 import clusterkit
+from clusterkit import both_live
 from serverkit import running_server
 from wildtable.client.bots import Bot
 from wildtable.client.net import connect
@@ -105,13 +106,13 @@ class ClusterThread(ServerThread):
     (tests/clusterkit.py), each with a data dir under ``base``, ended at exit; ``nodes``
     (clusterkit.Node: ``url``, ``port``), ``http_of(node)`` the page a node serves."""
 
-    def __init__(self, base, dsn: str, count: int = 2):
+    def __init__(self, base, dsn: str, count: int = 2, lease: float | None = clusterkit.LEASE):
         super().__init__(base)
-        self.dsn, self.count = dsn, count
+        self.dsn, self.count, self.lease = dsn, count, lease
 
     @asynccontextmanager
     async def _serving(self):
-        async with clusterkit.cluster(self.data_dir, self.dsn, self.count) as nodes:
+        async with clusterkit.cluster(self.data_dir, self.dsn, self.count, lease=self.lease) as nodes:
             self.nodes = nodes
             yield
 
@@ -119,20 +120,19 @@ class ClusterThread(ServerThread):
     def http_of(node) -> str:
         return f"http://127.0.0.1:{node.port}/"
 
-
-async def both_live(a: str, b: str) -> None:
-    """Until the welcome of each node names both nodes, A and B, each by its URL as the
-    cluster names it (its --public-url, if given): A redirects to B only once it knows B,
-    and B accepts a page of A's as Origin only once it knows A. Each learns of the other at
-    its own next heartbeat, so A knowing B says nothing of B knowing A (the page's
-    WebSocket to B was then refused, 403, and the browser logged an error)."""
-    with trio.fail_after(10):
-        for url in (a, b):
-            while True:
-                async with connect(url) as c:
-                    if sorted((await c.hello("probe")).nodes) == sorted([a, b]):
-                        break
-                await trio.sleep(0.1)
+    def seated_across(self, ctx, name: str = "ann") -> tuple["Player", str]:
+        """Once both nodes know each other: a page served by node A (nodes[0]) that joined
+        a fresh table of node B (nodes[1]), redirected there; the page and the table."""
+        a, b = self.nodes[:2]
+        self.run(both_live, a.url, b.url)
+        table = self.run(table_at, b.url)
+        p = Player(ctx, self.http_of(a), name).open()
+        p.enter(name)
+        join = f'[data-key="join-{table}"]'
+        p.page.wait_for_selector(join, timeout=10_000)      # the lobby lists B's table (from the store)
+        p.page.click(join)
+        p.page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
+        return p, table
 
 
 async def table_at(url: str) -> str:

@@ -6,23 +6,16 @@ A, rejoin, redirected again) takes the seat back at B."""
 
 from __future__ import annotations
 
-from webkit import ClusterThread, Player, both_live, table_at
+from webkit import ClusterThread
 
 
 def test_a_page_from_one_node_joins_a_table_another_node_owns(browser, tmp_path, pg_dsn):
     with ClusterThread(tmp_path, pg_dsn, 2) as c:
         a, b = c.nodes
-        c.run(both_live, a.url, b.url)
-        table = c.run(table_at, b.url)
         ctx = browser.new_context()
         try:
-            p = Player(ctx, c.http_of(a), "ann").open()
-            p.enter("ann")
+            p, table = c.seated_across(ctx, "ann")
             page = p.page
-            join = f'[data-key="join-{table}"]'
-            page.wait_for_selector(join, timeout=10_000)         # the lobby lists B's table (from the store)
-            page.click(join)
-            page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
             assert p.state()["seat"] == 0
             assert page.evaluate("() => window.wildtable.conn.node") == b.url
             kept = page.evaluate("() => JSON.parse(localStorage.getItem('wildtable.seats'))")
