@@ -20,7 +20,7 @@ from typing import TextIO
 
 import trio
 
-from .core import CannotConnect, ClientCore, Notice, lobby_row
+from wildtable.headless.core import CannotConnect, ClientCore, Notice, lobby_row
 from .session import Launch, server_for, start_session
 
 

@@ -16,12 +16,12 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.engine import TableConfig, games as engine_games
 from wildtable.protocol.errors import IllegalAction
 
-from . import games
-from .core import ClientCore, NotConnected, seat_bots, user_words
-from .games import CommandError
-from .levels import level_problem
-from .net import DEFAULT_URL, url_problem
-from .seats import SeatBook
+from wildtable.headless import games
+from wildtable.headless.core import ClientCore, NotConnected, seat_bots, user_words
+from wildtable.headless.games import CommandError
+from wildtable.headless.levels import level_problem
+from wildtable.headless.net import DEFAULT_URL, url_problem
+from wildtable.headless.seats import SeatBook
 
 LOCAL_HOST = "127.0.0.1"
 BOTS_SEATED_WAIT = 15.0     # seconds --bots waits for its bots to sit down before taking commands

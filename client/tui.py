@@ -32,9 +32,10 @@ from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Static
 
-from .core import (
+from wildtable.headless.core import (
     CannotConnect, ClientCore, Notice, completions, complete_line, lobby_row, split_for_completion,
 )
+from . import screens
 from .session import Launch, server_for, start_session
 
 FLASH_SECONDS = 2.5
@@ -456,7 +457,7 @@ class PlayApp(App):
             switcher.current = "lobby"
             return
         switcher.current = "table"
-        sections = core.plugin.render_rich(core.mirror.view, core.ctx)
+        sections = screens.render_rich(core.plugin.NAME, core.mirror.view, core.ctx)
         self.query_one("#board-top", Static).update(sections.top)
         self.query_one("#melds", Static).update(sections.middle)
         self.query_one("#board-bottom", Static).update(sections.bottom)

@@ -1,7 +1,7 @@
 """`wildtable replay LOG`: step through a table's log, forward and back, as any seat or
 as an all-seeing observer, each record beside the state it produced.
 
-The log is folded once into a timeline (client/timeline.py: states are immutable, so
+The log is folded once into a timeline (headless/timeline.py: states are immutable, so
 keeping one per record costs little); stepping back is then just looking at an earlier entry.
 Rejected intents and their reasons, seat claims and hash checks are records too.
 ``--plain`` prints every record and the state after it as text.
@@ -22,7 +22,7 @@ from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
 
 # the timeline is shared with the web replay viewer (server/replays.py)
-from .timeline import ALL, Timeline, parse_perspective
+from wildtable.headless.timeline import ALL, Timeline, parse_perspective
 
 
 # ---------------------------------------------------------------- plain

@@ -2,7 +2,7 @@
 server starts them in its own process, so they play on after that player's client is
 gone, and again after a restart of the server while their table is still being played.
 
-They are the same bots as ``wildtable bots`` (client/bots.py): clients that connect to
+They are the same bots as ``wildtable bots`` (headless/bots.py): clients that connect to
 this server's own port over loopback, join like anyone, and send intents like anyone,
 so the table, its log and what the other players see are the same as with bots run
 elsewhere. Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs:
@@ -129,14 +129,14 @@ class BotHost:
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
 
     async def _load_code(self) -> None:
-        """Import the bots' code (client/bots.py, the games' strategies, the levels) the
+        """Import the bots' code (headless/bots.py, the games' strategies, the levels) the
         first time a bot is wanted, in a worker thread. Imported in the event loop, it
         stalled every table of the server for 0.5 s, over 1 s on a loaded machine, and a
         node of a cluster with a short lease lost its tables to another node for it."""
         if self._code is None:
             self._code = trio.Event()
             try:
-                await trio.to_thread.run_sync(importlib.import_module, "wildtable.client.bots")
+                await trio.to_thread.run_sync(importlib.import_module, "wildtable.headless.bots")
             finally:
                 self._code.set()        # (a failed import fails again, with its error, where it is used)
         await self._code.wait()
@@ -239,7 +239,7 @@ class BotHost:
 
     def check(self, conn, msg: m.SeatBots) -> None:
         """Refuse at once what cannot be done (IllegalAction, answered as an error)."""
-        from wildtable.client import games, levels
+        from wildtable.headless import games, levels
         table = conn.table
         if table is None or table.id != msg.table:
             raise IllegalAction("not_at_table", f"you are not at table {msg.table}: join it first; bots are seated "
@@ -274,7 +274,7 @@ class BotHost:
         self._nursery.start_soon(self._seat_all, conn, msg)
 
     async def _seat_all(self, conn, msg: m.SeatBots) -> None:
-        from wildtable.client import levels
+        from wildtable.headless import levels
         table = self.server.tables.get(msg.table)
         level = msg.level or levels.DEFAULT_LEVEL
         taken = {s.name for s in table.seats if s.name} if table is not None else set()
@@ -302,7 +302,7 @@ class BotHost:
     async def _play(self, entry: dict, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """One bot from its seat to the end of its game (or of the server)."""
         await self._load_code()
-        from wildtable.client.bots import Bot
+        from wildtable.headless.bots import Bot
         table, name = entry["table"], entry["name"]
 
         def report(text: str) -> None:
@@ -331,7 +331,7 @@ class BotHost:
             self._bots.pop((table, name), None)
 
     async def _run(self, bot, entry: dict, task_status) -> None:
-        from wildtable.client.bots import BotError
+        from wildtable.headless.bots import BotError
         table, name = entry["table"], entry["name"]
         started = task_status is not trio.TASK_STATUS_IGNORED
         try:

@@ -13,7 +13,7 @@ import sys
 
 import trio
 
-from wildtable.client.net import url_problem
+from wildtable.headless.net import url_problem
 
 from . import wire
 from .app import Server

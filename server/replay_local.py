@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from wildtable.client.timeline import parse_perspective
+from wildtable.headless.timeline import parse_perspective
 from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import read_log
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from wildtable.client.seats import SeatBook
+from wildtable.headless.seats import SeatBook
 
 from proc import LineReader
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import (

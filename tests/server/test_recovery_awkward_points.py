@@ -12,7 +12,7 @@ import random
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.logfmt import (

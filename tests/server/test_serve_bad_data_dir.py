@@ -11,7 +11,7 @@ import signal
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import (

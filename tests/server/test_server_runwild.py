@@ -10,7 +10,7 @@ import sys
 import msgpack
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game, state_hash
 from wildtable.protocol.logfmt import read_log

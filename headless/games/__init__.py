@@ -1,4 +1,4 @@
-"""Per-game plug-ins of the terminal client: one module per game, found by the game's NAME.
+"""Per-game plug-ins of the client, without a UI: one module per game, found by the game's NAME.
 
 The client itself (lobby, connection, reconnects, line mode, full-screen UI, bots,
 replay viewer) knows no game. Everything game-specific lives in one module here, which
@@ -17,7 +17,8 @@ exposes:
                                       map sent in an intent; raises CommandError with a sentence
     complete(words, view) -> list     candidates for the last word of ``words`` (may be "")
     render_text(view, ctx) -> list    the table as plain-text lines (line mode, screen readers)
-    render_rich(view, ctx) -> Sections  the table for the full-screen UI (rich Text, coloured)
+                                      (the full-screen UI's coloured table is client/screens/, by NAME:
+                                      rich and Textual stay in client/, docs/ARCHITECTURE.md)
     describe(event, ctx) -> str|None  one line for one public event
     flash(event, ctx) -> str|None     a word to flash on screen ("Draw 3!", "Out!")
     render_snapshot(snapshot, ctx) -> list   the all-seeing state as text (replay viewer)
@@ -36,8 +37,8 @@ typed. ``candidates``/``action_key``/``label_action`` together make a game playa
 bots (``has_bot``); without them the game still plays by hand.
 
 A game without a module here is played through ``generic``: its view shows as readable
-text and ``act {"kind": ...}`` sends a raw action. Adding a game's screen and bot is one
-new module plus one line in ``_MODULES``.
+text and ``act {"kind": ...}`` sends a raw action. Adding a game's commands and bot is one
+new module plus one line in ``_MODULES``; its coloured screen, one module in client/screens/.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ from importlib import import_module
 from types import ModuleType
 
 import attrs
-from rich.text import Text
 
 _MODULES = ("run_wild", "wild_shots", "go_wild", "go_fish_wildcard")
 
@@ -77,15 +77,6 @@ class Ctx:
         if 0 <= seat < len(self.names) and self.names[seat]:
             return self.names[seat]
         return f"seat {seat}"
-
-
-@attrs.frozen
-class Sections:
-    """A table screen in three parts: ``top`` and ``bottom`` always visible, ``middle``
-    scrolls when it does not fit (at 80x24 many melds do not)."""
-    top: Text
-    middle: Text
-    bottom: Text
 
 
 def ctx_from(players, me: int | None) -> Ctx:
@@ -158,12 +149,6 @@ def you_label(ctx: Ctx, seat: int) -> str:
 def with_flags(row: str, flags: list[str]) -> str:
     """A player row with its flags after a dash: "ann: 3 cards - to play, offline"."""
     return row + (" - " + ", ".join(flags) if flags else "")
-
-
-def seat_cell(out: Text, ctx: Ctx, seat: int) -> None:
-    """A player row's name cell on the full screen: "> ann       " (bold) for the reader, else indented."""
-    mine = seat == ctx.me
-    out.append(("> " if mine else "  ") + f"{ctx.seat_label(seat)[:10]:<10}", "bold" if mine else "")
 
 
 def _load() -> dict[str, ModuleType]:

@@ -1,7 +1,7 @@
 """A table's log as a timeline: every record with the table as it stood right after it,
 for stepping forward and back (`wildtable replay`'s viewer, and the web replay viewer that
 server/replays.py serves). The states come from the game's own engine (protocol/), folded
-record by record; nothing here is rewritten per game but the words (client/games).
+record by record; nothing here is rewritten per game but the words (headless/games).
 
 A timeline keeps the state after every ``keep_every``-th record (every one by default:
 states are immutable and share most of their parts, so that costs little for one log on
