@@ -43,7 +43,7 @@ class Step:
     problem: str | None = None  # why a logged action no longer applies / a hash differs
 
 
-#: chance outcomes that draw a seat by lot (DECISIONS "All games": who deals or starts
+#: chance outcomes that draw a seat by lot (docs/DECISIONS.md "All games": who deals or starts
 #: first), and what the seat drawn does
 _DRAWN_BY_LOT = {"first_dealer": "deals first", "dealer": "deals", "first_player": "starts"}
 

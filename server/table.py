@@ -893,7 +893,7 @@ class Table:
                 s.conn = None
                 if req.notify and not self.finished:
                     # An explicit leave releases the seat: its token stops working and
-                    # anyone may join it (the seat keeps its cards, DECISIONS.md "All games").
+                    # anyone may join it (the seat keeps its cards, docs/DECISIONS.md "All games").
                     # Not once the game is over: nobody can join it then, and voiding the
                     # token only shut its player out of the final view (and wrote to a
                     # finished game's log), unlike the same table after a restart.

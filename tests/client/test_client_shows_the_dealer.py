@@ -1,6 +1,6 @@
 """The client says who deals: the dealer drawn by lot is an event line, and the table
 screen names the dealer (Run Wild: in its header; Go Fish Wildcard: on the dealer's row).
-The rule: DECISIONS.md "All games" (who deals first is a logged chance outcome)."""
+The rule: docs/DECISIONS.md "All games" (who deals first is a logged chance outcome)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Go Fish Wildcard engine: the issue's scenarios, every refusal, the forced-set rule
 against a brute force, and random whole games checked after every step.
 
-Rules: /work/shared/rules/go-fish-wildcard.txt and DECISIONS.md "Go Fish Wildcard";
+Rules: /work/shared/rules/go-fish-wildcard.txt and docs/DECISIONS.md "Go Fish Wildcard";
 as implemented: docs/RULES.md, section "Go Fish Wildcard".
 """
 
