@@ -96,6 +96,7 @@ class Launch:
 
     def seats_problem(self) -> str | None:
         """Why the new table of --bots/--players would have too few or too many seats."""
+        assert self.bots is not None        # (problem() asks only with --bots)
         eng = engine_games()[self.game]
         low, high = eng.MIN_PLAYERS, eng.MAX_PLAYERS
         title = getattr(eng, "TITLE", self.game)
@@ -112,6 +113,7 @@ class Launch:
         """Why the game would refuse the --set settings of the new table, asked of the
         game's own rules (pure, no server needed), so nothing starts for a table that
         cannot be made."""
+        assert self.bots is not None
         seats = self.players if self.players is not None else self.bots + 1
         try:
             engine_games()[self.game].new_table(TableConfig(self.game, seats, dict(self.settings)))

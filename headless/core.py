@@ -32,7 +32,7 @@ from wildtable.protocol.errors import ProtocolError
 from . import games
 from .games import CommandError, Ctx, is_number
 from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
-from .seats import SeatBook
+from .seats import SeatTokens
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
 REPLY_TIMEOUT = 10.0        # seconds to wait for the server's answer to a lobby request
@@ -43,7 +43,7 @@ BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
 MAX_REDIRECTS = 3           # redirects followed for one message; then the player is told
 # the messages a cluster's node may send on to another node
-REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))
+REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))  # type: ignore[attr-defined]  # TAG: set by @msg
 
 LOBBY_COMMANDS = {
     "list": "list  - the tables on this server (numbered: join 1 joins the first)",
@@ -202,7 +202,7 @@ class ClientCore:
     def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
                  lobby_refresh: float | None = None, default_game: str = "run-wild",
                  bot_delay: float | None = None, heartbeat: float = HEARTBEAT, pong_timeout: float = PONG_TIMEOUT,
-                 seat_book: SeatBook | None = None, bot_level: str | None = None):
+                 seat_book: SeatTokens | None = None, bot_level: str | None = None):
         self.url = url
         self.name = name
         self._notify = notify or (lambda n: None)
@@ -400,7 +400,7 @@ class ClientCore:
     async def _refresh_lobby(self) -> None:
         """Keep the lobby list fresh while the player is not at a table."""
         while True:
-            await trio.sleep(self.lobby_refresh)
+            await trio.sleep(self.lobby_refresh)  # type: ignore[arg-type]  # started only when set
             if self.online and not self.at_table:
                 try:
                     await self._send(m.ListTables())
@@ -500,7 +500,7 @@ class ClientCore:
                 self._resuming = False
             if isinstance(reply, m.Joined) or reply.code == "already_at_table":
                 return reply
-            self.seat_book.forget(self.url, table, self.name)      # released, or another server's table
+            self.seat_book.forget(self.url, table, self.name)  # type: ignore[union-attr]  # saved came from it; released, or another server's table
         return await self.request(m.Join(table, seat), lambda x: isinstance(x, m.Joined))
 
     async def spectate(self, table: str) -> Any:
@@ -612,7 +612,7 @@ class ClientCore:
                 self.notify("accepted", label, (iid, seq))
             self.notify("table")
         elif t is m.Accepted:
-            label = self.pending.pop(msg.intent, None)
+            label = self.pending.pop(msg.intent, None)  # type: ignore[arg-type]  # None: not ours
             if label is not None:
                 self._mine.add(msg.seq)
                 if len(self._mine) > 64:
@@ -963,7 +963,7 @@ class ClientCore:
         free = sum(1 for p in mir.players if not p.get("name") or (mir.seq > 0 and not p.get("connected")))
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
-        await self._send(seat_bots(mir.table, count, level, self.bot_delay))
+        await self._send(seat_bots(mir.table, count, level, self.bot_delay))  # type: ignore[arg-type]  # at_table: table set
 
 
 def _sent_again(msg: Any) -> Any:

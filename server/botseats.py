@@ -18,6 +18,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -25,6 +26,9 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .wire import ws_url
+
+if TYPE_CHECKING:
+    from wildtable.headless.seats import SeatTokens
 
 log = logging.getLogger("wildtable.server")
 
@@ -50,8 +54,8 @@ def valid_entries(data) -> list[dict]:
 class BotBook:
     """DATA_DIR/bots.json: one entry per bot the server runs, {"table", "seat", "name",
     "level", "delay", "token"}. Only the server holding the data dir's lock writes it.
-    Duck-typed as the client's SeatBook (find, remember, forget), so a bot's ClientCore
-    keeps its own token here and takes its seat back with it."""
+    A seat book for a bot's ClientCore (headless/seats.py SeatTokens: find, remember,
+    forget), so it keeps its own token here and takes its seat back with it."""
 
     def __init__(self, path: Path, on_change=None):
         self.path = path
@@ -128,6 +132,12 @@ class BotHost:
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
 
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The bots' nursery (open while run() runs: bots are seated only then)."""
+        assert self._nursery is not None, "BotHost.run is not running"
+        return self._nursery
+
     async def _load_code(self) -> None:
         """Import the bots' code (headless/bots.py, the games' strategies, the levels) the
         first time a bot is wanted, in a worker thread. Imported in the event loop, it
@@ -185,7 +195,7 @@ class BotHost:
                 log.info("table %s: %d bot(s) alone at it for %g s with nothing happening; they leave",
                          tid, len(bots), self.server.waiting_expiry)
                 for scope, bot in bots:
-                    self._nursery.start_soon(self._leave, scope, bot)
+                    self.nursery.start_soon(self._leave, scope, bot)
 
     async def _leave(self, scope: trio.CancelScope, bot) -> None:
         """The bot sends leave (its seat is free again; on ``left`` it stops by itself)."""
@@ -207,7 +217,7 @@ class BotHost:
         if len(keep) != len(entries):
             self.book._save(keep)
         for e in keep:
-            self._nursery.start_soon(self._play, e)
+            self.nursery.start_soon(self._play, e)
         if keep:
             log.info("%d bot(s) the server runs back at their tables: %s", len(keep),
                      ", ".join(sorted({e["table"] for e in keep})))
@@ -221,7 +231,7 @@ class BotHost:
         keys = {(e["table"], e["name"]) for e in fresh}
         self.book._save([e for e in self.book.load() if (e.get("table"), e.get("name")) not in keys] + fresh)
         for e in fresh:
-            self._nursery.start_soon(self._play, e)
+            self.nursery.start_soon(self._play, e)
         log.info("%d bot(s) back at table %s, taken over from another node", len(fresh), fresh[0]["table"])
 
     def drop_table(self, table: str) -> None:
@@ -271,7 +281,7 @@ class BotHost:
         await self._load_code()
         self.check(conn, msg)
         self.running += msg.count           # counted now: a second request meanwhile sees them
-        self._nursery.start_soon(self._seat_all, conn, msg)
+        self.nursery.start_soon(self._seat_all, conn, msg)
 
     async def _seat_all(self, conn, msg: m.SeatBots) -> None:
         from wildtable.headless import levels
@@ -283,8 +293,8 @@ class BotHost:
         for i in range(msg.count):
             name = next(f"bot{n}" for n in range(1, 100) if f"bot{n}" not in taken)
             taken.add(name)
-            entry = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
-            seat = await self._nursery.start(self._play, entry)
+            entry: dict[str, Any] = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
+            seat = await self.nursery.start(self._play, entry)
             self.running -= 1           # reserved by seat(); the bot counts itself while it runs
             if seat is None:            # it could not sit down (entry["problem"] says why)
                 problem = entry.get("problem")
@@ -312,7 +322,7 @@ class BotHost:
         if started:
             self.book.add(entry)
         try:
-            bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
+            bot = Bot(self.url or "", table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
                       verbose=False, level=entry.get("level"), seat_book=self.book)
         except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
             log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e)
@@ -355,3 +365,8 @@ class BotHost:
         if over is None or bot.core.mirror.table is None:
             # stopped short of the game's end without being cancelled: the seat is gone
             self.book.forget("", table, name)
+
+
+def _is_a_seat_book(book: BotBook) -> SeatTokens:
+    """(For mypy: BotBook satisfies the SeatTokens interface.)"""
+    return book

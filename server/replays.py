@@ -213,7 +213,7 @@ class FinishedGames:
 
     def read(self, table_id: str, found: Found) -> bytes:
         try:
-            with open_regular(found.path) as (f, st):
+            with open_regular(Path(found.path)) as (f, st):
                 refuse_too_big(table_id, st.st_size, "`wildtable replay` reads it from the data dir")
                 return f.read(MAX_LOG_BYTES)
         except NotRegular:
@@ -290,13 +290,13 @@ class OneLog:
     lobby = False               # no games here: the viewer only
     finished_only = False       # the player's own file: shown as far as it goes, as the terminal viewer does
 
-    def __init__(self, table_id: str, path: Path, data: bytes):
+    def __init__(self, table_id: str, path: Path | str, data: bytes):
         self.table_id, self.path, self.data = table_id, path, data
 
     def tables(self) -> Tables:
         return Tables({})
 
-    def candidates(self, tables: Tables) -> list[tuple[str, Path, float]]:
+    def candidates(self, tables: Tables) -> list[tuple[str, Path | str, float]]:
         return [(self.table_id, self.path, 0.0)]
 
     def find(self, table_id: str, tables: Tables) -> Found:

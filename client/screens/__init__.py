@@ -3,13 +3,14 @@ game's NAME; the rest of a game's plug-in (commands, text, events, bot) is UI-fr
 headless/games/. rich and Textual are imported only under client/ (docs/ARCHITECTURE.md,
 "Layers"); tests/test_layers.py checks it.
 
-Each module exposes ``render_rich(view, ctx) -> Sections``.
+Each module exposes ``render_rich(view, ctx) -> Sections`` (``Screen``; mypy checks them).
 """
 
 from __future__ import annotations
 
 from importlib import import_module
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 from rich.text import Text
@@ -29,6 +30,12 @@ class Sections:
     bottom: Text
 
 
+class Screen(Protocol):
+    """A game's table for the full-screen UI."""
+
+    def render_rich(self, view: dict, ctx: Ctx) -> Sections: ...
+
+
 def seat_cell(out: Text, ctx: Ctx, seat: int) -> None:
     """A player row's name cell on the full screen: "> ann       " (bold) for the reader, else indented."""
     mine = seat == ctx.me
@@ -43,3 +50,9 @@ def screen_for(game: str | None) -> ModuleType:
 def render_rich(game: str | None, view: dict, ctx: Ctx) -> Sections:
     """The table of ``game`` for the full-screen UI."""
     return screen_for(game).render_rich(view, ctx)
+
+
+if TYPE_CHECKING:
+    from . import generic, go_fish_wildcard, go_wild, run_wild, wild_shots
+
+    _SCREENS: tuple[Screen, ...] = (generic, run_wild, wild_shots, go_wild, go_fish_wildcard)

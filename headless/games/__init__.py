@@ -36,6 +36,9 @@ exposes:
 typed. ``candidates``/``action_key``/``label_action`` together make a game playable by
 bots (``has_bot``); without them the game still plays by hand.
 
+``GamePlugin`` and ``BotStrategy`` below state the same as typing.Protocols; mypy checks
+every module here against them (``_PLUGINS`` at the end).
+
 A game without a module here is played through ``generic``: its view shows as readable
 text and ``act {"kind": ...}`` sends a raw action. Adding a game's commands and bot is one
 new module plus one line in ``_MODULES``; its coloured screen, one module in client/screens/.
@@ -46,6 +49,7 @@ from __future__ import annotations
 import json
 from importlib import import_module
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
 
@@ -77,6 +81,34 @@ class Ctx:
         if 0 <= seat < len(self.names) and self.names[seat]:
             return self.names[seat]
         return f"seat {seat}"
+
+
+class GamePlugin(Protocol):
+    """What the client needs of a game's module (the module's doc above says what each
+    does); the optional names (ALIASES, hand_labels, bot_watch, ...) are looked up with
+    getattr."""
+
+    NAME: str
+    TITLE: str
+    BOT_PACE: dict
+    COMMANDS: dict[str, str]
+    HELP: str
+
+    def parse(self, words: list[str], view: dict) -> dict: ...
+    def complete(self, words: list[str], view: dict) -> list: ...
+    def render_text(self, view: dict, ctx: Ctx) -> list[str]: ...
+    def render_snapshot(self, snapshot: dict, ctx: Ctx) -> list[str]: ...
+    def describe(self, event: dict, ctx: Ctx) -> str | None: ...
+    def flash(self, event: dict, ctx: Ctx) -> str | None: ...
+
+
+class BotStrategy(GamePlugin, Protocol):
+    """A game module that bots can play (``has_bot``)."""
+
+    def candidates(self, view: dict) -> list: ...
+    def choose(self, view: dict) -> dict | None: ...
+    def action_key(self, action: dict) -> str: ...
+    def label_action(self, action: dict) -> str: ...
 
 
 def ctx_from(players, me: int | None) -> Ctx:
@@ -170,7 +202,15 @@ def plugin_for(game: str | None) -> ModuleType:
     return PLUGINS.get(game, generic)
 
 
-def has_bot(game: str) -> bool:
+def has_bot(game: str | None) -> bool:
     """Whether bots can play this game (its module has a strategy)."""
     mod = PLUGINS.get(game)
     return all(hasattr(mod, f) for f in ("candidates", "action_key", "label_action"))
+
+
+if TYPE_CHECKING:
+    from . import generic, go_fish_wildcard, go_wild, run_wild, wild_shots
+
+    # mypy checks each module against the interfaces above
+    _PLUGINS: tuple[GamePlugin, ...] = (generic,)
+    _BOTS: tuple[BotStrategy, ...] = (run_wild, wild_shots, go_wild, go_fish_wildcard)

@@ -28,7 +28,8 @@ import re
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
 from ..levels import TURN_BASED
-from . import (CommandError, Ctx, action_key, command_of, first, seat_values, unique,
+from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
+from . import (CommandError, Ctx, command_of, first, seat_values, unique,
                winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
@@ -115,7 +116,7 @@ def possible_sets(hand, wild: set[int]) -> list[tuple[int, ...]]:
         if rank_of(c) not in wild:
             by_rank.setdefault(rank_of(c), []).append(c)
     out = []
-    for r, ids in sorted(by_rank.items()):
+    for _, ids in sorted(by_rank.items()):
         k = min(len(ids), 3)
         if k + len(wl) >= 3:
             out.append((3 - k, tuple(sorted(ids[:k] + wl[:3 - k]))))
@@ -500,7 +501,7 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
         view["winners"] = [i for i, x in enumerate(scores) if x == max(scores)]
     lines = [_header(view, Ctx(ctx.names, None)) + " - all-seeing"]
     lines.append("wild ranks: " + (" ".join(snap.get("wild_ranks") or ()) or "none yet"))
-    sets_by = {}
+    sets_by: dict[int, list] = {}
     for st in snap.get("sets") or ():
         sets_by.setdefault(st["seat"], []).append(st["cards"])
     for s in range(snap.get("seats", 0)):

@@ -126,7 +126,7 @@ def _groups_typed(words: list[str]) -> tuple[dict[int, int | str], list[int]]:
         if n == "all" or old == "all":
             want[col] = "all"
         else:
-            want[col] = old + n
+            want[col] = int(old) + int(n)
 
     for tok in _tokens(words):
         low = tok.lower()
@@ -187,11 +187,10 @@ def _pick(view: dict, want: dict[int, int | str], ids: list[int], slough: bool =
         if not have:
             raise CommandError(f"you hold no {NAMES[col]} card" + (" to slough" if slough else "")
                                + (f"; your hand: {_hand_line(hand)}" if hand else ""))
-        if n == "all":
-            n = len(have)
-        if n > len(have):
-            raise CommandError(f"you hold {len(have)} {NAMES[col]}, not {n}")
-        out.extend(have[:n])
+        k = len(have) if n == "all" else int(n)
+        if k > len(have):
+            raise CommandError(f"you hold {len(have)} {NAMES[col]}, not {k}")
+        out.extend(have[:k])
     return out
 
 

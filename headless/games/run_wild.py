@@ -558,7 +558,7 @@ def find_melds(hand, settings: dict) -> list[tuple[list[int], list[int]]]:
         elif len(ids) + w >= 3:
             cs = ids + wilds[:3 - len(ids)]
             found.append((cs, [n] * 3))
-    for col, have in by_colour.items():
+    for have in by_colour.values():
         for lo in range(1, 11):
             for hi in range(lo + 2, 13):
                 present = [v for v in range(lo, hi + 1) if v in have]

@@ -28,7 +28,8 @@ from wildtable.protocol.games import wild_shots_data as data
 from wildtable.protocol.games.wild_shots import N_CARDS
 
 from ..levels import TURN_BASED
-from . import (CommandError, Ctx, action_key, command_of, compact, first, seat_values,
+from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
+from . import (CommandError, Ctx, command_of, compact, first, seat_values,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "wild-shots"
@@ -122,7 +123,7 @@ def penalty(cards, syms: list, hits: dict) -> int:
 
 # ------------------------------------------------------------------ commands
 
-def _token(words: list[str]) -> tuple[str, object]:
+def _token(words: list[str]) -> tuple[str, int]:
     """The typed card: ("card", id) or ("value", v)."""
     ws = [w for w in words if w.lower() not in _FILLER]
     if not ws:
@@ -387,8 +388,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
                 f"penalties {pens}; totals {totals}")
     if e == "game_over":
         w = ev.get("winners") or []
-        totals = ev.get("totals") or []
-        best = f" with {totals[w[0]]} penalty points" if w and w[0] < len(totals) else ""
+        scored = ev.get("totals") or []
+        best = f" with {scored[w[0]]} penalty points" if w and w[0] < len(scored) else ""
         return "game over: " + winners_text(w, ctx) + best
     from . import generic
     return generic.describe(ev, ctx)

@@ -676,7 +676,7 @@ def timeout_action(state: State) -> Timeout | None:
 # ---------------------------------------------------------------------------- views
 
 def _sets_by_seat(state: State) -> list:
-    per = [[] for _ in range(state.n)]
+    per: list[list[dict]] = [[] for _ in range(state.n)]
     for sid, (s, cards) in enumerate(state.sets):
         per[s].append({"id": sid, "cards": list(cards)})
     return per

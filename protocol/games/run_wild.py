@@ -14,7 +14,7 @@ tuple of cards dealt to that seat (top first) plus a position, so a draw copies 
 from __future__ import annotations
 
 import bisect
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import attrs
 
@@ -608,7 +608,8 @@ def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[S
     totals = tuple(sc.totals[s] + (scores[s] or 0) for s in range(n))
     events.append({"event": "round_ended", "round": deal.round, "reason": reason,
                    "scores": list(scores), "totals": list(totals)})
-    phase, winners, nxt = "scored", (), tuple(range(n))
+    phase, nxt = "scored", tuple(range(n))
+    winners: tuple[int, ...] = ()
     if deal.round >= st.rules.rounds:
         # Rulebook: "The player with the lowest number of points after four rounds wins";
         # docs/DECISIONS.md "Run Wild": "players tied for lowest play further rounds among themselves until one wins."
@@ -850,16 +851,16 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
     if hand:
         # "If a player plays a Draw-3 Card as his or her last card, the round ends
         # immediately, and the other players are not required to draw" - so only here.
-        pos = list(pos)
+        moved = list(pos)
         piles = state.deal.piles
         for s in state.deal.order:
             if s != seat:
-                p = pos[s]
+                p = moved[s]
                 got = piles[s][p:p + 3]
                 hands[s] |= _mask(got)
-                pos[s] = p + len(got)
+                moved[s] = p + len(got)
                 drawn[s] = len(got)
-        pos = tuple(pos)
+        pos = tuple(moved)
     events = [{"event": "draw3_played", "seat": seat, "card": c, "drawn": drawn}]
     stuck = state.stuck
     if hand and state.rules.version >= 2 and True in stuck:
@@ -888,7 +889,7 @@ def _stuck(state: State, seat: int, action: Stuck) -> tuple[State, list]:
     return st, events
 
 
-_PLAY = {Draw: _draw, PlayMeld: _meld, Add: _add, Take: _take, Swap: _swap, PlayDraw3: _draw3, Stuck: _stuck}
+_PLAY: dict[type, Callable[[State, int, Any], tuple[State, list]]] = {Draw: _draw, PlayMeld: _meld, Add: _add, Take: _take, Swap: _swap, PlayDraw3: _draw3, Stuck: _stuck}
 
 
 def _phase_refusal(state: State) -> IllegalAction:

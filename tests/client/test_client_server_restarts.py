@@ -14,7 +14,6 @@ import trio
 from wildtable.headless import core as core_mod
 from wildtable.headless.core import ClientCore, Notice
 from wildtable.headless.net import connect
-from wildtable.protocol import messages as m
 from wildtable.server.app import Server
 
 from proc import LineReader

@@ -3,7 +3,6 @@ stop it cleanly: clients hear goodbye, logs are flushed, exit code 0."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys

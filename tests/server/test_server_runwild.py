@@ -16,7 +16,7 @@ from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_g
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
-from scripted import play_to_end, simple_choice
+from scripted import play_to_end
 from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
 
 RW = find_game("run-wild")
