@@ -6,7 +6,7 @@ against three bots at each level (issue 15).
 
 A server runs in this process (127.0.0.1, a free port, a temporary data dir); every
 player is a client over a real WebSocket. Per game: a table with ``rounds=R``, the
-scripted player at seat 0 and three bots (client/bots.py, ``--level``) at the others.
+scripted player at seat 0 and three bots (headless/bots.py, ``--level``) at the others.
 
 The scripted player acts like a person typing: it looks at the table, decides, and
 takes 2 to 3 s (``--pace``) to type the command, which is sent as decided (the table may
@@ -37,9 +37,9 @@ import time
 
 import trio
 
-from wildtable.client.bots import Bot
-from wildtable.client.levels import LEVELS
-from wildtable.client.net import Mirror, connect
+from wildtable.headless.bots import Bot
+from wildtable.headless.levels import LEVELS
+from wildtable.headless.net import Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.games import run_wild as rw

@@ -114,7 +114,7 @@ def _whole(view: dict, meld_id: int | None) -> dict | None:
 
 async def run_table(urls: list[str], names: list[str], fair_ms: int, races: int, stats: Stats, rng: random.Random,
                     args) -> None:
-    from wildtable.client.net import connect
+    from wildtable.headless.net import connect
     from wildtable.protocol import messages as m
 
     seats = len(urls)
@@ -174,7 +174,7 @@ async def run_table(urls: list[str], names: list[str], fair_ms: int, races: int,
             for i in range(seats):
                 bots.start_soon(bot, i)
         # Leave before closing: no more pings then. (A ping that reaches a client while
-        # it closes is ignored by client/wire.py; trio-websocket, the client's transport
+        # it closes is ignored by headless/wire.py; trio-websocket, the client's transport
         # before, failed on it: LocalProtocolError in LOCAL_CLOSING, its issue #184.)
         for c in conns:
             await c.send(m.Leave())

@@ -50,7 +50,7 @@ from urllib.parse import urlsplit
 
 import msgpack
 
-from wildtable.client.games import run_wild as strategy
+from wildtable.headless.games import run_wild as strategy
 from wildtable.protocol import messages as m
 
 SEATS = 4

@@ -159,7 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         from wildtable.client.play import play_main
         return play_main(args)
     if args.command == "bots":
-        from wildtable.client.bots import bots_main
+        from wildtable.headless.bots import bots_main
         return bots_main(args)
     if args.command == "selfplay":
         from wildtable.offline import selfplay_main

@@ -144,7 +144,7 @@ def export_main(args) -> int:
 
 
 def replay_main(args) -> int:
-    path = Path(args.log)
+    path: Path | str = Path(args.log)
     if getattr(args, "web", False) and (args.verify or args.json or args.plain):
         print("wildtable replay: --web is the viewer in a browser: it goes without --verify, --json and --plain",
               file=sys.stderr)
@@ -164,6 +164,7 @@ def replay_main(args) -> int:
         data, live = got
         path = f"table {args.log} of the store"     # what the messages below call it
     else:
+        assert isinstance(path, Path)
         live = _live(path)
         try:
             data = path.read_bytes()

@@ -50,7 +50,7 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
             perm = list(range(req.size))
             rng.shuffle(perm)
             action = ChanceOutcome(req.purpose, tuple(perm))
-            rec_fn = lambda s, a: ChanceRecorded(s, a.purpose, a.permutation)
+            rec_fn: Callable[..., Any] = lambda s, a: ChanceRecorded(s, a.purpose, a.permutation)
         else:
             action = game.auto_action(state)
             by = "table"            # as the server logs them: the table's own actions,
@@ -59,7 +59,7 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
                 if game.outcome(state).over:
                     break
                 movers = list(game.to_move(state))
-                choices = []
+                choices: list = []
                 while movers and not choices:
                     seat = movers.pop(rng.randrange(len(movers)))
                     choices = game.legal_actions(state, seat)

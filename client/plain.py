@@ -20,7 +20,7 @@ from typing import TextIO
 
 import trio
 
-from .core import CannotConnect, ClientCore, Notice, lobby_row
+from wildtable.headless.core import CannotConnect, ClientCore, Notice, lobby_row
 from .session import Launch, server_for, start_session
 
 
@@ -30,8 +30,8 @@ class PlainOutput:
     def __init__(self, core_ref, out: TextIO):
         self._core = core_ref
         self.out = out
-        self._hand = None
-        self._phase = None
+        self._hand: tuple | None = None
+        self._phase: tuple | None = None
         self._hand_due = False
         self._turn = None       # the seat whose countdown was last announced
 

@@ -16,12 +16,12 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.engine import TableConfig, games as engine_games
 from wildtable.protocol.errors import IllegalAction
 
-from . import games
-from .core import ClientCore, NotConnected, seat_bots, user_words
-from .games import CommandError
-from .levels import level_problem
-from .net import DEFAULT_URL, url_problem
-from .seats import SeatBook
+from wildtable.headless import games
+from wildtable.headless.core import ClientCore, NotConnected, seat_bots, user_words
+from wildtable.headless.games import CommandError
+from wildtable.headless.levels import level_problem
+from wildtable.headless.net import DEFAULT_URL, url_problem
+from wildtable.headless.seats import SeatBook
 
 LOCAL_HOST = "127.0.0.1"
 BOTS_SEATED_WAIT = 15.0     # seconds --bots waits for its bots to sit down before taking commands
@@ -96,6 +96,7 @@ class Launch:
 
     def seats_problem(self) -> str | None:
         """Why the new table of --bots/--players would have too few or too many seats."""
+        assert self.bots is not None        # (problem() asks only with --bots)
         eng = engine_games()[self.game]
         low, high = eng.MIN_PLAYERS, eng.MAX_PLAYERS
         title = getattr(eng, "TITLE", self.game)
@@ -112,6 +113,7 @@ class Launch:
         """Why the game would refuse the --set settings of the new table, asked of the
         game's own rules (pure, no server needed), so nothing starts for a table that
         cannot be made."""
+        assert self.bots is not None
         seats = self.players if self.players is not None else self.bots + 1
         try:
             engine_games()[self.game].new_table(TableConfig(self.game, seats, dict(self.settings)))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import traceback
+from collections.abc import Sequence
 
 import trio
 from rich.cells import cell_len
@@ -30,11 +31,13 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
+from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Static
 
-from .core import (
+from wildtable.headless.core import (
     CannotConnect, ClientCore, Notice, completions, complete_line, lobby_row, split_for_completion,
 )
+from . import screens
 from .session import Launch, server_for, start_session
 
 FLASH_SECONDS = 2.5
@@ -212,7 +215,7 @@ class PlayApp(App):
         self._token: trio.lowlevel.TrioToken | None = None
         self._root: trio.CancelScope | None = None
         self._done: asyncio.Future | None = None
-        self._flash_timer = None
+        self._flash_timer: Timer | None = None
         self._status = "connecting..."
         self._lobby_rows: list | None = None
         self._events: list[Text] = []           # every event line kept, to lay out again at a new width
@@ -248,11 +251,11 @@ class PlayApp(App):
         self.set_interval(1.0, self._tick)
         self.query_one("#cmd", CommandInput).focus()
         loop = asyncio.get_running_loop()
-        self._done = loop.create_future()
+        self._done = finished = loop.create_future()
 
         def done(outcome) -> None:
-            if not self._done.done():
-                self._done.set_result(outcome)
+            if not finished.done():
+                finished.set_result(outcome)
             error = getattr(outcome, "error", None)
             self.post_message(TrioDone(error))
 
@@ -319,23 +322,23 @@ class PlayApp(App):
         if k == "table":
             self.redraw()
         elif k == "event":
-            self._log(n.text)
+            self._event_line(n.text)
             if n.text.startswith("the timer played for you"):
                 self._result(n.text, "bold yellow")     # not only in the events pane: you did not do it
         elif k == "flash":
             self.flash(n.text)
         elif k == "info":
-            self._log(n.text, "dim")
+            self._event_line(n.text, "dim")
             if n.text.startswith(_LOBBY_OUTCOMES):
                 self._result(n.text)
         elif k == "connection":
             core = self.core
             self._status = "online" if core is not None and core.online else "offline: reconnecting"
             self._update_top()
-            self._log(n.text, "bold yellow")
+            self._event_line(n.text, "bold yellow")
             self._result(n.text, "bold yellow")
         elif k == "error":
-            self._log(n.text, "bold red")
+            self._event_line(n.text, "bold red")
             self._result("error: " + n.text, "bold red")
         elif k == "tables":
             tables, asked, omitted = n.data
@@ -350,9 +353,9 @@ class PlayApp(App):
         elif k == "rejected":
             _, code, reason = n.data
             self._result(f"refused: {n.text} - {code}: {reason}", "bold red")
-            self._log(f"refused: {n.text} - {reason}", "red")
+            self._event_line(f"refused: {n.text} - {reason}", "red")
         elif k == "over":
-            self._log(n.text, "bold")
+            self._event_line(n.text, "bold")
             self._result(n.text, "bold")
             self.flash("Game over!")
             self.redraw()
@@ -360,7 +363,7 @@ class PlayApp(App):
             self.push_screen(HelpScreen(n.text + "\n\n" + KEYS_HELP))
         elif k == "show":
             for line in n.text.splitlines():
-                self._log(line)
+                self._event_line(line)
             if not self.query_one("#events", RichLog).display:
                 # a narrow terminal hides the events pane: show the table in a window instead
                 self.push_screen(HelpScreen(n.text, "The table", flow=False))
@@ -370,7 +373,7 @@ class PlayApp(App):
             self.fatal = f"wildtable play: {n.text}"
             self.exit(return_code=1, message=Text(self.fatal))
 
-    def _log(self, text: str, style: str = "") -> None:
+    def _event_line(self, text: str, style: str = "") -> None:
         line = Text(text, style=style)
         self._events.append(line)
         del self._events[:-EVENTS_KEPT]
@@ -456,7 +459,7 @@ class PlayApp(App):
             switcher.current = "lobby"
             return
         switcher.current = "table"
-        sections = core.plugin.render_rich(core.mirror.view, core.ctx)
+        sections = screens.render_rich(core.plugin.NAME, core.mirror.view, core.ctx)
         self.query_one("#board-top", Static).update(sections.top)
         self.query_one("#melds", Static).update(sections.middle)
         self.query_one("#board-bottom", Static).update(sections.bottom)
@@ -482,7 +485,7 @@ class PlayApp(App):
                     "No tables yet: create one, e.g. create run-wild 3 (then bots 2 to add bots)")
 
     @staticmethod
-    def _lobby_columns(dt: DataTable, cells: list[tuple[str, ...]]) -> None:
+    def _lobby_columns(dt: DataTable, cells: Sequence[tuple[str, ...]]) -> None:
         """Empty the lobby table and give it its columns, each as wide as its widest cell.
         Widths are set, not measured by the DataTable when idle: a row drawn before that
         measurement kept its cells cut to the column labels' width (its drawing is cached)."""
@@ -513,7 +516,7 @@ class PlayApp(App):
         """The turn timer's countdown: "your turn: 42 s left", "bob to play: 42 s left"."""
         core = self.core
         left = core.turn_left() if core is not None else None
-        if left is None:
+        if core is None or left is None:
             return ""
         seat, secs = left
         return f"{'your turn' if seat == core.mirror.seat else core.ctx.name(seat) + ' to play'}: {secs} s left"

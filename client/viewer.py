@@ -1,7 +1,7 @@
 """`wildtable replay LOG`: step through a table's log, forward and back, as any seat or
 as an all-seeing observer, each record beside the state it produced.
 
-The log is folded once into a timeline (client/timeline.py: states are immutable, so
+The log is folded once into a timeline (headless/timeline.py: states are immutable, so
 keeping one per record costs little); stepping back is then just looking at an earlier entry.
 Rejected intents and their reasons, seat claims and hash checks are records too.
 ``--plain`` prints every record and the state after it as text.
@@ -10,11 +10,11 @@ Rejected intents and their reasons, seat claims and hash checks are records too.
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual.app import App, ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
@@ -22,7 +22,7 @@ from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
 
 # the timeline is shared with the web replay viewer (server/replays.py)
-from .timeline import ALL, Timeline, parse_perspective
+from wildtable.headless.timeline import ALL, Timeline, parse_perspective
 
 
 # ---------------------------------------------------------------- plain
@@ -69,7 +69,7 @@ class ViewerApp(App):
     #note { height: auto; max-height: 2; color: $warning; }
     #jump { height: 1; border: none; padding: 0; display: none; }
     """
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("right,l,n,space", "step(1)", "Next"),
         Binding("left,h,p,backspace", "step(-1)", "Back"),
         Binding("pagedown", "step(10)", "+10", show=False),
@@ -81,7 +81,8 @@ class ViewerApp(App):
         Binding("a", "see('all')", "All-seeing"),
         Binding("s", "see('spectator')", "Spectator"),
         Binding("q,escape", "quit", "Quit"),
-    ] + [Binding(str(d), f"see({d})", f"Seat {d}", show=False) for d in range(10)]
+        *(Binding(str(d), f"see({d})", f"Seat {d}", show=False) for d in range(10)),
+    ]
 
     def __init__(self, timeline: Timeline, name: str, perspective: Any = ALL, start: int = 0):
         super().__init__()

@@ -1,6 +1,6 @@
 """Cards as small integers, hands as bit masks: helpers the engines share.
 
-Every physical card of a game has a stable id (DECISIONS.md, "All games"); engines keep
+Every physical card of a game has a stable id (docs/DECISIONS.md "All games"); engines keep
 a hand as an int with bit ``id`` set, so drawing, playing and counting are integer
 operations and a state stays cheap to copy."""
 

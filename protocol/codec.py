@@ -255,7 +255,7 @@ def builder(cls: type) -> Any:
     converter, init=False field, pre/post-init hook or cached hash -; any other class
     gets ``cls``."""
     fields = attrs.fields(cls)
-    init_code = getattr(cls.__init__, "__code__", None)
+    init_code = getattr(cls.__init__, "__code__", None)  # type: ignore[misc]  # the class's own, as generated
     plain = (
         init_code is not None and init_code.co_filename.startswith("<attrs generated")
         and all(f.init and f.validator is None and f.converter is None for f in fields)
@@ -269,7 +269,7 @@ def builder(cls: type) -> Any:
     env = {"_new": object.__new__, "cls": cls}
     lines = [f"def build({', '.join(f'v{i}' for i in range(len(fields)))}):", "    o = _new(cls)"]
     for i, d in enumerate(slots):
-        env[f"_set{i}"] = d.__set__
+        env[f"_set{i}"] = d.__set__  # type: ignore[union-attr]  # every d is a slot descriptor (checked above)
         lines.append(f"    _set{i}(o, v{i})")
     lines.append("    return o")
     exec("\n".join(lines), env)
@@ -322,7 +322,7 @@ def _fast_decoder(cls: type, tag_key: str | None):
     for i, (name, _, has_default, fast) in enumerate(fields):
         tp = hints[name]
         default = attrs.fields_dict(cls)[name].default
-        if isinstance(default, attrs.Factory):     # a default built per instance: not inlined
+        if isinstance(default, attrs.Factory):  # type: ignore[arg-type]  # a class at run time; a default built per instance: not inlined
             cache[tag_key] = None
             return None
         items = _int_items(tp, dict(attrs.fields_dict(cls)[name].metadata))
@@ -342,7 +342,7 @@ def _fast_decoder(cls: type, tag_key: str | None):
         optional = False
         if typing.get_origin(tp) in (typing.Union, types.UnionType):
             non_none = [a for a in typing.get_args(tp) if a is not type(None)]
-            if len(non_none) != 1 or not type(None) in typing.get_args(tp):
+            if len(non_none) != 1 or type(None) not in typing.get_args(tp):
                 cache[tag_key] = None
                 return None
             optional = True
@@ -462,7 +462,7 @@ def to_data(value: Any) -> Any:
         d = {}
         tag = getattr(cls, "TAG", None)
         if tag is not None:
-            d[cls.TAG_KEY] = tag
+            d[cls.TAG_KEY] = tag  # type: ignore[attr-defined]  # set with TAG by Registry.register
         _, _, omit, convs = _plan(cls)
         for name, kind in convs:
             v = getattr(value, name)

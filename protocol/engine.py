@@ -28,6 +28,9 @@ passes it to ``new_table`` as ``TableConfig.rules`` (None, for a new table: the 
 plays out keeps the old behaviour for the old version, so old logs replay as they were
 played; ``rules_version`` refuses a version the engine does not know.
 
+``Engine`` below states the same as a typing.Protocol; mypy checks every game module
+against it (protocol/games/__init__.py).
+
 Events are plain maps in public terms (``{"event": "card_drawn", "seat": 2}``); what
 only one seat may know appears in that seat's view, never in an event.
 """
@@ -36,11 +39,11 @@ from __future__ import annotations
 
 import hashlib
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
-from .codec import packb, to_data
+from .codec import Registry, packb, to_data
 from .errors import IllegalAction
 
 
@@ -79,6 +82,30 @@ class Timeout:
     seconds: float
     seat: int | None
     action: Any
+
+
+class Engine(Protocol):
+    """One game's rules: a module with these names (the module's doc lists what each
+    does). ``state`` is the game's own immutable State; ``action`` one of its ACTIONS."""
+
+    NAME: str
+    TITLE: str
+    MIN_PLAYERS: int
+    MAX_PLAYERS: int
+    RULES_VERSION: int
+    ACTIONS: Registry
+
+    def default_settings(self) -> dict: ...
+    def new_table(self, config: TableConfig) -> Any: ...
+    def pending_chance(self, state: Any) -> ChanceRequest | None: ...
+    def apply(self, state: Any, seat: int | None, action: Any) -> tuple[Any, list]: ...
+    def view(self, state: Any, seat: int | None) -> dict: ...
+    def legal_actions(self, state: Any, seat: int) -> list: ...
+    def outcome(self, state: Any) -> Outcome: ...
+    def auto_action(self, state: Any) -> Any: ...
+    def timeout_action(self, state: Any) -> Timeout | None: ...
+    def snapshot(self, state: Any) -> dict: ...
+    def to_move(self, state: Any) -> tuple[int, ...]: ...
 
 
 def check_permutation(outcome: ChanceOutcome, request: ChanceRequest | None) -> None:

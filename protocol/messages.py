@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+from attrs import frozen as _frozen  # frozen + slots (imported, not assigned: mypy's attrs plugin sees it)
 
 from .codec import MAX_SERVER_FRAME, Registry, packb
 
@@ -19,7 +20,6 @@ PROTOCOL_VERSION = 1
 MESSAGES = Registry("type", "message type")
 msg = MESSAGES.register
 
-_frozen = attrs.frozen  # frozen + slots
 
 
 def _f(**meta):
@@ -113,7 +113,7 @@ class SeatBots:
 @_frozen
 class Intent:
     id: int = _f(min=0, max=2**53)
-    action: dict = attrs.field()
+    action: dict = _f()
 
 
 # ---------------------------------------------------------------- server -> client
@@ -272,7 +272,7 @@ class SharedUpdate:
     __slots__ = ("_prefix", "_public", "_n_public")
 
     def __init__(self, seq: int, events, public: dict):
-        head = {"type": Update.TAG, "seq": seq}
+        head = {"type": Update.TAG, "seq": seq}  # type: ignore[attr-defined]  # TAG: set by @msg
         if events:
             head["events"] = list(events)
         self._prefix = _map_header(len(head) + 1) + _map_pairs(head) + packb("view")

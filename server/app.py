@@ -19,6 +19,7 @@ import stat
 import time
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
@@ -36,6 +37,7 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
+from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
@@ -74,7 +76,7 @@ def _array_header(n: int) -> bytes:
 def table_list_frame(entries: list[bytes], omitted: int) -> bytes:
     """``encode(TableList(tables, omitted))`` from the tables' entries encoded already
     (the same bytes: a msgpack array is its header followed by its items)."""
-    parts = [packb("type"), packb(m.TableList.TAG)]
+    parts = [packb("type"), packb(m.TableList.TAG)]  # type: ignore[attr-defined]  # TAG: set by @msg
     if entries:
         parts += [packb("tables"), _array_header(len(entries)), *entries]
     if omitted:
@@ -125,14 +127,15 @@ class Server:
         # where the tables' logs go: files in the data dir (the default), or a PostgreSQL
         # store that nodes share (server/store_pg.py), this node known there by node_id
         # (None: its URL, once it listens)
-        self.store = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
-        self.writer = PgWriter(self.store, durability) if self.store else LogWriter(durability, max_open=max_open_logs)
+        pg = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
+        self.store: Store | None = pg
+        self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(durability, max_open=max_open_logs)
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
         self.list_refresh = list_refresh
         self._list_frame: bytes | None = None
-        self._list_built = (-math.inf, None)    # (when, for which LIST_BUDGET)
+        self._list_built: tuple[float, int | None] = (-math.inf, None)    # (when, for which LIST_BUDGET)
         self.list_builds = 0
         self._creating_by: dict[str, int] = {}  # tables being created, per address
         self.durability = durability
@@ -291,12 +294,14 @@ class Server:
     async def _create_in_store(self, tid: str, game, seats: int, settings: dict, created: str, name: str,
                                address: str | None) -> Table:
         """A new table whose log is in the store (its row and header, owned by this node)."""
+        store = self.store
+        assert store is not None
         def create() -> Table:
-            return Table.create(tid, game, seats, dict(settings), partial(self.store.create_table_row, tid, game.NAME),
+            return Table.create(tid, game, seats, dict(settings), partial(store.create_table_row, tid, game.NAME),
                                 self.writer, created, name, owner=address, **self._table_kw())
         for attempt in range(ID_ATTEMPTS):
             try:
-                return await self.store.call(create)
+                return await store.call(create)
             except IllegalAction:
                 raise
             except Exception as e:
@@ -310,9 +315,16 @@ class Server:
                                     "tell its operator") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
 
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The server's own nursery (open while run() runs)."""
+        assert self._nursery is not None, "Server.run is not running"
+        return self._nursery
+
     def _start_table(self, table: Table) -> None:
         self.tables[table.id] = table
         self._lobby_changed()
+        assert self._tables_nursery is not None     # (tables start once run() opened it)
         self._tables_nursery.start_soon(table.run)
 
     def _table_kw(self) -> dict:
@@ -341,13 +353,13 @@ class Server:
             log.info("table %s forgotten (%s, nobody at it)", table.id,
                      "finished" if table.finished else "waiting for players")
             self._moving[table.id] = where
-            self._nursery.start_soon(self._retire, table)
+            self.nursery.start_soon(self._retire, table)
             return
         log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id,
                  "finished" if table.finished else "waiting for players", where)
         # until the move (in a thread) is done, no_table knows it from here, not from the dir
         self._moving[table.id] = where
-        self._nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
+        self.nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
     async def _retire(self, table: Table) -> None:
         try:
@@ -478,6 +490,7 @@ class Server:
         (logged, kept in refused_logs, not tried again): nothing in it is cut, torn tail or
         not, and records missing in the middle are refused, never cut."""
         tid = handle.table_id
+        assert self.store is not None
         try:
             data = self.store.load_records(tid)
         except StoreError as e:
@@ -506,6 +519,7 @@ class Server:
         never one that expired waiting for players (the store says which: finished_here), nor
         one marked finished before the store kept that whose game is not over."""
         tables = []
+        assert self.store is not None
         for tid, epoch, records, ago in self.store.finished_here(self.keep_finished):
             table = self._table_from_store(PgLog(tid, epoch, records), finished_ago=ago)
             if table is not None and table.finished:
@@ -522,11 +536,13 @@ class Server:
         if table_id in self.refused_logs or table_id in self._adopting:
             return None
         self._adopting.add(table_id)
+        store = self.store
+        assert store is not None
         try:
             def load():
-                handle = self.store.adopt(table_id)
+                handle = store.adopt(table_id)
                 return None if handle is None else self._table_from_store(handle)
-            table = await self.store.call(load)
+            table = await store.call(load)
             if table is None:
                 return None
             self._start_table(table)
@@ -536,7 +552,7 @@ class Server:
                  table.logfile.next_n, table.seq, ", game over" if table.finished else "")
         if table.finished:
             # over already (its last owner stopped before marking it): nobody adopts it again
-            self._nursery.start_soon(self.writer.release, table.logfile, OVER)
+            self.nursery.start_soon(self.writer.release, table.logfile, OVER)
         return table
 
     async def _open_store(self) -> None:
@@ -544,6 +560,7 @@ class Server:
         that ended under keep_finished ago, read-only (as recovery loads them from files),
         and every table of the store it may take at start (its own after a restart,
         ownerless or expired ones), up to max_tables."""
+        assert self.store is not None and self.cluster is not None
         try:
             finished = await self.store.call(self._finished_from_store)
             for table in finished:
@@ -570,6 +587,7 @@ class Server:
         not renewed (another node adopted it, or it passed: the store was out of reach, the
         node paused) steps down. Renewals the store does not answer are logged and tried
         again: the fence refuses any write after the lease anyway."""
+        assert self.store is not None
         period = self.store.lease_seconds / 3
         failing_since = said = None
         while True:
@@ -653,7 +671,7 @@ class Server:
                         async with trio.open_nursery() as conns:
                             self.port = await conns.start(partial(wire.serve, limits=self.limits, http=WebFiles.for_server(self)),
                                                           self._on_peer, host, port)
-                            if self.store is not None:
+                            if self.cluster is not None:        # (there is one with a store)
                                 await self.cluster.join_cluster(host, self.port)
                                 await self._open_store()
                                 conns.start_soon(self._keep_leases)
@@ -688,6 +706,7 @@ class Server:
     async def _leave_store(self) -> None:
         """Every commit is written: give up this node's leases, so that another node may
         take its tables at once instead of after the lease (or this one, restarted)."""
+        assert self.store is not None and self.cluster is not None
         with trio.move_on_after(5):
             try:
                 released = await self.store.call(self.store.release_leases)

@@ -2,7 +2,7 @@
 server starts them in its own process, so they play on after that player's client is
 gone, and again after a restart of the server while their table is still being played.
 
-They are the same bots as ``wildtable bots`` (client/bots.py): clients that connect to
+They are the same bots as ``wildtable bots`` (headless/bots.py): clients that connect to
 this server's own port over loopback, join like anyone, and send intents like anyone,
 so the table, its log and what the other players see are the same as with bots run
 elsewhere. Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs:
@@ -18,6 +18,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -25,6 +26,9 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .wire import ws_url
+
+if TYPE_CHECKING:
+    from wildtable.headless.seats import SeatTokens
 
 log = logging.getLogger("wildtable.server")
 
@@ -50,8 +54,8 @@ def valid_entries(data) -> list[dict]:
 class BotBook:
     """DATA_DIR/bots.json: one entry per bot the server runs, {"table", "seat", "name",
     "level", "delay", "token"}. Only the server holding the data dir's lock writes it.
-    Duck-typed as the client's SeatBook (find, remember, forget), so a bot's ClientCore
-    keeps its own token here and takes its seat back with it."""
+    A seat book for a bot's ClientCore (headless/seats.py SeatTokens: find, remember,
+    forget), so it keeps its own token here and takes its seat back with it."""
 
     def __init__(self, path: Path, on_change=None):
         self.path = path
@@ -128,15 +132,21 @@ class BotHost:
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
 
+    @property
+    def nursery(self) -> trio.Nursery:
+        """The bots' nursery (open while run() runs: bots are seated only then)."""
+        assert self._nursery is not None, "BotHost.run is not running"
+        return self._nursery
+
     async def _load_code(self) -> None:
-        """Import the bots' code (client/bots.py, the games' strategies, the levels) the
+        """Import the bots' code (headless/bots.py, the games' strategies, the levels) the
         first time a bot is wanted, in a worker thread. Imported in the event loop, it
         stalled every table of the server for 0.5 s, over 1 s on a loaded machine, and a
         node of a cluster with a short lease lost its tables to another node for it."""
         if self._code is None:
             self._code = trio.Event()
             try:
-                await trio.to_thread.run_sync(importlib.import_module, "wildtable.client.bots")
+                await trio.to_thread.run_sync(importlib.import_module, "wildtable.headless.bots")
             finally:
                 self._code.set()        # (a failed import fails again, with its error, where it is used)
         await self._code.wait()
@@ -185,7 +195,7 @@ class BotHost:
                 log.info("table %s: %d bot(s) alone at it for %g s with nothing happening; they leave",
                          tid, len(bots), self.server.waiting_expiry)
                 for scope, bot in bots:
-                    self._nursery.start_soon(self._leave, scope, bot)
+                    self.nursery.start_soon(self._leave, scope, bot)
 
     async def _leave(self, scope: trio.CancelScope, bot) -> None:
         """The bot sends leave (its seat is free again; on ``left`` it stops by itself)."""
@@ -207,7 +217,7 @@ class BotHost:
         if len(keep) != len(entries):
             self.book._save(keep)
         for e in keep:
-            self._nursery.start_soon(self._play, e)
+            self.nursery.start_soon(self._play, e)
         if keep:
             log.info("%d bot(s) the server runs back at their tables: %s", len(keep),
                      ", ".join(sorted({e["table"] for e in keep})))
@@ -221,7 +231,7 @@ class BotHost:
         keys = {(e["table"], e["name"]) for e in fresh}
         self.book._save([e for e in self.book.load() if (e.get("table"), e.get("name")) not in keys] + fresh)
         for e in fresh:
-            self._nursery.start_soon(self._play, e)
+            self.nursery.start_soon(self._play, e)
         log.info("%d bot(s) back at table %s, taken over from another node", len(fresh), fresh[0]["table"])
 
     def drop_table(self, table: str) -> None:
@@ -239,7 +249,7 @@ class BotHost:
 
     def check(self, conn, msg: m.SeatBots) -> None:
         """Refuse at once what cannot be done (IllegalAction, answered as an error)."""
-        from wildtable.client import games, levels
+        from wildtable.headless import games, levels
         table = conn.table
         if table is None or table.id != msg.table:
             raise IllegalAction("not_at_table", f"you are not at table {msg.table}: join it first; bots are seated "
@@ -271,10 +281,10 @@ class BotHost:
         await self._load_code()
         self.check(conn, msg)
         self.running += msg.count           # counted now: a second request meanwhile sees them
-        self._nursery.start_soon(self._seat_all, conn, msg)
+        self.nursery.start_soon(self._seat_all, conn, msg)
 
     async def _seat_all(self, conn, msg: m.SeatBots) -> None:
-        from wildtable.client import levels
+        from wildtable.headless import levels
         table = self.server.tables.get(msg.table)
         level = msg.level or levels.DEFAULT_LEVEL
         taken = {s.name for s in table.seats if s.name} if table is not None else set()
@@ -283,8 +293,8 @@ class BotHost:
         for i in range(msg.count):
             name = next(f"bot{n}" for n in range(1, 100) if f"bot{n}" not in taken)
             taken.add(name)
-            entry = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
-            seat = await self._nursery.start(self._play, entry)
+            entry: dict[str, Any] = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
+            seat = await self.nursery.start(self._play, entry)
             self.running -= 1           # reserved by seat(); the bot counts itself while it runs
             if seat is None:            # it could not sit down (entry["problem"] says why)
                 problem = entry.get("problem")
@@ -302,7 +312,7 @@ class BotHost:
     async def _play(self, entry: dict, task_status=trio.TASK_STATUS_IGNORED) -> None:
         """One bot from its seat to the end of its game (or of the server)."""
         await self._load_code()
-        from wildtable.client.bots import Bot
+        from wildtable.headless.bots import Bot
         table, name = entry["table"], entry["name"]
 
         def report(text: str) -> None:
@@ -312,7 +322,7 @@ class BotHost:
         if started:
             self.book.add(entry)
         try:
-            bot = Bot(self.url, table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
+            bot = Bot(self.url or "", table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
                       verbose=False, level=entry.get("level"), seat_book=self.book)
         except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
             log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e)
@@ -331,7 +341,7 @@ class BotHost:
             self._bots.pop((table, name), None)
 
     async def _run(self, bot, entry: dict, task_status) -> None:
-        from wildtable.client.bots import BotError
+        from wildtable.headless.bots import BotError
         table, name = entry["table"], entry["name"]
         started = task_status is not trio.TASK_STATUS_IGNORED
         try:
@@ -355,3 +365,8 @@ class BotHost:
         if over is None or bot.core.mirror.table is None:
             # stopped short of the game's end without being cancelled: the seat is gone
             self.book.forget("", table, name)
+
+
+def _is_a_seat_book(book: BotBook) -> SeatTokens:
+    """(For mypy: BotBook satisfies the SeatTokens interface.)"""
+    return book

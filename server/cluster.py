@@ -297,7 +297,7 @@ class Cluster:
                     age = live.age + trio.current_time() - self._nodes_at
                     if suspect(age, HEARTBEAT):
                         # dead, maybe: its players are sent there and come back here until it
-                        # stops counting as live (the client waits: client/redirects.py)
+                        # stops counting as live (the client waits: headless/redirects.py)
                         self._warn(f"suspect {owner}", "%s", redirect_to_suspect(owner, live.url, age,
                                                                                 self.store.lease_seconds))
                     raise Redirected(live.url, table_id, f"table {table_id} is served by another node")

@@ -376,7 +376,7 @@ class Connection:
                 self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
             except Redirected as r:
                 # another node of the cluster serves it: the client sends it there again
-                self.send_message(m.Redirect(r.url, msg.TAG, r.table, r.reason))
+                self.send_message(m.Redirect(r.url, msg.TAG, r.table, r.reason))  # type: ignore[union-attr]  # a decoded message
 
     async def _answer_intent(self, message) -> None:
         """Answer an intent here, yet after the answers to this connection's earlier
@@ -434,7 +434,7 @@ class Connection:
             table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name, owner=self)
             self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))
         elif t in ("join", "rejoin", "spectate"):
-            table = srv.tables.get(msg.table)
+            table = srv.tables.get(msg.table)  # type: ignore[assignment]  # None: checked below
             if table is None and srv.cluster is not None:
                 table = await srv.cluster.locate(msg.table)     # adopted now, or Redirected to its node
             if table is None:

@@ -20,7 +20,7 @@ import time
 try:
     import fcntl
 except ImportError:         # not a Unix: no lock (wildtable serves from Unix hosts)
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # (the lock is skipped where None)
 
 LOCK_NAME = "server.lock"
 LOCK_MODE = 0o600

@@ -34,6 +34,8 @@ from pathlib import Path
 import attrs
 import trio
 
+from .interfaces import LogSink, TableLog
+
 DURABILITIES = ("always", "batch", "off")
 BATCH_FSYNC = 0.5
 SYNCFS_FROM = 4       # dirty files from which one syncfs beats one fsync each
@@ -204,6 +206,7 @@ class LogWriter:
         await self._done(_Commit(log, b"", trio.Event(), False, True))
 
     async def _done(self, c: _Commit) -> None:
+        assert c.done is not None
         await self._send.send(c)
         await c.done.wait()
 
@@ -337,7 +340,7 @@ class LogWriter:
         try:
             async with self._recv:
                 while True:
-                    periodic = self.durability == "batch" and self._unsynced
+                    periodic = self.durability == "batch" and bool(self._unsynced)
                     wake = min(last_sync + BATCH_FSYNC if periodic else float("inf"), self._idle_deadline())
                     first = None
                     with trio.move_on_at(wake):
@@ -376,3 +379,8 @@ class LogWriter:
                 await trio.to_thread.run_sync(self._finish)
             except OSError as e:
                 raise StorageFailed(f"cannot fsync the table logs: {e.strerror or e}") from e
+
+
+def _is_a_sink(writer: LogWriter, log: LogFile) -> tuple[LogSink[LogFile], TableLog]:
+    """(For mypy: LogWriter and LogFile satisfy server/interfaces.py.)"""
+    return writer, log

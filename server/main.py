@@ -13,7 +13,7 @@ import sys
 
 import trio
 
-from wildtable.client.net import url_problem
+from wildtable.headless.net import url_problem
 
 from . import wire
 from .app import Server
@@ -99,7 +99,7 @@ def file_budget(args) -> tuple[int, int] | str:
     """(max connections, max open logs) that the open-file limit can hold, after raising
     it where it may; or the sentence refusing caps it cannot hold. A cap left at its
     default is lowered to fit (with a warning); one given on the command line is not."""
-    handshakes = getattr(args, "max_handshakes", None)
+    handshakes: int | None = getattr(args, "max_handshakes", None)
     if handshakes is None:
         handshakes = getattr(wire, "MAX_HANDSHAKES", 0)
     conns = MAX_CONNECTIONS if args.max_connections is None else args.max_connections
@@ -223,7 +223,7 @@ def main(args) -> int:
 
 
 def _leaves(group: BaseExceptionGroup) -> list:
-    out = []
+    out: list = []
     for e in group.exceptions:
         out.extend(_leaves(e) if isinstance(e, BaseExceptionGroup) else [e])
     return out

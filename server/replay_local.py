@@ -17,7 +17,7 @@ from pathlib import Path
 
 import trio
 
-from wildtable.client.timeline import parse_perspective
+from wildtable.headless.timeline import parse_perspective
 from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import read_log
 
@@ -59,7 +59,7 @@ async def serve_log(replays: Replays, url_of, open_browser: bool, *, task_status
             nursery.cancel_scope.cancel()
 
 
-def web_main(args, path: Path, data: bytes) -> int:
+def web_main(args, path: Path | str, data: bytes) -> int:
     """Check the log (the same errors as the terminal viewer, exit 1), then serve it."""
     try:
         header = read_log(data).header

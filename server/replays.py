@@ -1,6 +1,6 @@
 """Replays of finished games for the web client: the HTTP answers behind its replay viewer.
 
-The steps are computed here, by the games' own engines (a client/timeline.Timeline of
+The steps are computed here, by the games' own engines (a headless/timeline.Timeline of
 the log, as in `wildtable replay`), never in the page: the page asks for one step at a
 time and draws what it gets. Two plain HTTP GETs (docs/PROTOCOL.md, "Replays over HTTP"):
 
@@ -213,7 +213,7 @@ class FinishedGames:
 
     def read(self, table_id: str, found: Found) -> bytes:
         try:
-            with open_regular(found.path) as (f, st):
+            with open_regular(Path(found.path)) as (f, st):
                 refuse_too_big(table_id, st.st_size, "`wildtable replay` reads it from the data dir")
                 return f.read(MAX_LOG_BYTES)
         except NotRegular:
@@ -290,13 +290,13 @@ class OneLog:
     lobby = False               # no games here: the viewer only
     finished_only = False       # the player's own file: shown as far as it goes, as the terminal viewer does
 
-    def __init__(self, table_id: str, path: Path, data: bytes):
+    def __init__(self, table_id: str, path: Path | str, data: bytes):
         self.table_id, self.path, self.data = table_id, path, data
 
     def tables(self) -> Tables:
         return Tables({})
 
-    def candidates(self, tables: Tables) -> list[tuple[str, Path, float]]:
+    def candidates(self, tables: Tables) -> list[tuple[str, Path | str, float]]:
         return [(self.table_id, self.path, 0.0)]
 
     def find(self, table_id: str, tables: Tables) -> Found:
@@ -315,7 +315,7 @@ class ReplayLog:
     """One finished game's timeline and what the viewer looks up in it."""
 
     def __init__(self, table_id: str, data: bytes, *, finished_only: bool = True):
-        from wildtable.client.timeline import Timeline     # (rich and the client's words: loaded when first used)
+        from wildtable.headless.timeline import Timeline     # (the games' words: loaded when first used)
         try:
             contents = read_log(data)
             self.timeline = Timeline(contents, keep_every=KEEP_EVERY)
@@ -352,7 +352,7 @@ class ReplayLog:
         return self.seq_steps[k - 1] if k else 0
 
     def perspective(self, value: str | None) -> Any:
-        from wildtable.client.timeline import parse_perspective
+        from wildtable.headless.timeline import parse_perspective
         try:
             return parse_perspective(value or None, self.timeline.header.seats)
         except ValueError:
@@ -361,7 +361,7 @@ class ReplayLog:
                                      f"not {_short(value)!r}") from None
 
     def answer(self, step: int, perspective: Any, lobby: bool) -> dict:
-        from wildtable.client.timeline import ALL, SPECTATOR
+        from wildtable.headless.timeline import ALL, SPECTATOR
         tl = self.timeline
         last = len(tl) - 1
         i = max(0, min(step, last))
@@ -403,7 +403,7 @@ class ReplayLog:
         return out
 
     def _record(self, i: int, perspective: Any) -> dict:
-        from wildtable.client.timeline import raw
+        from wildtable.headless.timeline import raw
         tl = self.timeline
         r = tl.steps[i].record
         out = self._line(i, perspective)

@@ -52,6 +52,7 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
+from .interfaces import LogSink, Store, TableLog
 from .logwriter import DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase
 
 log = logging.getLogger("wildtable.server")
@@ -176,7 +177,7 @@ def redact(dsn: str) -> str:
         from psycopg.conninfo import conninfo_to_dict, make_conninfo
         params = conninfo_to_dict(dsn)
         params.pop("password", None)
-        return make_conninfo(**params)
+        return make_conninfo("", **params)
     except Exception:
         return "the store"
 
@@ -593,9 +594,9 @@ class PgWriter:
         LeaseLost if this node no longer holds the table's lease (nothing was written)."""
         if log.lost:
             raise LeaseLost(log.table_id)
-        c = _Commit(log, data, trio.Event())
+        c = _Commit(log, data, done := trio.Event())
         await self._send.send(c)
-        await c.done.wait()
+        await done.wait()
         if c.error is not None:
             raise c.error
 
@@ -614,9 +615,9 @@ class PgWriter:
         raises LeaseLost (nothing of its own to write)."""
         if ended not in (None, OVER, EXPIRED):
             raise ValueError(f"a table ends {OVER!r} or {EXPIRED!r}, not {ended!r}")
-        c = _Commit(log, b"", trio.Event(), ended=ended)
+        c = _Commit(log, b"", done := trio.Event(), ended=ended)
         await self._send.send(c)
-        await c.done.wait()
+        await done.wait()
 
     def close(self) -> None:
         """No more commits: run() writes what is queued and returns."""
@@ -672,7 +673,7 @@ class PgWriter:
             held = dict(conn.execute(
                 "SELECT table_id, epoch FROM wt_tables WHERE table_id = ANY(%s) AND owner = %s "
                 "AND lease_until > clock_timestamp() ORDER BY table_id FOR UPDATE", (ids, me)).fetchall())
-            ok = [t for t in ids if held.get(t) == by_table[t][0].log.epoch]
+            ok = [t for t in ids if held.get(t) == by_table[t][0].log.epoch]  # type: ignore[union-attr]  # by_table: commits with a log
             fenced = frozenset(ids) - set(ok)
             there: dict[str, int] = {}
             if ok:
@@ -683,6 +684,7 @@ class PgWriter:
             for t in ok:
                 commits = by_table[t]
                 log_ = commits[0].log
+                assert log_ is not None       # (by_table holds commits with a log)
                 frames = [f for c in commits if c.data for f in split_frames(c.data)]
                 count = there.get(t, 0)
                 if count == log_.next_n + len(frames):
@@ -848,3 +850,8 @@ def first_line(e: BaseException) -> str:
     """The first line of what an error says (psycopg's go on with hints on more lines)."""
     text = str(e).strip() or type(e).__name__
     return text.splitlines()[0]
+
+
+def _is_a_store(store: PgStore, writer: PgWriter, log: PgLog) -> tuple[Store, LogSink[PgLog], TableLog]:
+    """(For mypy: PgStore, PgWriter and PgLog satisfy server/interfaces.py.)"""
+    return store, writer, log

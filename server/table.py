@@ -34,7 +34,8 @@ from wildtable.protocol.logfmt import (
     SeatClaimed, StateHashed, encode_record,
 )
 
-from .logwriter import OVER, LogFile, LogWriter
+from .interfaces import LogSink
+from .logwriter import OVER
 from .store_pg import LeaseLost
 
 log = logging.getLogger("wildtable.server")
@@ -195,7 +196,7 @@ def _put(frames: dict, conn, data: bytes) -> None:
 
 class Table:
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
-                 logfile: LogFile, writer: LogWriter, *, seq: int = 0, name: str = "",
+                 logfile: Any, writer: LogSink[Any], *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
                  on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
@@ -249,7 +250,7 @@ class Table:
         self._run_scope = trio.CancelScope()
         self.accepted = 0
         self.rejected = 0
-        self._last_activity = None
+        self._last_activity: float | None = None
         self._since_hash = 0
         # Fair order (setting fair_ms > 0): requests wait in a heap by estimated send time,
         # (key, n, request, timing), until key + the table's hold (see _release)
@@ -261,7 +262,7 @@ class Table:
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
-    def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, new_log, writer: LogWriter,
+    def create(cls, table_id: str, game: ModuleType, seats: int, settings: dict, new_log, writer: LogSink[Any],
                created: str, name: str = "", **kw) -> "Table":
         """A new table; ``new_log(header_record)`` makes its log durably and returns the
         writer's handle (a LogFile, or the store's PgLog)."""
@@ -354,7 +355,7 @@ class Table:
         self._empty_since = self._last_activity - self._empty_for
         # A table recovered mid-game may owe chance or table actions (none are lost: they
         # are derived from the state), so settle them first.
-        records, out = [], []
+        records, out = [], []  # type: ignore[var-annotated]  # (typed values are issue #23's pure core)
         if not self.finished:
             self._settle(records, out)
         await self._commit(records, out)
@@ -893,7 +894,7 @@ class Table:
                 s.conn = None
                 if req.notify and not self.finished:
                     # An explicit leave releases the seat: its token stops working and
-                    # anyone may join it (the seat keeps its cards, DECISIONS.md "All games").
+                    # anyone may join it (the seat keeps its cards, docs/DECISIONS.md "All games").
                     # Not once the game is over: nobody can join it then, and voiding the
                     # token only shut its player out of the final view (and wrote to a
                     # finished game's log), unlike the same table after a restart.

@@ -19,7 +19,7 @@ import os
 import socket
 import struct
 from collections import deque
-from typing import Awaitable, Callable, Collection
+from typing import Awaitable, Callable, Collection, cast
 from urllib.parse import urlsplit
 
 import attrs
@@ -154,15 +154,15 @@ class Peer:
     def _take_events(self) -> None:
         """Turn what the protocol parsed into messages; answer what must be answered."""
         proto = self._proto
-        for frame in proto.events_received():
+        for frame in cast("list[Frame]", proto.events_received()):    # after the handshake: frames only
             op = frame.opcode
             if op is _BINARY or op is _TEXT:
                 if frame.fin:
-                    self._message(frame.data, op is _TEXT)
+                    self._message(frame.data, op is _TEXT)  # type: ignore[arg-type]  # the parser's frames hold bytes
                 else:
-                    self._parts, self._parts_text = [frame.data], op is _TEXT
+                    self._parts, self._parts_text = [frame.data], op is _TEXT  # type: ignore[list-item]  # the parser's frames hold bytes
             elif op is _CONT:
-                self._parts.append(frame.data)
+                self._parts.append(frame.data)  # type: ignore[arg-type]  # the parser's frames hold bytes
                 if frame.fin:
                     data, self._parts = b"".join(self._parts), []
                     self._message(data, self._parts_text)
@@ -580,7 +580,7 @@ async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | No
     response is sent before the connection closes (one request per connection)."""
     proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
     received = 0
-    request = None
+    request: Request | None = None
     while request is None:
         try:
             data = sock.recv(RECV_SIZE)
@@ -593,7 +593,7 @@ async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | No
         proto.receive_data(data)
         events = proto.events_received()
         if events:
-            request = events[0]
+            request = events[0]  # type: ignore[assignment]  # a ServerProtocol's first event: the Request
         elif proto.handshake_exc is not None:
             out = [d for d in proto.data_to_send() if d]
             # not HTTP at all: the protocol just drops it; say why

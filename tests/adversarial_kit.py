@@ -22,8 +22,8 @@ from typing import Any
 import attrs
 import trio
 
-from wildtable.client.net import connect
-from wildtable.client.wire import ConnectionClosed
+from wildtable.headless.net import connect
+from wildtable.headless.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game
 from wildtable.protocol.errors import IllegalAction

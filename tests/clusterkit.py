@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 import attrs
 import trio
 
-from wildtable.client.core import is_network_error
-from wildtable.client.net import Connection, Mirror, connect
+from wildtable.headless.core import is_network_error
+from wildtable.headless.net import Connection, Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
@@ -143,7 +143,7 @@ async def stored_log(dsn: str, table: str):
 
 @dataclass
 class Roamer:
-    """One player's connection to a cluster (client/net.py), which finds its table as our
+    """One player's connection to a cluster (headless/net.py), which finds its table as our
     clients do: `redirect` is followed (at most 3 hops per message, a redirected
     create_table sent again with ``here``), and ``come_back`` connects again after a drop
     (the node it was on, then every other) and rejoins with its token. ``trail`` is every

@@ -50,7 +50,7 @@ def private_state_dir(tmp_path_factory, monkeypatch):
     """Every test keeps client state (seat tokens) in a temporary dir of its own, never in
     the user's ~/.local/state/wildtable: the variable reaches subprocesses the test starts too."""
     path = tmp_path_factory.mktemp("state")
-    monkeypatch.setenv("WILDTABLE_STATE_DIR", str(path))      # what client/seats.py reads
+    monkeypatch.setenv("WILDTABLE_STATE_DIR", str(path))      # what headless/seats.py reads
     return path
 
 

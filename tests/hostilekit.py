@@ -32,7 +32,7 @@ from pathlib import Path
 import msgpack
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from adversarial_kit import start_serve

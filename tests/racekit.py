@@ -134,7 +134,7 @@ class Hammer:
 
 
 async def hammer(conns, joined, seed: int) -> list[Hammer]:
-    """The seated ``conns`` (client/net.py connections, ``joined`` their joined answers)
+    """The seated ``conns`` (headless/net.py connections, ``joined`` their joined answers)
     hammer their table until they were told of FIGHT acceptances and FIGHT refusals (at
     most HAMMER_AT_MOST seconds); once every intent is answered and the table still
     answers at once, the hammers (what each sent and received)."""

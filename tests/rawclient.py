@@ -12,7 +12,7 @@ from wsproto import ConnectionType, WSConnection
 from wsproto.events import AcceptConnection, BytesMessage, Ping, Request
 from wsproto.utilities import RemoteProtocolError
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 

@@ -2,15 +2,15 @@
 
 Meld three of a number when it can, else draw, else play a Draw-3, else declare stuck
 (``quick_candidates`` of the client's Run Wild module). Deliberately simple: the bots
-(client/bots) are the sensible players.
+(headless/bots.py) are the sensible players.
 """
 
 from __future__ import annotations
 
 import trio
 
-from wildtable.client.games.run_wild import quick_candidates
-from wildtable.client.net import Connection, Mirror
+from wildtable.headless.games.run_wild import quick_candidates
+from wildtable.headless.net import Connection, Mirror
 from wildtable.protocol import messages as m
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import msgpack
 import trio
 
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import Connection, connect
-from wildtable.client.wire import wrap_stream
+from wildtable.headless.core import ClientCore, Notice
+from wildtable.headless.net import Connection, connect
+from wildtable.headless.wire import wrap_stream
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, LogContents
@@ -125,7 +125,7 @@ async def collect_until_over(conn: Connection, into: list) -> None:
 @asynccontextmanager
 async def unread_spectator(url: str, table: str, name: str):
     """A spectator of ``table`` over a real socket with a tiny receive buffer (4 kB),
-    that reads nothing more until the test does; yield its WebSocket (client/wire.py),
+    that reads nothing more until the test does; yield its WebSocket (headless/wire.py),
     which reads only when asked to."""
     port = int(url.rsplit(":", 1)[1])
     stream = await trio.open_tcp_stream("127.0.0.1", port)

@@ -22,8 +22,8 @@ import trio
 import clusterkit
 from clusterkit import both_live
 from serverkit import running_server
-from wildtable.client.bots import Bot
-from wildtable.client.net import connect
+from wildtable.headless.bots import Bot
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 CHROMIUM = "/usr/bin/chromium"

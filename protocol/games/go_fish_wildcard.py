@@ -1,10 +1,10 @@
 """Go Fish Wildcard: ask for ranks, fish, and place sets of three whose ranks turn wild.
 
-Source: /work/shared/rules/go-fish-wildcard.txt, read through DECISIONS.md ("Go Fish
-Wildcard"), which wins where the two differ. The rules as implemented, every setting
+Source: /work/shared/rules/go-fish-wildcard.txt, read through docs/DECISIONS.md "Go Fish Wildcard",
+which wins where the two differ. The rules as implemented, every setting
 and every reading that had to be chosen are in docs/RULES.md, section "Go Fish Wildcard".
 
-Cards are the standard 52-card deck (DECISIONS: "Standard 52-card deck"), id 0..51,
+Cards are the standard 52-card deck (docs/DECISIONS.md "Go Fish Wildcard": "Standard 52-card deck"), id 0..51,
 rank ``RANKS[id // 4]``, suit ``SUITS[id % 4]``. Wildness belongs to a rank, not to a
 card: a rank turns wild the moment a card of it is placed in a set (rulebook: "All
 cards face up on the table are wild cards"), so the state keeps one 13-bit mask.
@@ -41,7 +41,7 @@ from ..cards import ids_of
 
 NAME = "go-fish-wildcard"
 TITLE = "Go Fish Wildcard"
-MIN_PLAYERS = 2   # DECISIONS: "2 to 6 players"
+MIN_PLAYERS = 2   # docs/DECISIONS.md "Go Fish Wildcard": "2 to 6 players"
 MAX_PLAYERS = 6
 #: 2: the dealer is drawn by lot unless the host chose one (setting dealer, default -1);
 #: version 1 (a log without "rules" in its header) had seat 0 deal by default.
@@ -52,7 +52,7 @@ SUITS = ("C", "D", "H", "S")
 SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 DECK_SIZE = 52
 HAND_SIZE = 4      # rulebook Setup: "Deal each player 4 cards"
-SET_SIZE = 3       # DECISIONS: "A set is exactly 3 cards"
+SET_SIZE = 3       # docs/DECISIONS.md "Go Fish Wildcard": "A set is exactly 3 cards"
 EMPTY_DRAW = 2     # rulebook Turns: "take 2 cards from the draw pile"
 
 # Card tables, computed once: the hot paths only index tuples.
@@ -179,7 +179,7 @@ class _W:
 # ---------------------------------------------------------------------------- settings, table
 
 def default_settings() -> dict:
-    # DECISIONS: "The dealer: a logged chance outcome, or the host's choice (setting)".
+    # docs/DECISIONS.md "Go Fish Wildcard": "The dealer: a logged chance outcome, or the host's choice (setting)".
     return {"dealer": -1, "turn_timer": 60.0}
 
 
@@ -225,7 +225,7 @@ def to_move(state: State) -> tuple[int, ...]:
 
 
 def outcome(state: State) -> Outcome:
-    """Most sets wins; ties are shared (rulebook Scoring, DECISIONS "ties shared")."""
+    """Most sets wins; ties are shared (rulebook Scoring, docs/DECISIONS.md "Go Fish Wildcard": "ties shared")."""
     if state.phase != "over":
         return Outcome(False, state.scores)
     return Outcome(True, state.scores, _winners(state.scores))
@@ -241,7 +241,7 @@ def _winners(scores: tuple) -> tuple[int, ...]:
 def _shape(cards, wild: int) -> tuple[bool, int, int]:
     """(valid, natural rank or -1, wild cards used) for three cards under the ``wild`` mask.
 
-    DECISIONS: "A set is exactly 3 cards: cards of one rank plus any wilds, or 3 wilds."
+    docs/DECISIONS.md "Go Fish Wildcard": "A set is exactly 3 cards: cards of one rank plus any wilds, or 3 wilds."
     A card of a wild rank always counts as a wild.
     """
     nat = -1
@@ -321,7 +321,7 @@ def _any_set(hand: int, wild: int) -> bool:
 def _forced_choice(hand: int, wild: int) -> tuple | None:
     """The next set forced on a hand, or None when no set can be made.
 
-    DECISIONS: "every set you can still form is placed for you (most sets first, then
+    docs/DECISIONS.md "Go Fish Wildcard": "every set you can still form is placed for you (most sets first, then
     no-wild sets first, then lowest card ids)". Read as: the forced placements together
     make as many sets as the hand can yield; sets without wilds go first; otherwise the
     next set is, among those that still allow that many, the one whose card ids (sorted)
@@ -384,7 +384,7 @@ def _place(w: _W, seat: int, cards: tuple, forced: bool, ev: list) -> None:
     """Put a (checked) set on the table; every rank in it turns wild.
 
     Rulebook Wild Cards: "Whenever a card is placed as part of a set of 3, that card type
-    immediately becomes wild"; DECISIONS: "Placing a set of a rank makes every card of
+    immediately becomes wild"; docs/DECISIONS.md "Go Fish Wildcard": "Placing a set of a rank makes every card of
     that rank wild for the rest of the game."
     """
     wild = w.wild
@@ -407,11 +407,11 @@ def _place(w: _W, seat: int, cards: tuple, forced: bool, ev: list) -> None:
 
 def _end_turn(w: _W, seat: int, ev: list) -> None:
     """Close ``seat``'s turn: forced sets, the empty-hand draw, then whoever plays next."""
-    # DECISIONS: "Forced sets: whenever your turn ends, every set you can still form is placed for you".
+    # docs/DECISIONS.md "Go Fish Wildcard": "Forced sets: whenever your turn ends, every set you can still form is placed for you".
     while _any_set(w.hands[seat], w.wild):
         _place(w, seat, _forced_choice(w.hands[seat], w.wild), True, ev)
     # Rulebook Turns: "If you have no cards in hand at any point during or at the end of your
-    # turn take 2 cards from the draw pile"; DECISIONS: "draw 2 (or what is left)".
+    # turn take 2 cards from the draw pile"; docs/DECISIONS.md "Go Fish Wildcard": "draw 2 (or what is left)".
     if w.phase == "play" and not w.hands[seat]:
         _draw(w, seat, EMPTY_DRAW, "empty_hand", ev)
     ev.append({"event": "turn_ended", "seat": seat})
@@ -420,7 +420,7 @@ def _end_turn(w: _W, seat: int, ev: list) -> None:
     if w.phase == "play":
         # The pile is never empty when a turn of the play phase begins, so an empty pile
         # now means this seat drew the last card during this turn.
-        # DECISIONS: "when the last card is drawn, that turn ends, then every player ... gets one last ask".
+        # docs/DECISIONS.md "Go Fish Wildcard": "when the last card is drawn, that turn ends, then every player ... gets one last ask".
         if not w.pile:
             _start_last_asks(w, seat, ev)
         else:
@@ -436,15 +436,15 @@ def _begin_turn(w: _W, seat: int, ev: list) -> None:
     w.bonus = 0
     ev.append({"event": "turn_started", "seat": seat, "last_ask": False})
     if not w.hands[seat]:
-        # DECISIONS: "Starting a turn empty: draw 2, then play on."
+        # docs/DECISIONS.md "Go Fish Wildcard": "Starting a turn empty: draw 2, then play on."
         _draw(w, seat, EMPTY_DRAW, "turn_start_empty", ev)
         if not w.pile:
-            # DECISIONS: "when the last card is drawn, that turn ends".
+            # docs/DECISIONS.md "Go Fish Wildcard": "when the last card is drawn, that turn ends".
             _end_turn(w, seat, ev)
 
 
 def _start_last_asks(w: _W, drawer: int, ev: list) -> None:
-    """DECISIONS: "every player, starting left of the drawer and ending with the drawer, gets one last ask"."""
+    """docs/DECISIONS.md "Go Fish Wildcard": "every player, starting left of the drawer and ending with the drawer, gets one last ask"."""
     w.phase = "last_asks"
     w.drawer = drawer
     order = tuple((drawer + i) % w.n for i in range(1, w.n + 1))
@@ -466,7 +466,7 @@ def _next_last_ask(w: _W, ev: list) -> None:
             w.bonus = 0
             ev.append({"event": "turn_started", "seat": s, "last_ask": True})
             return
-        # DECISIONS: "Empty hand and empty pile: your turn is skipped."
+        # docs/DECISIONS.md "Go Fish Wildcard": "Empty hand and empty pile: your turn is skipped."
         ev.append({"event": "turn_skipped", "seat": s, "reason": "empty_hand"})
     w.last_order = ()
     w.phase = "over"
@@ -479,7 +479,7 @@ def _next_last_ask(w: _W, ev: list) -> None:
 def _bonus_open(w: _W, seat: int) -> bool:
     """Can an asked-for card that reached ``seat`` still go into a set with no wilds?
 
-    DECISIONS: "You ask again only if the card you asked for reached you (from the player
+    docs/DECISIONS.md "Go Fish Wildcard": "You ask again only if the card you asked for reached you (from the player
     or the pile) and you place it at once in a set with no wilds."
     """
     b = w.bonus & w.hands[seat]
@@ -500,7 +500,7 @@ def apply(state: State, seat: int | None, action) -> tuple[State, list]:
             raise IllegalAction("table_only", "Only the table shuffles and deals; a player cannot send a shuffle.")
         check_permutation(action, pending_chance(state))
         if action.purpose == "dealer":
-            # DECISIONS: "The dealer: a logged chance outcome": permutation[0] deals.
+            # docs/DECISIONS.md "Go Fish Wildcard": "The dealer: a logged chance outcome": permutation[0] deals.
             d = action.permutation[0]
             return attrs.evolve(state, dealer=d), [{"event": "dealer_chosen", "seat": d}]
         return _deal(state, action.permutation)
@@ -550,7 +550,7 @@ def _ask(state: State, seat: int, a: Ask) -> tuple[State, list]:
     if target == seat or not 0 <= target < state.n:
         raise IllegalAction("bad_target", f"Ask another player: a seat from 0 to {state.n - 1} other than your own.")
     mine = state.hands[seat]
-    # DECISIONS: "ask one other player for a rank that you hold a card of" - the card's own
+    # docs/DECISIONS.md "Go Fish Wildcard": "ask one other player for a rank that you hold a card of" - the card's own
     # rank, wild or not; a wild card does not let you ask for another rank.
     rm = RANK_MASK[r]
     if not mine & rm:
@@ -561,19 +561,19 @@ def _ask(state: State, seat: int, a: Ask) -> tuple[State, list]:
     handed = taken.bit_count()
     ev = [{"event": "asked", "seat": seat, "target": target, "rank": RANKS[r], "handed": handed}]
     if taken:
-        # DECISIONS: "They hand over all cards of that rank (rank and count are public)".
+        # docs/DECISIONS.md "Go Fish Wildcard": "They hand over all cards of that rank (rank and count are public)".
         w.hands[target] = theirs ^ taken
         w.hands[seat] = mine | taken
         reached = taken
         drew = 0
     else:
-        # DECISIONS: "or say "go fish" and you draw one (its face is yours alone)".
+        # docs/DECISIONS.md "Go Fish Wildcard": "or say "go fish" and you draw one (its face is yours alone)".
         got = _draw(w, seat, 1, "go_fish", ev)
         drew = len(got)
         reached = 1 << got[0] if got and RANK_OF[got[0]] == r else 0
     w.history = state.history + ((seat, target, r, handed, drew),)
     if w.phase == "last_asks" or not w.pile:
-        # DECISIONS: "one last ask plus forced sets"; "when the last card is drawn, that turn ends".
+        # docs/DECISIONS.md "Go Fish Wildcard": "one last ask plus forced sets"; "when the last card is drawn, that turn ends".
         _end_turn(w, seat, ev)
     else:
         w.bonus = reached
@@ -598,14 +598,14 @@ def _place_action(state: State, seat: int, a: Place) -> tuple[State, list]:
         raise IllegalAction("not_a_set", "Those cards are not a set: a set is cards of one rank plus wilds, "
                                          "or 3 wilds.")
     cards = tuple(sorted(cards))
-    # DECISIONS: "You ask again only if the card you asked for reached you ... and you place
+    # docs/DECISIONS.md "Go Fish Wildcard": "You ask again only if the card you asked for reached you ... and you place
     # it at once in a set with no wilds."
     earned = state.step == "bonus" and nw == 0 and any(state.bonus >> c & 1 for c in cards)
     w = _W(state)
     ev: list = []
     _place(w, seat, cards, False, ev)
     if not w.hands[seat]:
-        # DECISIONS: "Empty hand: during your turn, draw 2 (or what is left); if you ran out
+        # docs/DECISIONS.md "Go Fish Wildcard": "Empty hand: during your turn, draw 2 (or what is left); if you ran out
         # during the turn, it then ends." (_end_turn draws the 2.)
         _end_turn(w, seat, ev)
     elif earned:
@@ -676,7 +676,7 @@ def timeout_action(state: State) -> Timeout | None:
 # ---------------------------------------------------------------------------- views
 
 def _sets_by_seat(state: State) -> list:
-    per = [[] for _ in range(state.n)]
+    per: list[list[dict]] = [[] for _ in range(state.n)]
     for sid, (s, cards) in enumerate(state.sets):
         per[s].append({"id": sid, "cards": list(cards)})
     return per
@@ -687,7 +687,7 @@ def _asks(state: State) -> list:
 
 
 def view(state: State, seat: int | None) -> dict:
-    """What ``seat`` may know: its own hand, and the public table (DECISIONS: rank and count
+    """What ``seat`` may know: its own hand, and the public table (docs/DECISIONS.md "Go Fish Wildcard": rank and count
     of each ask are public; a fished card is the drawer's alone until it is set)."""
     own = seat is not None and 0 <= seat < state.n
     per = _sets_by_seat(state)

@@ -1,6 +1,6 @@
 """Go Wild! (Wizards of the Coast): trick-taking with colour sets and one Wild One.
 
-Rules: /work/shared/rules/go-wild.txt, settled by DECISIONS.md "Go Wild!"; the rules as
+Rules: /work/shared/rules/go-wild.txt, settled by docs/DECISIONS.md "Go Wild!"; the rules as
 implemented, with every chosen reading, are in docs/RULES.md "Go Wild!".
 
 Cards are small ints: ids 0..89 are the five colours, 18 each (colour = COLOURS[id // 18]),
@@ -159,7 +159,7 @@ def new_table(config: TableConfig) -> State:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} at a "
                                             f"{n}-seat table; use -1 (chance) or 0..{n - 1}.")
     rules = Rules(n, s["target"], float(s["turn_timer"]), s["first_player"])
-    # DECISIONS.md Go Wild!: "Who leads the first trick: a logged chance outcome, or the
+    # docs/DECISIONS.md "Go Wild!": "Who leads the first trick: a logged chance outcome, or the
     # host's choice" (setting first_player: -1 = chance, else that seat).
     chosen = s["first_player"] >= 0
     return State(
@@ -254,12 +254,12 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
         size = k
     elif not colour_cards:
         # Rulebook: "If you are not the Wild One, you can slough ... one or more wild cards";
-        # DECISIONS.md: "A Wild One who holds no colour card may slough too."
+        # docs/DECISIONS.md "Go Wild!": "A Wild One who holds no colour card may slough too."
         if seat == wild_one and hand & COLOUR_MASK:
             raise IllegalAction("wild_one_cannot_slough", "As the Wild One you may slough wild cards only when you "
                                                           "hold no colour card; play them with a colour set instead.")
         kind = SLOUGH
-        size = 0   # DECISIONS.md: "sloughs count 0" - they never win a trick.
+        size = 0   # docs/DECISIONS.md "Go Wild!": "sloughs count 0" - they never win a trick.
     else:
         # Rulebook: only the Wild One may add wilds to a colour set, and "there may not be
         # more wild cards than color cards".
@@ -275,7 +275,7 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
     hands = hands[:seat] + (hand ^ m,) + hands[seat + 1:]
     trick = state.trick + ((seat, cards, kind),)
     best, best_size = state.best, state.best_size
-    # DECISIONS.md: the largest set wins; "ties go to the earliest player", so only a
+    # docs/DECISIONS.md "Go Wild!": the largest set wins; "ties go to the earliest player", so only a
     # strictly larger set takes over.
     if size > best_size:
         best, best_size = seat, size
@@ -283,7 +283,7 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
     # can say "your turn" from the events alone.
     played = {"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind, "size": size, "next": None}
     events = [played]
-    # DECISIONS.md: "Each player holding cards plays exactly once per trick, clockwise from
+    # docs/DECISIONS.md "Go Wild!": "Each player holding cards plays exactly once per trick, clockwise from
     # the lead"; a player with no cards sits out. Seats between this one and the leader have
     # not played yet, so their hands are as they were when the trick began.
     n = state.rules.seats
@@ -315,7 +315,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
     """Score the finished trick, pass the Wild One, then start the next trick or round."""
     rules = state.rules
     no = state.trick_no
-    points = no   # DECISIONS.md: "A round is 3 tricks worth 1, 2, 3 points."
+    points = no   # docs/DECISIONS.md "Go Wild!": "A round is 3 tricks worth 1, 2, 3 points."
     # Rulebook "What is a Trick": at its end all cards played go to the discard pile.
     discard = state.discard
     for _s, cs, _k in trick:
@@ -326,7 +326,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
     rnd = state.round
     last = (trick, best, no, points, rnd)
     if best is None:
-        # DECISIONS.md: "If every play was a slough, nobody scores, the Wild One stays, and
+        # docs/DECISIONS.md "Go Wild!": "If every play was a slough, nobody scores, the Wild One stays, and
         # the same player leads again."
         events.append({"event": "trick_sloughed", "round": rnd, "trick": no, "points": points})
         next_leader = state.leader
@@ -334,7 +334,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
         scores = scores[:best] + (scores[best] + points,) + scores[best + 1:]
         events.append({"event": "trick_won", "seat": best, "round": rnd, "trick": no,
                        "points": points, "size": best_size, "score": scores[best]})
-        # DECISIONS.md: "The game ends the moment a player reaches 20 points, even mid-round."
+        # docs/DECISIONS.md "Go Wild!": "The game ends the moment a player reaches 20 points, even mid-round."
         if scores[best] >= rules.target:
             events.append({"event": "game_over", "winners": [best], "scores": list(scores)})
             return attrs.evolve(state, phase=OVER, hands=hands, discard=discard, trick=(), best=None,
@@ -347,7 +347,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
             wild_one = best
         next_leader = best   # Rulebook "Who Plays First?": the previous trick's winner leads.
     if no < TRICKS_PER_ROUND:
-        # DECISIONS.md: "If the trick's winner has no cards, the next player clockwise who has
+        # docs/DECISIONS.md "Go Wild!": "If the trick's winner has no cards, the next player clockwise who has
         # cards leads" (read the same way for the leader of an all-slough trick).
         lead = _next_with_cards(hands, next_leader)
         if lead is not None:
@@ -359,7 +359,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
         # tricks are not played, nobody scores them, and the round ends here.
         events.append({"event": "tricks_skipped", "round": rnd, "from_trick": no + 1})
     events.append({"event": "round_ended", "round": rnd, "scores": list(scores)})
-    # Rulebook: after the third trick every hand is brought back to twelve; DECISIONS.md:
+    # Rulebook: after the third trick every hand is brought back to twelve; docs/DECISIONS.md "Go Wild!":
     # "dealt clockwise from the next leader".
     st = State(rules, PLAYING, hands, state.deck, discard, (), None, 0, next_leader, None, wild_one,
                rnd, no, scores, state.winners, next_leader, last)
@@ -388,7 +388,7 @@ def _refill(state: State, events: list) -> tuple[State, list]:
         events.append({"event": "cards_dealt", "counts": dealt})
     if top < len(recipients):
         # Rulebook: "If the deck runs out, shuffle the cards in the discard pile to make a new
-        # deck" - a logged chance outcome (DECISIONS.md). The discard pile always suffices:
+        # deck" - a logged chance outcome (docs/DECISIONS.md "Go Wild!"). The discard pile always suffices:
         # hands never pass twelve, so at most 12 * 6 = 72 of the 108 cards are ever in hands.
         events.append({"event": "deck_ran_out", "discard": state.discard.bit_count()})
         return attrs.evolve(state, phase=RESHUFFLING, hands=tuple(new_hands), deck=(), turn=None,
@@ -405,7 +405,7 @@ def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
     perm = outcome.permutation
     purpose = outcome.purpose
     if purpose == "first_player":
-        # DECISIONS.md: who leads the first trick is a logged chance outcome: permutation[0].
+        # docs/DECISIONS.md "Go Wild!": who leads the first trick is a logged chance outcome: permutation[0].
         lead = perm[0]
         return attrs.evolve(state, phase=DEALING, leader=lead), [{"event": "leader_chosen", "seat": lead}]
     if purpose == "deal":

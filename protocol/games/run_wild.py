@@ -1,8 +1,8 @@
 """Run Wild: the real-time rummy where nobody waits for a turn.
 
-Rules: the Run Wild rulebook, read through DECISIONS.md ("Run Wild"), which wins where
+Rules: the Run Wild rulebook, read through docs/DECISIONS.md "Run Wild", which wins where
 they differ; docs/RULES.md, section "Run Wild", lists every rule as implemented here.
-Quotes in comments are from those two texts ("Rulebook:" / "DECISIONS:").
+Quotes in comments are from those two texts ("Rulebook:" / docs/DECISIONS.md "Run Wild":).
 
 The round is a pure state machine: the server puts simultaneous actions in one order,
 and each one is applied atomically against the state the previous one left. Cards are
@@ -14,7 +14,7 @@ tuple of cards dealt to that seat (top first) plus a position, so a draw copies 
 from __future__ import annotations
 
 import bisect
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import attrs
 
@@ -28,7 +28,7 @@ from ..cards import ids_of
 
 NAME = "run-wild"
 TITLE = "Run Wild"
-MIN_PLAYERS = 2   # DECISIONS: "2 to 4 players."
+MIN_PLAYERS = 2   # docs/DECISIONS.md "Run Wild": "2 to 4 players."
 MAX_PLAYERS = 4
 #: 2: the first dealer is drawn by lot (setting first_dealer) and a Draw-3 clears the stuck
 #: flag of every player it makes draw. A version 1 log (seat 0 deals first, a Draw-3 leaves
@@ -182,18 +182,18 @@ FAIR_MS = 100
 
 _DEFAULTS = {
     "rounds": 4,                    # Rulebook: "after four rounds"
-    "idle_timeout": 120.0,          # DECISIONS: "a timeout (setting, default 120 s)"
-    # DECISIONS ("All games"): what happens for a seat that left "is a setting (wait, or
+    "idle_timeout": 120.0,          # docs/DECISIONS.md "Run Wild": "a timeout (setting, default 120 s)"
+    # docs/DECISIONS.md "All games": what happens for a seat that left "is a setting (wait, or
     # ... after a turn timer)": seconds without an action after the deal before the
     # table readies every seat not yet ready; 0 = wait for them
     "ready_timeout": 60.0,
-    "allow_all_wild_melds": False,  # DECISIONS: "A meld needs at least one number card (setting ... default off)"
-    "max_set_size": 0,              # DECISIONS: "No size cap on sets (setting)"; 0 = no cap
+    "allow_all_wild_melds": False,  # docs/DECISIONS.md "Run Wild": "A meld needs at least one number card (setting ... default off)"
+    "max_set_size": 0,              # docs/DECISIONS.md "Run Wild": "No size cap on sets (setting)"; 0 = no cap
     "hand_size": 8,                 # Rulebook: "Each player draws eight cards"
-    # DECISIONS: "Who deals the first round: a logged chance outcome, or the host's choice
+    # docs/DECISIONS.md "Run Wild": "Who deals the first round: a logged chance outcome, or the host's choice
     # (setting)": -1 = drawn by lot (chance "first_dealer"), else that seat
     "first_dealer": -1,
-    # DECISIONS: "in the order players acted: arrival order corrected for each player's
+    # docs/DECISIONS.md "Run Wild": "in the order players acted: arrival order corrected for each player's
     # measured network delay, up to a cap (table setting; 0 = plain arrival order)". The
     # server's ordering, not a rule of play: it changes no state (not in as_dict, so
     # state hashes are as before). Default: bench/README.md, "Fair order".
@@ -410,7 +410,7 @@ def _deal_order(seats: int, dealer: int, playing: tuple[int, ...]) -> tuple[int,
 def new_table(config: TableConfig) -> State:
     """A table waiting for round 1's dealer to be drawn by lot (chance "first_dealer"), or,
     when the host chose one (setting first_dealer), for round 1's shuffle. Rulebook:
-    "Choose a player to be the first dealer"; DECISIONS: "Who deals the first round: a
+    "Choose a player to be the first dealer"; docs/DECISIONS.md "Run Wild": "Who deals the first round: a
     logged chance outcome, or the host's choice (setting)". Rules version 1: seat 0."""
     if config.game != NAME:
         raise IllegalAction("bad_settings", f"This engine plays {NAME!r}, not {config.game!r}.")
@@ -441,16 +441,16 @@ def _shape(cards: tuple[int, ...], values: tuple[int, ...], rules: Rules):
         return None, None, None, "a set or run needs at least 3 cards"
     colours = {COLOUR_OF[c] for c in cards if c < FIRST_WILD}
     if not colours and not rules.allow_all_wild_melds:
-        # DECISIONS: "A meld needs at least one number card (setting: allow all-wild melds, default off)."
+        # docs/DECISIONS.md "Run Wild": "A meld needs at least one number card (setting: allow all-wild melds, default off)."
         return None, None, None, "a meld needs at least one number card (all-wild melds are off at this table)"
     if values.count(values[0]) == n:
-        # DECISIONS: "Set: 3+ cards of one number"; "No size cap on sets (setting)."
+        # docs/DECISIONS.md "Run Wild": "Set: 3+ cards of one number"; "No size cap on sets (setting)."
         cap = rules.max_set_size
         if cap and n > cap:
             return None, None, None, f"a set holds at most {cap} cards at this table"
         kind = "set"
     else:
-        # DECISIONS: "Run: 3+ cards of one colour in consecutive numbers 1..12, no wrap from 12 to 1."
+        # docs/DECISIONS.md "Run Wild": "Run: 3+ cards of one colour in consecutive numbers 1..12, no wrap from 12 to 1."
         if len(colours) > 1:
             return None, None, None, "cards of different numbers form a run only if they are all one colour"
         ordered = sorted(values)
@@ -508,7 +508,7 @@ def _meldable(card: int, hand: int) -> int:
 
 
 def _value(card: int, value: int | None) -> int:
-    """What a placed card stands for. DECISIONS: "A wild stands for one number card,
+    """What a placed card stands for. docs/DECISIONS.md "Run Wild": "A wild stands for one number card,
     declared when it is placed"; a number card stands for itself."""
     if card < FIRST_WILD:
         if value is not None and value != NUMBER_OF[card]:
@@ -536,8 +536,8 @@ def _where(state: State, card: int) -> str:
 def _gone(state: State, meld: TableMeld, card: int, seat: int) -> IllegalAction:
     """A card named in a meld that is not there (any more)."""
     if meld.history >> card & 1:
-        # DECISIONS: "two players taking the same card - the first to arrive wins, the second
-        # is rejected with a reason that names the conflict."
+        # docs/DECISIONS.md "Run Wild": "two players taking the same card - the first to act wins (see the order
+        # above), the second is rejected with a reason that names the conflict."
         where = "you took it already" if state.hands[seat] >> card & 1 else _where(state, card)
         return IllegalAction("card_taken", f"{card_label(card)} ({card}) is no longer in {_describe(meld)}: "
                                            f"another action got there first ({where}).")
@@ -564,7 +564,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
     check_permutation(outcome, pending_chance(state))
     n = state.seats
     if outcome.purpose == "first_dealer":
-        # DECISIONS: "Who deals the first round: a logged chance outcome": permutation[0].
+        # docs/DECISIONS.md "Run Wild": "Who deals the first round: a logged chance outcome": permutation[0].
         dealer = outcome.permutation[0]
         deal = state.deal
         st = _evolve(state, deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
@@ -580,7 +580,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
     order = _deal_order(n, dealer, playing)
     # Rulebook: "The dealer shuffles the cards and deals out the entire deck. Each player,
     # including the dealer, will have the same number of cards." Dealt one at a time,
-    # starting left of the dealer; DECISIONS: "36, 24 or 18 cards each".
+    # starting left of the dealer; docs/DECISIONS.md "Run Wild": "36, 24 or 18 cards each".
     k = len(order)
     piles: list[tuple[int, ...]] = [()] * n
     for i, s in enumerate(order):
@@ -597,7 +597,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
 
 
 def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[State, list]:
-    """DECISIONS: "Cards left in draw piles score nothing; hand cards score 5 (number),
+    """docs/DECISIONS.md "Run Wild": "Cards left in draw piles score nothing; hand cards score 5 (number),
     10 (wild), 10 (Draw-3)." Then the next round, a tie-break, or the end of the game."""
     deal = st.deal
     sc = st.score
@@ -608,10 +608,11 @@ def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[S
     totals = tuple(sc.totals[s] + (scores[s] or 0) for s in range(n))
     events.append({"event": "round_ended", "round": deal.round, "reason": reason,
                    "scores": list(scores), "totals": list(totals)})
-    phase, winners, nxt = "scored", (), tuple(range(n))
+    phase, nxt = "scored", tuple(range(n))
+    winners: tuple[int, ...] = ()
     if deal.round >= st.rules.rounds:
         # Rulebook: "The player with the lowest number of points after four rounds wins";
-        # DECISIONS: "players tied for lowest play further rounds among themselves until one wins."
+        # docs/DECISIONS.md "Run Wild": "players tied for lowest play further rounds among themselves until one wins."
         low = min(totals[s] for s in deal.order)
         tied = tuple(s for s in range(n) if deal.in_round[s] and totals[s] == low)
         if len(tied) == 1:
@@ -627,7 +628,7 @@ def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[S
 def _with_hand(state: State, seat: int, hand: int, events: list, melds: tuple[TableMeld, ...],
                next_meld: int | None = None) -> State:
     """The state after ``seat``'s action left it holding ``hand`` and the table ``melds``;
-    the action also clears the seat's stuck flag (DECISIONS: "cleared by their next action").
+    the action also clears the seat's stuck flag (docs/DECISIONS.md "Run Wild": "cleared by their next action").
     Built directly (not _replace; a list set and back, as in _replace_meld): this is the
     hot path of replay."""
     hands = list(state.hands)
@@ -644,7 +645,7 @@ def _with_hand(state: State, seat: int, hand: int, events: list, melds: tuple[Ta
 
 
 def _after_play(st: State, seat: int, events: list) -> tuple[State, list]:
-    """DECISIONS: "Out: the moment any action leaves the actor's hand empty, the round ends"."""
+    """docs/DECISIONS.md "Run Wild": "Out: the moment any action leaves the actor's hand empty, the round ends"."""
     if st.hands[seat] == 0:
         return _end_round(st, "out", seat, events)
     return st, events
@@ -673,7 +674,7 @@ def _draw(state: State, seat: int, action: Draw) -> tuple[State, list]:
 
 
 def _meld(state: State, seat: int, action: PlayMeld) -> tuple[State, list]:
-    # DECISIONS: "play a new set or run from hand".
+    # docs/DECISIONS.md "Run Wild": "play a new set or run from hand".
     hand = state.hands[seat]
     cards = action.cards
     mask = 0
@@ -710,7 +711,7 @@ def _replace_meld(melds: tuple[TableMeld, ...], i: int, meld: TableMeld) -> tupl
 def _run_colour(meld: TableMeld) -> int:
     """A run's colour index: that of every number card ever placed in it, so a run keeps
     its colour after its last number card leaves (allow_all_wild_melds): its wilds still
-    stand for cards of that colour (DECISIONS: "Run: 3+ cards of one colour"; a wild
+    stand for cards of that colour (docs/DECISIONS.md "Run Wild": "Run: 3+ cards of one colour"; a wild
     "keeps that value while it stays in the meld"). -1 for a run no number card has been
     in yet, which any colour may join."""
     nums = meld.history & _NUMBER_MASK
@@ -727,7 +728,7 @@ def _add(state: State, seat: int, action: Add) -> tuple[State, list]:
     v = _value(c, action.value)
     cards, vals = meld.cards, meld.values
     if meld.kind == "set":
-        # DECISIONS: "Set: 3+ cards of one number"; "No size cap on sets (setting)."
+        # docs/DECISIONS.md "Run Wild": "Set: 3+ cards of one number"; "No size cap on sets (setting)."
         if v != vals[0]:
             raise _misfit(c, v, meld, f"a set of {vals[0]}s takes only {vals[0]}s")
         cap = state.rules.max_set_size
@@ -736,7 +737,7 @@ def _add(state: State, seat: int, action: Add) -> tuple[State, list]:
         k = bisect.bisect(cards, c)     # a set's cards sit in id order (numbers, then wilds)
         cs, vs = cards[:k] + (c,) + cards[k:], vals + (v,)
     else:
-        # DECISIONS: "Run: 3+ cards of one colour in consecutive numbers 1..12, no wrap".
+        # docs/DECISIONS.md "Run Wild": "Run: 3+ cards of one colour in consecutive numbers 1..12, no wrap".
         colour = _run_colour(meld)
         if c < FIRST_WILD and 0 <= colour != COLOUR_OF[c]:
             raise _misfit(c, v, meld, f"the run is {COLOURS[colour]}")
@@ -760,7 +761,7 @@ def _misfit(card: int, value: int, meld: TableMeld, why: str) -> IllegalAction:
 
 def _take(state: State, seat: int, action: Take) -> tuple[State, list]:
     # Rulebook: "players may take cards from previously played sets and runs, but only if
-    # the remaining cards still form a complete set or run." DECISIONS: "Take: allowed only
+    # the remaining cards still form a complete set or run." docs/DECISIONS.md "Run Wild": "Take: allowed only
     # if what stays is still one valid meld of 3+ cards with the same wild values (a run
     # cannot be split)." The values are kept, so a wild that stays keeps its number.
     i, meld = _find_meld(state, action.meld)
@@ -791,7 +792,7 @@ def _take(state: State, seat: int, action: Take) -> tuple[State, list]:
 
 def _swap(state: State, seat: int, action: Swap) -> tuple[State, list]:
     # Rulebook: "A player may also replace a card from a previously played set or run with
-    # another card from his or her hand that would complete that set or run." DECISIONS:
+    # another card from his or her hand that would complete that set or run." docs/DECISIONS.md "Run Wild":
     # "the incoming card must stand for the same card the outgoing one stood for (a wild,
     # or a number card that fits that spot)"; "the replaced card goes to your hand".
     i, meld = _find_meld(state, action.meld)
@@ -850,20 +851,20 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
     if hand:
         # "If a player plays a Draw-3 Card as his or her last card, the round ends
         # immediately, and the other players are not required to draw" - so only here.
-        pos = list(pos)
+        moved = list(pos)
         piles = state.deal.piles
         for s in state.deal.order:
             if s != seat:
-                p = pos[s]
+                p = moved[s]
                 got = piles[s][p:p + 3]
                 hands[s] |= _mask(got)
-                pos[s] = p + len(got)
+                moved[s] = p + len(got)
                 drawn[s] = len(got)
-        pos = tuple(pos)
+        pos = tuple(moved)
     events = [{"event": "draw3_played", "seat": seat, "card": c, "drawn": drawn}]
     stuck = state.stuck
     if hand and state.rules.version >= 2 and True in stuck:
-        # DECISIONS: a stuck declaration is cleared "by drawing cards through someone's
+        # docs/DECISIONS.md "Run Wild": a stuck declaration is cleared "by drawing cards through someone's
         # Draw-3: new cards may be playable". A player whose pile was empty drew nothing
         # and stays stuck. (Rules version 1 left every stuck player stuck.)
         cleared = [s for s in state.deal.order if s != seat and stuck[s] and drawn[s]]
@@ -876,7 +877,7 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
 
 
 def _stuck(state: State, seat: int, action: Stuck) -> tuple[State, list]:
-    # DECISIONS: "a player may declare "stuck" (cleared by their next action); when all are
+    # docs/DECISIONS.md "Run Wild": "a player may declare "stuck" (cleared by their next action); when all are
     # stuck ... the round ends and is scored as if someone went out."
     if state.stuck[seat]:
         raise IllegalAction("already_stuck", "You have already declared that you are stuck.")
@@ -888,7 +889,7 @@ def _stuck(state: State, seat: int, action: Stuck) -> tuple[State, list]:
     return st, events
 
 
-_PLAY = {Draw: _draw, PlayMeld: _meld, Add: _add, Take: _take, Swap: _swap, PlayDraw3: _draw3, Stuck: _stuck}
+_PLAY: dict[type, Callable[[State, int, Any], tuple[State, list]]] = {Draw: _draw, PlayMeld: _meld, Add: _add, Take: _take, Swap: _swap, PlayDraw3: _draw3, Stuck: _stuck}
 
 
 def _phase_refusal(state: State) -> IllegalAction:
@@ -908,7 +909,7 @@ def _phase_refusal(state: State) -> IllegalAction:
 
 
 def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
-    """One action, atomically, against the current state (DECISIONS: "each applied
+    """One action, atomically, against the current state (docs/DECISIONS.md "Run Wild": "each applied
     atomically in the order the server receives them"). Refusals raise IllegalAction and
     leave the state as it was."""
     kind = type(action)
@@ -919,7 +920,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         if state.phase != "playing":
             if state.phase == "ready":
                 if state.score.rounds:
-                    # DECISIONS: "every action that arrives later is rejected as "round over"".
+                    # docs/DECISIONS.md "Run Wild": "every action that arrives later is rejected as "round over"".
                     # The next round is dealt at once, so until its "Go!" a play is a late one.
                     r = state.deal.round
                     raise IllegalAction("round_over", f"Round {r - 1} is over; round {r} starts at \"Go!\" "
@@ -961,7 +962,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         st = _evolve(state, phase="playing")
         return st, [{"event": "round_started", "round": state.deal.round}]
     if kind is IdleTimeout:
-        # DECISIONS: "when no action is accepted for a timeout (setting, default 120 s), the
+        # docs/DECISIONS.md "Run Wild": "when no action is accepted for a timeout (setting, default 120 s), the
         # round ends and is scored as if someone went out. The timeout is a logged action."
         if seat is not None:
             raise IllegalAction("not_your_seat", "Only the table's timer ends an idle round.")

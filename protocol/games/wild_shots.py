@@ -1,12 +1,12 @@
 """Wild Shots (Piatnik, 2017): a trick-taking game where a revealed Snake Oil card
 makes one symbol trump for each trick and chosen symbols cost penalty points per round.
 
-Rules: /work/shared/rules/wild-shots.txt, settled by DECISIONS.md "Wild Shots";
+Rules: /work/shared/rules/wild-shots.txt, settled by docs/DECISIONS.md "Wild Shots";
 as implemented: docs/RULES.md "Wild Shots". The deck, the (reconstructed) symbol table,
 the Snake Oil split and the round overview card live in wild_shots_data.py.
 
 Flow of a table, every step a logged action or chance outcome:
-    [chance "first_player"]  only if the setting first_player is -1 (DECISIONS.md)
+    [chance "first_player"]  only if the setting first_player is -1 (docs/DECISIONS.md "Wild Shots")
     per round: chance "deal" (40) -> chance "snake_oil" (14) -> 10 tricks of "play"
 The Snake Oil reveal needs no choice, so it is part of the transition that starts a
 trick (after the Snake Oil shuffle, and after each trick but the round's last).
@@ -29,7 +29,7 @@ from . import wild_shots_data as data
 
 NAME = "wild-shots"
 TITLE = "Wild Shots"
-MIN_PLAYERS = 2   # DECISIONS.md "Wild Shots": 2 to 4 players.
+MIN_PLAYERS = 2   # docs/DECISIONS.md "Wild Shots": 2 to 4 players.
 MAX_PLAYERS = 4
 RULES_VERSION = 1   # the version a log's header names (protocol/engine.py)
 
@@ -89,7 +89,7 @@ class LastTrick:
     leader: int
     winner: int
     trump: int
-    round: int                          # 1-based; (round, trick) is the trick's id (DECISIONS.md "All games")
+    round: int                          # 1-based; (round, trick) is the trick's id (docs/DECISIONS.md "All games")
     trick: int                          # 1-based number of the trick in its round
 
 
@@ -148,11 +148,11 @@ def card_info(card_id: int) -> dict:
 
 def default_settings() -> dict:
     return {
-        "turn_timer": 60.0,       # shared convention; 0 = no timer (DECISIONS.md "All games")
-        "first_player": -1,       # DECISIONS.md: chance (-1) or the host's choice (a seat)
-        "rotate_starter": False,  # DECISIONS.md: later rounds start with the active player (setting: rotate)
-        "symbols": dict(data.CARD_SYMBOLS),   # DECISIONS.md: symbol table replaceable by a table option
-        "snake_oil": dict(data.SNAKE_OIL),    # DECISIONS.md: Snake Oil split replaceable too
+        "turn_timer": 60.0,       # shared convention; 0 = no timer (docs/DECISIONS.md "All games")
+        "first_player": -1,       # docs/DECISIONS.md "Wild Shots": chance (-1) or the host's choice (a seat)
+        "rotate_starter": False,  # docs/DECISIONS.md "Wild Shots": later rounds start with the active player (setting: rotate)
+        "symbols": dict(data.CARD_SYMBOLS),   # docs/DECISIONS.md "Wild Shots": symbol table replaceable by a table option
+        "snake_oil": dict(data.SNAKE_OIL),    # docs/DECISIONS.md "Wild Shots": Snake Oil split replaceable too
     }
 
 
@@ -229,7 +229,7 @@ def new_table(config: TableConfig) -> State:
 
 def pending_chance(state: State) -> ChanceRequest | None:
     """First-player draw (size n: permutation[0] starts), then per round the deal (40) and
-    the Snake Oil shuffle (14) (rulebook "Setup"; DECISIONS.md "reshuffled each round")."""
+    the Snake Oil shuffle (14) (rulebook "Setup"; docs/DECISIONS.md "Wild Shots": "reshuffled each round")."""
     ph = state.phase
     if ph == "dealing":
         if not state.hands:
@@ -275,7 +275,7 @@ def timeout_action(state: State) -> Timeout | None:
 
 
 def _winners(totals: tuple[int, ...]) -> tuple[int, ...]:
-    """Fewest penalty points wins; ties shared (DECISIONS.md "Wild Shots")."""
+    """Fewest penalty points wins; ties shared (docs/DECISIONS.md "Wild Shots")."""
     best = min(totals)
     return tuple(i for i, t in enumerate(totals) if t == best)
 
@@ -322,7 +322,7 @@ def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
     p = tuple(outcome.permutation)
     n = state.rules.seats
     if outcome.purpose == "first_player":
-        # DECISIONS.md: the first round's starter is a logged chance outcome.
+        # docs/DECISIONS.md "Wild Shots": the first round's starter is a logged chance outcome.
         s = p[0]
         return (_evolve(state, phase="dealing", starter=s),
                 [{"event": "starter_chosen", "seat": s}])
@@ -389,7 +389,7 @@ def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]
 
 
 def _trick_winner(symbols: tuple[int, ...], trump: int, trick: tuple[int, ...]) -> int:
-    """Index in ``trick`` of the winning card (rulebook "Trump"; DECISIONS.md "Winner"):
+    """Index in ``trick`` of the winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner):
     the highest card bearing the trump symbol in any suit, equal values going to the
     earlier card; if none, the highest card of the led suit."""
     best = -1
@@ -415,7 +415,7 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     won = state.won[:w] + (state.won[w] + trick,) + state.won[w + 1:]
     last = LastTrick(trick, leader, w, state.trump, state.round + 1, state.trick_no + 1)
     card = trick[(w - leader) % n]
-    # DECISIONS.md "All games": every trick has an id; here (round, trick), as in Go Wild!.
+    # docs/DECISIONS.md "All games": every trick has an id; here (round, trick), as in Go Wild!.
     events.append({"event": "trick_won", "seat": w, "round": state.round + 1, "trick": state.trick_no + 1,
                    "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
                    "card": card, "symbol": _sym_name(r.symbols[card])})
@@ -437,7 +437,7 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tup
     events.append({"event": "round_scored", "round": state.round + 1,
                    "hits": dict(data.ROUND_OVERVIEW[state.round]),
                    "penalties": list(pen), "totals": list(totals),
-                   # Once the round is scored nobody's tricks are secret any more (DECISIONS.md).
+                   # Once the round is scored nobody's tricks are secret any more (docs/DECISIONS.md "Wild Shots").
                    "won": [list(x) for x in won]})
     w = last.winner
     empty = ((),) * n
@@ -447,9 +447,9 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tup
         return State(r, "over", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
                      w, -1, -1, (), empty, last, tally), events
     if r.rotate:
-        starter = (state.starter + 1) % n   # setting rotate_starter (DECISIONS.md "setting: rotate")
+        starter = (state.starter + 1) % n   # setting rotate_starter (docs/DECISIONS.md "Wild Shots": "setting: rotate")
     else:
-        starter = w   # Round step 8 / DECISIONS.md: "each later round starts with the active player"
+        starter = w   # Round step 8 / docs/DECISIONS.md "Wild Shots": "each later round starts with the active player"
     # Round step 7: all cards, set-aside ones included, are gathered for a new deal.
     return State(r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
                  tally), events
@@ -466,7 +466,7 @@ def _split_tricks(cards: tuple[int, ...], n: int) -> list[list[int]]:
 
 
 def view(state: State, seat: int | None) -> dict:
-    """What ``seat`` may know (rulebook "Trick"; DECISIONS.md "Visibility"): its own hand
+    """What ``seat`` may know (rulebook "Trick"; docs/DECISIONS.md "Wild Shots", Visibility): its own hand
     and its own won tricks; everyone sees the current and the most recent trick, counts
     of hands and tricks, and every trick of a round once it is scored; nobody sees
     another hand, the set-aside cards or the Snake Oil order."""

@@ -1,13 +1,13 @@
 """Wild Shots deck data: the 40 cards, their symbols, the Snake Oil pile, the overview card.
 
 Pure data (a Python literal; protocol/ does no file I/O). The printed card-to-symbol
-table and the Snake Oil split are not public (DECISIONS.md "Wild Shots", line
+table and the Snake Oil split are not public (docs/DECISIONS.md "Wild Shots", line
 "The printed card-to-symbol table and the Snake Oil split are NOT public"), so what
 follows is a RECONSTRUCTION. It agrees with every example of the rulebook and of
-DECISIONS.md and with the published counts; a table replaces it with the settings
+docs/DECISIONS.md "Wild Shots" and with the published counts; a table replaces it with the settings
 "symbols" and "snake_oil" (see docs/RULES.md "Wild Shots").
 
-Card ids are stable for the whole game (DECISIONS.md "All games"):
+Card ids are stable for the whole game (docs/DECISIONS.md "All games"):
     id = SUITS.index(suit) * 10 + (value - 1)
 so black 1..10 are ids 0..9, red 1..10 ids 10..19, green 20..29, blue 30..39.
 """
@@ -23,10 +23,10 @@ VALUES: tuple[int, ...] = tuple(range(1, 11))
 SYMBOLS: tuple[str, ...] = ("revolver", "hat", "star", "poster")
 NO_SYMBOL = "none"
 
-# DECISIONS.md "Wild Shots": counts revolver 10, hat 7, star 5, poster 4; 14 cards without.
+# docs/DECISIONS.md "Wild Shots": counts revolver 10, hat 7, star 5, poster 4; 14 cards without.
 SYMBOL_COUNTS: dict[str, int] = {"revolver": 10, "hat": 7, "star": 5, "poster": 4, "none": 14}
 
-# The reconstruction. Fixed by the rulebook / DECISIONS.md examples:
+# The reconstruction. Fixed by the rulebook / docs/DECISIONS.md "Wild Shots" examples:
 #   red 3 star; red 8 hat; black 9 hat; red 9 revolver; green 9 revolver;
 #   red 1, red 2, red 7 no symbol (scoring example and classic-trick example);
 #   red 4 and black 7 share one symbol (poster here) that red 2 and red 10 lack
@@ -49,7 +49,7 @@ CARD_SYMBOLS: dict[str, str] = {
     "blue 9": "hat", "blue 10": "none",
 }
 
-# The 14 Snake Oil cards, one symbol each (DECISIONS.md "Each of the 14 Snake Oil cards
+# The 14 Snake Oil cards, one symbol each (docs/DECISIONS.md "Facts from outside the rulebooks": "Each of the 14 Snake Oil cards
 # shows one symbol"). The split is our choice: as even as 14 cards over 4 symbols allows,
 # the two commoner card symbols (revolver, hat) getting the extra card.
 SNAKE_OIL: dict[str, int] = {"revolver": 4, "hat": 4, "star": 3, "poster": 3}

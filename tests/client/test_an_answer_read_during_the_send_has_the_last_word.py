@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.core import Notice
-from wildtable.client.net import Connection
+from wildtable.headless.core import Notice
+from wildtable.headless.net import Connection
 
 from serverkit import core_beside_bob, running_server
 

@@ -19,11 +19,11 @@ import trio
 from trio.testing import MockClock
 
 from wildtable.cli import build_parser
-from wildtable.client import levels
-from wildtable.client.bots import Bot
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.games import run_wild as rw_client
-from wildtable.client.net import connect
+from wildtable.headless import levels
+from wildtable.headless.bots import Bot
+from wildtable.headless.core import ClientCore, Notice
+from wildtable.headless.games import run_wild as rw_client
+from wildtable.headless.net import connect
 from wildtable.client.session import Launch
 from wildtable.protocol import messages as m
 from wildtable.protocol.games.run_wild import card_id
@@ -34,7 +34,7 @@ WILDTABLE = [sys.executable, "-m", "wildtable"]
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "PLAYING.md"
 
-# What docs/PLAYING.md and client/levels.py promise: (floor, median, cap) in seconds.
+# What docs/PLAYING.md and headless/levels.py promise: (floor, median, cap) in seconds.
 DOCUMENTED = {
     ("run-wild", "easy"): (2.5, 5.0, 15.0),
     ("run-wild", "normal"): (2.0, 3.5, 10.0),
@@ -92,7 +92,7 @@ def test_reaction_times_have_the_documented_floor_median_and_cap(kind, level):
 
 
 def test_each_game_module_uses_its_kind_of_pace():
-    from wildtable.client import games
+    from wildtable.headless import games
     assert games.plugin_for("run-wild").BOT_PACE is levels.REAL_TIME
     for game in ("go-wild", "wild-shots", "go-fish-wildcard"):
         assert games.plugin_for(game).BOT_PACE is levels.TURN_BASED

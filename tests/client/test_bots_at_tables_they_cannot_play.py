@@ -14,8 +14,8 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.bots import Bot, BotError, run_bot
-from wildtable.client.net import connect
+from wildtable.headless.bots import Bot, BotError, run_bot
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.app import Server
 

@@ -19,8 +19,8 @@ import sys
 
 import trio
 
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import connect
+from wildtable.headless.core import ClientCore, Notice
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from proc import LineReader, quit_plain

@@ -8,8 +8,9 @@ from collections import Counter
 
 import pytest
 
-from wildtable.client.games import CommandError, Ctx, ctx_from, generic, plugin_for
-from wildtable.client.games import run_wild as rw
+from wildtable.headless.games import CommandError, Ctx, ctx_from, generic, plugin_for
+from wildtable.headless.games import run_wild as rw
+from wildtable.client.screens import run_wild as rw_screen
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
 from wildtable.protocol.errors import IllegalAction
 from wildtable.protocol.games import run_wild as E
@@ -149,7 +150,7 @@ def test_events_read_as_sentences_and_flash():
 def test_rich_table_keeps_every_fact_in_words_for_no_colour():
     v = view_with([cid("B6"), W1, D3], [meld(1, ["R3", "R4", W2], [3, 4, 5])])
     v["players"][1]["stuck"] = True
-    sec = rw.render_rich(v, ctx_from([{"seat": 0, "name": "ann", "connected": True},
+    sec = rw_screen.render_rich(v, ctx_from([{"seat": 0, "name": "ann", "connected": True},
                                       {"seat": 1, "name": "bob", "connected": False}], 0))
     top, mid, bottom = sec.top.plain, sec.middle.plain, sec.bottom.plain
     assert "> ann" in top and "STUCK" in top and "offline" in top

@@ -11,10 +11,10 @@ import sys
 
 import trio
 
-from wildtable.client.bots import Bot
-from wildtable.client.core import ClientCore, Notice, completions
-from wildtable.client.net import connect
-from wildtable.client.seats import SeatBook
+from wildtable.headless.bots import Bot
+from wildtable.headless.core import ClientCore, Notice, completions
+from wildtable.headless.net import connect
+from wildtable.headless.seats import SeatBook
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import read_log

@@ -14,10 +14,10 @@ import sys
 
 import trio
 
-from wildtable.client.bots import Bot
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import connect
-from wildtable.client.seats import SeatBook
+from wildtable.headless.bots import Bot
+from wildtable.headless.core import ClientCore, Notice
+from wildtable.headless.net import connect
+from wildtable.headless.seats import SeatBook
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import MAX_FRAME
 from wildtable.server import wire

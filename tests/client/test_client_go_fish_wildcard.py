@@ -12,8 +12,9 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from wildtable.client.games import CommandError, Ctx, ctx_from, has_bot, plugin_for
-from wildtable.client.games import go_fish_wildcard as gf
+from wildtable.headless.games import CommandError, Ctx, ctx_from, has_bot, plugin_for
+from wildtable.headless.games import go_fish_wildcard as gf
+from wildtable.client.screens import go_fish_wildcard as gf_screen
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
 from wildtable.protocol.errors import IllegalAction
 from wildtable.protocol.games import go_fish_wildcard as E
@@ -182,7 +183,7 @@ def test_rich_table_fits_80_columns_and_keeps_facts_in_words():
     s = _mid_game()
     ctx = ctx_from([{"seat": 0, "name": "ann", "connected": True}, {"seat": 1, "name": "bob", "connected": False},
                     {"seat": 2, "name": "cy", "connected": True}], 0)
-    sec = gf.render_rich(E.view(s, 0), ctx)
+    sec = gf_screen.render_rich(E.view(s, 0), ctx)
     top, mid, bottom = sec.top.plain, sec.middle.plain, sec.bottom.plain
     assert top.splitlines()[1] == "wild: J"
     assert "> p0 ann" in top and "asked 7" in top and "you" in top

@@ -17,8 +17,9 @@ import pytest
 import trio
 from textual.widgets import RichLog
 
-from wildtable.client.games import CommandError, Ctx, ctx_from, generic, has_bot, plugin_for
-from wildtable.client.games import go_wild as gw
+from wildtable.headless.games import CommandError, Ctx, ctx_from, generic, has_bot, plugin_for
+from wildtable.headless.games import go_wild as gw
+from wildtable.client.screens import go_wild as gw_screen
 from wildtable.client.session import Launch
 from wildtable.client.tui import PlayApp
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
@@ -226,7 +227,7 @@ def test_rich_table_keeps_every_fact_in_words_for_no_colour():
     s = attrs.evolve(deal([a, b], first=1), wild_one=0, scores=(7, 5))
     s, _ = E.apply(s, 1, E.Play(tuple(b[:3])))
     ctx = ctx_from([{"seat": 0, "name": "ann", "connected": True}, {"seat": 1, "name": "bob", "connected": False}], 0)
-    sec = gw.render_rich(E.view(s, 0), ctx)
+    sec = gw_screen.render_rich(E.view(s, 0), ctx)
     top, mid, bottom = sec.top.plain, sec.middle.plain, sec.bottom.plain
     assert top.splitlines()[0] == "Round 1, trick 1/3 (1 pt) - your turn"
     assert "> ann        12 cards  7 pts WILD ONE TO PLAY" in top
@@ -239,7 +240,7 @@ def test_rich_table_keeps_every_fact_in_words_for_no_colour():
     # colour groups carry their colour, and a click types the colour word
     span = next(x for x in sec.bottom.spans if sec.bottom.plain[x.start:x.end] == "4 blue")
     assert "blue" in str(span.style) and "insert_handle('blue')" in str(span.style.meta)
-    watching = gw.render_rich(E.view(s, None), Ctx(("ann", "bob"), None))
+    watching = gw_screen.render_rich(E.view(s, None), Ctx(("ann", "bob"), None))
     assert watching.bottom.plain == "watching: no hand" and "your turn" not in watching.top.plain
     assert gw.render_text(E.view(s, None), Ctx(("ann", "bob"), None))[0].endswith("to play: ann")
     waiting = gw.render_text(E.view(E.new_table(TableConfig(E.NAME, 3, {})), 0), Ctx(("ann", "", ""), 0))

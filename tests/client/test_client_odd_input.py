@@ -11,7 +11,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.core import Notice
+from wildtable.headless.core import Notice
 
 from serverkit import core_beside_bob, running_server
 
@@ -98,7 +98,7 @@ LOBBY = ["join {n}", "join t1 {n}", "spectate {n}", "create {n}", "bots {n}", 'a
 async def test_unicode_digits_and_endless_numbers_are_refused_in_every_game(tmp_path, game):
     """Every command that takes a number, typed with "²" or 5000 nines: a refusal each,
     never a ValueError out of int(); and completing those lines (Tab, the grey hint) too."""
-    from wildtable.client.core import complete_line, completions
+    from wildtable.headless.core import complete_line, completions
     notes: list[Notice] = []
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):

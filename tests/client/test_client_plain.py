@@ -13,7 +13,7 @@ from collections import defaultdict
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 from proc import LineReader
 from serverkit import create, running_server

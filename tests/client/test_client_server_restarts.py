@@ -11,10 +11,9 @@ import sys
 import pytest
 import trio
 
-from wildtable.client import core as core_mod
-from wildtable.client.core import ClientCore, Notice
-from wildtable.client.net import connect
-from wildtable.protocol import messages as m
+from wildtable.headless import core as core_mod
+from wildtable.headless.core import ClientCore, Notice
+from wildtable.headless.net import connect
 from wildtable.server.app import Server
 
 from proc import LineReader

@@ -1,12 +1,12 @@
 """The client says who deals: the dealer drawn by lot is an event line, and the table
 screen names the dealer (Run Wild: in its header; Go Fish Wildcard: on the dealer's row).
-The rule: DECISIONS.md "All games" (who deals first is a logged chance outcome)."""
+The rule: docs/DECISIONS.md "All games" (who deals first is a logged chance outcome)."""
 
 from __future__ import annotations
 
-from wildtable.client.games import Ctx
-from wildtable.client.games import go_fish_wildcard as gf_client
-from wildtable.client.games import run_wild as rw_client
+from wildtable.headless.games import Ctx
+from wildtable.headless.games import go_fish_wildcard as gf_client
+from wildtable.headless.games import run_wild as rw_client
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
 from wildtable.protocol.games import go_fish_wildcard as gf
 from wildtable.protocol.games import run_wild as rw

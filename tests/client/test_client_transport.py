@@ -1,4 +1,4 @@
-"""The client's WebSocket transport (client/wire.py) against a tiny real server on
+"""The client's WebSocket transport (headless/wire.py) against a tiny real server on
 127.0.0.1 whose every step the test scripts: websockets' Sans-I/O ``ServerProtocol`` over
 a Trio stream (plain TCP, or TLS for wss://), and hand-made frames where a server does
 something unusual (a ping right behind the client's close, a frame cut short).
@@ -18,8 +18,8 @@ import trio
 from websockets.frames import Close, Frame, Opcode
 from websockets.server import ServerProtocol
 
-from wildtable.client.core import CannotConnect, ClientCore
-from wildtable.client.wire import ConnectionClosed, ConnectionRejected, HandshakeError, open_socket
+from wildtable.headless.core import CannotConnect, ClientCore
+from wildtable.headless.wire import ConnectionClosed, ConnectionRejected, HandshakeError, open_socket
 
 
 class TinyServer:

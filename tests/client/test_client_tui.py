@@ -13,7 +13,7 @@ import threading
 import trio
 from textual.widgets import DataTable, RichLog
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.client.session import Launch
 from wildtable.client.tui import PlayApp
 from wildtable.protocol import messages as m

@@ -12,9 +12,9 @@ import pytest
 import trio
 from textual.widgets import Static
 
-from wildtable.client.bots import Bot
-from wildtable.client.games import run_wild as rw
-from wildtable.client.net import connect
+from wildtable.headless.bots import Bot
+from wildtable.headless.games import run_wild as rw
+from wildtable.headless.net import connect
 from wildtable.client.viewer import ALL, Timeline, ViewerApp
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import IntentRejected, read_log

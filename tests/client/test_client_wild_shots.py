@@ -9,8 +9,9 @@ import re
 
 import pytest
 
-from wildtable.client.games import CommandError, Ctx, ctx_from, has_bot, plugin_for
-from wildtable.client.games import wild_shots as P
+from wildtable.headless.games import CommandError, Ctx, ctx_from, has_bot, plugin_for
+from wildtable.headless.games import wild_shots as P
+from wildtable.client.screens import wild_shots as P_screen
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
 from wildtable.protocol.errors import IllegalAction
 from wildtable.protocol.games import wild_shots as E
@@ -159,7 +160,7 @@ def test_rich_table_keeps_every_fact_in_words_and_marks_cards():
     s = deal(3, [["red 8", "red 1"], ["red 3", "red 2"], ["red 9", "red 7"]], ["star", "hat"])
     s, _ = play(s, "red 8", "red 3", "red 9", "red 2")
     v = E.view(s, 2)
-    sec = P.render_rich(v, ctx_from([{"seat": 0, "name": "ann", "connected": True},
+    sec = P_screen.render_rich(v, ctx_from([{"seat": 0, "name": "ann", "connected": True},
                                      {"seat": 1, "name": "bob", "connected": False},
                                      {"seat": 2, "name": "cy", "connected": True}], 2))
     top, mid, bottom = sec.top.plain, sec.middle.plain, sec.bottom.plain
@@ -232,7 +233,7 @@ def test_every_event_of_whole_games_reads_as_a_sentence_and_views_render():
     def on_view(state, v):
         if random.Random(state.trick_no * 7 + len(state.trick)).random() < 0.2:
             ctx = Ctx(("ann", "bob", "cy", "dee")[:state.rules.seats], v["seat"])
-            assert P.render_text(v, ctx) and P.render_rich(v, ctx).bottom.plain
+            assert P.render_text(v, ctx) and P_screen.render_rich(v, ctx).bottom.plain
             assert P.render_snapshot(E.snapshot(state), ctx)
 
     for seats in (2, 3, 4):

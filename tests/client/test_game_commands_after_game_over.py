@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.core import ClientCore, Notice, completions
-from wildtable.client.net import connect
+from wildtable.headless.core import ClientCore, Notice, completions
+from wildtable.headless.net import connect
 
 from serverkit import create, join, running_server
 

@@ -11,7 +11,7 @@ import sys
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 from proc import LineReader
 from serverkit import create, running_server

@@ -15,7 +15,7 @@ import attrs
 import trio
 from textual.widgets import DataTable
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.client.plain import run_plain
 from wildtable.client.session import Launch
 from wildtable.client.tui import PlayApp

@@ -7,8 +7,8 @@ import io
 
 import trio
 
-from wildtable.client.core import ClientCore
-from wildtable.client.net import connect
+from wildtable.headless.core import ClientCore
+from wildtable.headless.net import connect
 from wildtable.client.plain import PlainOutput
 
 from serverkit import create, join, running_server

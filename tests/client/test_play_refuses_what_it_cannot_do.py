@@ -11,7 +11,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.core import LOBBY_COMMANDS, Notice
+from wildtable.headless.core import LOBBY_COMMANDS, Notice
 
 from serverkit import core_beside_bob, running_server
 
@@ -119,7 +119,7 @@ async def test_a_bug_in_reading_a_command_is_a_refusal_and_the_session_goes_on(t
     Run Wild's meld, since fixed) ended the whole client. Any such bug of ours is now a
     refusal naming it, nothing is sent, and the next command works. The bug is injected:
     none is known to remain."""
-    from wildtable.client.games import run_wild as plugin
+    from wildtable.headless.games import run_wild as plugin
 
     def broken(words, view):
         raise ZeroDivisionError("division by zero")

@@ -1,4 +1,4 @@
-"""client/redirects.py: what a client does with a cluster's redirect, as a pure decision
+"""headless/redirects.py: what a client does with a cluster's redirect, as a pure decision
 (the redirect, when its node last failed to answer, and the time in; an action out).
 The story it must tell: a node killed with SIGKILL still looks live to the others for a
 few seconds, so they send its players back to it; the players wait where they are and
@@ -6,7 +6,7 @@ ask again, and a seat being taken back is never given up (docs/PROTOCOL.md, "Clu
 
 from __future__ import annotations
 
-from wildtable.client.redirects import (ASK_AGAIN, FOLLOW_AGAIN_AFTER, MAX_REDIRECTS, PATIENCE, UNREACHABLE_KEPT,
+from wildtable.headless.redirects import (ASK_AGAIN, FOLLOW_AGAIN_AFTER, MAX_REDIRECTS, PATIENCE, UNREACHABLE_KEPT,
                                         AskAgain, Chase, Follow, GiveUp, Unreachable, decide)
 from wildtable.protocol import messages as m
 

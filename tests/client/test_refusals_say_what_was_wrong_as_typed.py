@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from wildtable.client.games import CommandError
-from wildtable.client.games import go_fish_wildcard as gf
-from wildtable.client.games import go_wild as gw
-from wildtable.client.games import wild_shots as ws
+from wildtable.headless.games import CommandError
+from wildtable.headless.games import go_fish_wildcard as gf
+from wildtable.headless.games import go_wild as gw
+from wildtable.headless.games import wild_shots as ws
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game
 
 

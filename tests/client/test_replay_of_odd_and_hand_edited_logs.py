@@ -15,7 +15,7 @@ import pytest
 import trio
 from textual.widgets import Static
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.client.viewer import Timeline, ViewerApp
 from wildtable.protocol import messages as m
 from wildtable.protocol.games.run_wild import card_label

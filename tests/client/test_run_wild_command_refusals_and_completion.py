@@ -16,8 +16,8 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from wildtable.client.core import ClientCore, Notice, complete_line, completions
-from wildtable.client.net import connect
+from wildtable.headless.core import ClientCore, Notice, complete_line, completions
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.games import run_wild as E
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from wildtable.client.seats import SeatBook
+from wildtable.headless.seats import SeatBook
 
 from proc import LineReader
 
@@ -103,7 +103,7 @@ async def test_two_players_of_one_user_keep_their_own_seats_through_restarts(tmp
                     await old.quit()
                     new = await Player(url, name, "--table", table).start(nursery)
                     procs.append(new)
-                    back = await new.out.until(rf"^(info|error) ")
+                    back = await new.out.until(r"^(info|error) ")
                     assert back.string.startswith(f"info took your seat {seat} back at table {table} (Run Wild)"), \
                         back.string
                     await new.out.until(r"^hand ")

@@ -9,9 +9,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from wildtable.client.seats import SeatBook
+from wildtable.headless.seats import SeatBook
 
-STATE_DIR_ENV = "WILDTABLE_STATE_DIR"      # client/seats.py reads it
+STATE_DIR_ENV = "WILDTABLE_STATE_DIR"      # headless/seats.py reads it
 AT_IMPORT = dict(os.environ)                # as modules that copy the environment on import see it
 
 
@@ -24,7 +24,7 @@ def test_the_state_dir_of_a_test_is_a_temporary_one(tmp_path_factory):
 
 
 def test_a_client_subprocess_of_a_test_keeps_its_seats_in_the_temporary_dir():
-    code = "from wildtable.client.seats import SeatBook; print(SeatBook().path)"
+    code = "from wildtable.headless.seats import SeatBook; print(SeatBook().path)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert Path(out.stdout.strip()).parent == Path(os.environ[STATE_DIR_ENV])
 

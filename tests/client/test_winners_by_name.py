@@ -10,7 +10,7 @@ import sys
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 from serverkit import create, running_server
 

@@ -1,6 +1,6 @@
 """Who deals (or starts) first is a logged chance outcome, or the host's choice.
 
-DECISIONS.md, All games: "Randomness enters only as logged chance outcomes (a shuffle's
+docs/DECISIONS.md "All games": "Randomness enters only as logged chance outcomes (a shuffle's
 permutation, who deals first)"; Run Wild: "Who deals the first round: a logged chance
 outcome, or the host's choice (setting)"; Go Fish Wildcard: "The dealer: a logged chance
 outcome, or the host's choice (setting)". Go Wild! (first leader) and Wild Shots (first

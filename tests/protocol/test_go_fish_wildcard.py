@@ -1,7 +1,7 @@
 """Go Fish Wildcard engine: the issue's scenarios, every refusal, the forced-set rule
 against a brute force, and random whole games checked after every step.
 
-Rules: /work/shared/rules/go-fish-wildcard.txt and DECISIONS.md "Go Fish Wildcard";
+Rules: /work/shared/rules/go-fish-wildcard.txt and docs/DECISIONS.md "Go Fish Wildcard";
 as implemented: docs/RULES.md, section "Go Fish Wildcard".
 """
 
@@ -407,12 +407,12 @@ def test_chance_outcome_checks():
 def test_settings_defaults_and_checks():
     assert g.default_settings() == {"dealer": -1, "turn_timer": 60.0}     # -1: drawn by lot (test_first_dealer.py)
     assert table(6, dealer=5, turn_timer=0).turn_timer == 0.0
-    for n, given in [(1, {}), (7, {}), (3, {"dealer": 3}), (3, {"dealer": -2}), (3, {"turn_timer": -1.0}),
+    for n, setting in [(1, {}), (7, {}), (3, {"dealer": 3}), (3, {"dealer": -2}), (3, {"turn_timer": -1.0}),
                      (3, {"turn_timer": float("inf")}), (3, {"dealer": "1"}), (3, {"dealer": True}),
                      (3, {"first_player": 0})]:
         with pytest.raises(IllegalAction) as e:
-            table(n, **given)
-        assert e.value.code == "bad_settings", (n, given)
+            table(n, **setting)
+        assert e.value.code == "bad_settings", (n, setting)
 
 
 def test_every_refusal_has_its_code_and_leaves_the_state_alone():

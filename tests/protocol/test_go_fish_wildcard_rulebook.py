@@ -1,7 +1,7 @@
 """Rules audit of the Go Fish Wildcard engine: scenarios the main test file does not cover,
-each quoting the rule it checks (go-fish-wildcard.txt, DECISIONS.md "Go Fish Wildcard").
+each quoting the rule it checks (go-fish-wildcard.txt, docs/DECISIONS.md "Go Fish Wildcard").
 
-The audit found no place where the engine departs from the rulebook as DECISIONS.md reads
+The audit found no place where the engine departs from the rulebook as docs/DECISIONS.md "Go Fish Wildcard" reads
 it; these are regression tests for edge cases the existing tests leave open.
 """
 
@@ -11,7 +11,7 @@ from test_go_fish_wildcard import C, Cs, Ask, Place, act, g, hand, kinds, positi
 
 
 def test_handed_over_wilds_never_earn_another_ask():
-    # DECISIONS: "You ask again only if the card you asked for reached you ... and you place
+    # docs/DECISIONS.md "Go Fish Wildcard": "You ask again only if the card you asked for reached you ... and you place
     # it at once in a set with no wilds. A drawn wild never earns another ask."
     # Jacks are wild; asking for jacks brings two more: three jacks, but all wild, so no natural set.
     s = position([Cs("JD 3C"), Cs("JH JS 4H")], Cs("QH KH"), turn=0, sets=[(1, Cs("JC 5C 5D"))])
@@ -45,7 +45,7 @@ def test_an_unrelated_set_placed_first_keeps_the_earned_chance_open():
 
 
 def test_running_out_takes_what_is_left_and_the_one_who_took_the_last_card_ends_the_last_asks():
-    # DECISIONS: "Empty hand: during your turn, draw 2 (or what is left)"; "when the last card
+    # docs/DECISIONS.md "Go Fish Wildcard": "Empty hand: during your turn, draw 2 (or what is left)"; "when the last card
     # is drawn, that turn ends, then every player, starting left of the drawer and ending
     # with the drawer, gets one last ask".
     s = position([Cs("7C 7D 9C 9D 9H"), Cs("7H 4C"), Cs("5C")], Cs("QH"), turn=0, fill=False)
@@ -59,7 +59,7 @@ def test_running_out_takes_what_is_left_and_the_one_who_took_the_last_card_ends_
 
 
 def test_starting_empty_with_two_cards_left_draws_both_and_that_turn_ends_before_its_ask():
-    # DECISIONS: "Starting a turn empty: draw 2, then play on" - but "when the last card is
+    # docs/DECISIONS.md "Go Fish Wildcard": "Starting a turn empty: draw 2, then play on" - but "when the last card is
     # drawn, that turn ends".
     s = position([Cs("7C 2C"), Cs("7H"), Cs("9C 9D")], Cs("KH KS"), turn=0, fill=False)
     s, ev = act(s, 0, Ask(1, "7"))
@@ -69,7 +69,7 @@ def test_starting_empty_with_two_cards_left_draws_both_and_that_turn_ends_before
 
 def test_a_last_ask_go_fish_draws_nothing_and_placing_first_is_allowed():
     # Rulebook Ending: "each player will have one last chance to ask for cards and place
-    # down sets"; DECISIONS: one last ask; the pile is empty, so go fish draws nothing.
+    # down sets"; docs/DECISIONS.md "Go Fish Wildcard": one last ask; the pile is empty, so go fish draws nothing.
     s = position([Cs("2C 3C"), Cs("8C 8D 8H 4C"), Cs("5C")], [C("KH")], turn=0, fill=False)
     s, _ = act(s, 0, Ask(2, "2"))
     assert s.phase == "last_asks" and s.turn == 1

@@ -1,5 +1,5 @@
 """Go Wild! engine: the rulebook's worked example and every settled reading
-(DECISIONS.md "Go Wild!"), then hypothesis playouts checking invariants after every step."""
+(docs/DECISIONS.md "Go Wild!"), then hypothesis playouts checking invariants after every step."""
 
 from __future__ import annotations
 
@@ -180,7 +180,7 @@ def test_colour_cards_must_share_one_colour_and_the_lead_binds_nobody():
 
 
 def test_wild_one_with_no_colour_card_may_slough_and_an_all_slough_trick_scores_nobody():
-    """DECISIONS.md: a Wild One holding no colour card may slough; if every play is a slough
+    """docs/DECISIONS.md "Go Wild!": a Wild One holding no colour card may slough; if every play is a slough
     nobody scores, the Wild One stays, and the same player leads again."""
     c = Pool()
     a = c(RED, 3) + c(WILD, 9)

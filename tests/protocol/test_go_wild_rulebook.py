@@ -1,4 +1,4 @@
-"""Rules audit of the Go Wild! engine against go-wild.txt and DECISIONS.md "Go Wild!".
+"""Rules audit of the Go Wild! engine against go-wild.txt and docs/DECISIONS.md "Go Wild!".
 
 Each test quotes the rule it checks. The audit found the engine faithful to every rule
 sentence; these are regression tests for corners tests/protocol/test_go_wild.py does not reach."""
@@ -37,7 +37,7 @@ def test_wild_one_mixed_set_is_one_colour_plus_wilds():
 
 
 def test_a_slough_never_wins_however_many_wilds():
-    """Rulebook: sloughed wild cards "can never win tricks or points"; DECISIONS.md:
+    """Rulebook: sloughed wild cards "can never win tricks or points"; docs/DECISIONS.md "Go Wild!":
     "sloughs count 0". Five sloughed wilds lose to one red card."""
     c = Pool()
     a = c(RED, 12)
@@ -67,7 +67,7 @@ def test_wild_one_mixed_set_ties_lose_to_the_earlier_set():
 
 
 def test_all_slough_leader_out_of_cards_next_seat_with_cards_leads():
-    """DECISIONS.md: after an all-slough trick "the same player leads again"; "If the trick's
+    """docs/DECISIONS.md "Go Wild!": after an all-slough trick "the same player leads again"; "If the trick's
     winner has no cards, the next player clockwise who has cards leads" (docs/RULES.md reads
     it the same way for a leader who sloughed their last card)."""
     c = Pool()
@@ -92,7 +92,7 @@ def test_all_slough_leader_out_of_cards_next_seat_with_cards_leads():
 
 
 def test_all_slough_third_trick_refills_from_the_same_leader_and_scores_nobody():
-    """DECISIONS.md: all sloughs - "nobody scores ... and the same player leads again"; after
+    """docs/DECISIONS.md "Go Wild!": all sloughs - "nobody scores ... and the same player leads again"; after
     trick 3 "every hand is refilled to 12, dealt clockwise from the next leader"."""
     c = Pool()
     a = c(RED, 9) + c(WILD, 3)
@@ -116,7 +116,7 @@ def test_all_slough_third_trick_refills_from_the_same_leader_and_scores_nobody()
 
 
 def test_reaching_the_target_in_trick_three_ends_the_game_without_a_refill():
-    """DECISIONS.md: "The game ends the moment a player reaches 20 points, even mid-round";
+    """docs/DECISIONS.md "Go Wild!": "The game ends the moment a player reaches 20 points, even mid-round";
     rulebook: "The first player to reach 20 points is declared the winner."."""
     c = Pool()
     a = c(RED, 12)
@@ -136,7 +136,7 @@ def test_reaching_the_target_in_trick_three_ends_the_game_without_a_refill():
 
 
 def test_an_exactly_emptied_deck_is_reshuffled_only_when_a_card_is_needed():
-    """Rulebook / DECISIONS.md: "when the deck runs out the discard pile is shuffled (a logged
+    """Rulebook / docs/DECISIONS.md "Go Wild!": "when the deck runs out the discard pile is shuffled (a logged
     chance outcome)"; docs/RULES.md's chosen reading: only when a card is needed from an empty
     deck. A refill that takes the last card asks for no reshuffle; the next refill does."""
     c = Pool()

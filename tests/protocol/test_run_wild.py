@@ -1,4 +1,4 @@
-"""Run Wild scenarios: the rulebook's own examples, the DECISIONS.md readings, and every
+"""Run Wild scenarios: the rulebook's own examples, the docs/DECISIONS.md "Run Wild" readings, and every
 rejection code. States are laid out with ``State.arranged`` (cards by label: "B6" is the
 blue 6; wilds and Draw-3s by id, see WILD/DRAW3 below)."""
 
@@ -323,13 +323,13 @@ def test_hand_scoring_at_out_three_numbers_a_wild_and_a_draw3_is_35():
                         piles={0: ["P1", "P2"], 1: ["P3", "P4"]}, melds=[["G1", "Y1", "R1"]])
     after, events = act(st, 0, Add(1, c("B1"), None))
     assert kinds(events) == ["card_added", "player_out", "round_ended"]
-    assert events[2]["scores"] == [0, 35]          # DECISIONS: piles score nothing
+    assert events[2]["scores"] == [0, 35]          # docs/DECISIONS.md "Run Wild": piles score nothing
     v = rw.view(after, 1)
     assert v["round_scores"] == [[0, 35]] and v["totals"] == [0, 35] and v["ended_by"] == "out"
 
 
 def test_a_12_1_2_run_is_refused():
-    # DECISIONS: "Run: ... consecutive numbers 1..12, no wrap from 12 to 1."
+    # docs/DECISIONS.md "Run Wild": "Run: ... consecutive numbers 1..12, no wrap from 12 to 1."
     st = State.arranged(2, hands={0: ["B12", "B1", "B2", "R1", WILD], 1: ["G2"]},
                         melds=[["G10", "G11", "G12"], ["Y1", "Y2", "Y3"]])
     reason = refused(st, 0, PlayMeld((c("B12"), c("B1"), c("B2"))), "not_a_meld")
@@ -367,7 +367,7 @@ def test_meld_values_and_kinds():
 
 
 def test_declared_wild_values_are_kept_while_the_wild_stays():
-    # DECISIONS: "A wild stands for one number card, declared when it is placed, and keeps
+    # docs/DECISIONS.md "Run Wild": "A wild stands for one number card, declared when it is placed, and keeps
     # that value while it stays in the meld."
     st = State.arranged(2, hands={0: ["B4", "B9", "G1"], 1: ["G2"]}, melds=[["B5", (WILD, 6), "B7", "B8"]])
     st, _ = act(st, 1, Take(1, c("B8")))
@@ -438,8 +438,8 @@ def test_all_wild_melds_are_a_setting():
 
 
 def test_two_takes_of_the_same_card_second_gets_card_taken_naming_the_conflict():
-    # DECISIONS: "two players taking the same card - the first to arrive wins, the second is
-    # rejected with a reason that names the conflict."
+    # docs/DECISIONS.md "Run Wild": "two players taking the same card - the first to act wins (see the order above),
+    # the second is rejected with a reason that names the conflict."
     st = State.arranged(3, hands={0: ["G1"], 1: ["G2"], 2: ["G3"]}, melds=[["B6", "B7", "B8", "B9"]])
     st, _ = act(st, 1, Take(1, c("B9")))
     reason = refused(st, 2, Take(1, c("B9")), "card_taken")
@@ -460,7 +460,7 @@ def test_card_taken_names_the_meld_the_card_moved_to():
 
 
 def test_nothing_is_accepted_after_out():
-    # DECISIONS: "Out: the moment any action leaves the actor's hand empty, the round ends;
+    # docs/DECISIONS.md "Run Wild": "Out: the moment any action leaves the actor's hand empty, the round ends;
     # every action that arrives later is rejected as "round over"."
     st = State.arranged(3, hands={0: ["B1", "B2", "B3"], 1: ["G1", "G2", "D3"], 2: ["Y5"]},
                         piles={1: ["P1"], 2: ["P2"]}, melds=[["R4", "R5", "R6", "R7"]])
@@ -485,7 +485,7 @@ def test_nothing_is_accepted_after_out():
 
 
 def test_all_stuck_ends_the_round_and_acting_clears_stuck():
-    # DECISIONS: "a player may declare "stuck" (cleared by their next action); when all are
+    # docs/DECISIONS.md "Run Wild": "a player may declare "stuck" (cleared by their next action); when all are
     # stuck ... the round ends and is scored as if someone went out."
     st = State.arranged(3, hands={0: ["B1", "W"], 1: ["G1"], 2: ["Y5", "D3"]}, piles={0: ["P1"]})
     st, events = act(st, 0, Stuck())
@@ -545,7 +545,7 @@ def test_dealer_rotates_clockwise_and_scores_add_up():
 
 def test_tie_break_round_among_the_tied_only():
     # Rulebook: "In the event of a tie, the tied players play an additional round";
-    # DECISIONS: "players tied for lowest play further rounds among themselves until one wins."
+    # docs/DECISIONS.md "Run Wild": "players tied for lowest play further rounds among themselves until one wins."
     st = State.arranged(3, hands={0: ["B1"], 1: ["G1"], 2: ["Y1", "Y2"]}, round=4, dealer=0,
                         totals=(20, 30, 15))
     st, events = act(st, None, IdleTimeout())

@@ -1,6 +1,6 @@
 """Run Wild: a player who draws cards through someone's Draw-3 is no longer stuck.
 
-DECISIONS.md, Run Wild, "Stuck rounds": a stuck declaration is "cleared by their next
+docs/DECISIONS.md "Run Wild", "Stuck rounds": a stuck declaration is "cleared by their next
 action, and by drawing cards through someone's Draw-3: new cards may be playable". Before
 this rule the last active player could play a Draw-3 and declare stuck at once, ending
 the round on players who had declared stuck, with the 3 cards they were just made to

@@ -121,7 +121,7 @@ class Checker:
             if e["event"] == "card_drawn":
                 assert set(e) == {"event", "seat"}
             if e["event"] == "draw3_played":
-                # DECISIONS: drawing cards through someone's Draw-3 clears "stuck"
+                # docs/DECISIONS.md "Run Wild": drawing cards through someone's Draw-3 clears "stuck"
                 assert not any(after.stuck[s] for s, n in enumerate(e["drawn"]) if n)
         if before.phase == "playing" and after.phase in ("scored", "over"):
             self.rounds_ended += 1

@@ -1,5 +1,5 @@
 """Run Wild rules audit: scenarios checking the engine against the rulebook and
-DECISIONS.md where tests/protocol/test_run_wild.py left a gap. Each test quotes the rule it checks."""
+docs/DECISIONS.md "Run Wild" where tests/protocol/test_run_wild.py left a gap. Each test quotes the rule it checks."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def meld(state, meld_id):
 
 
 # ------------------------------------------------------------------ a run keeps its colour
-# DECISIONS: "Run: 3+ cards of one colour"; "A wild stands for one number card, declared
+# docs/DECISIONS.md "Run Wild": "Run: 3+ cards of one colour"; "A wild stands for one number card, declared
 # when it is placed, and keeps that value while it stays in the meld." In a blue run a wild
 # declared 6 stands for the blue 6, and it still does once the run's number cards have
 # left it (possible only with the setting allow_all_wild_melds on).
@@ -77,7 +77,7 @@ def test_two_draw3s_the_second_as_last_card_ends_the_round_with_no_draws():
 
 
 def test_draws_forced_by_a_draw3_clear_stuck_as_the_players_own_action_does():
-    # DECISIONS: "a player may declare "stuck" (cleared by their next action, and by drawing
+    # docs/DECISIONS.md "Run Wild": "a player may declare "stuck" (cleared by their next action, and by drawing
     # cards through someone's Draw-3: new cards may be playable); when all are stuck ... the
     # round ends". More cases: test_run_wild_draw3_clears_stuck.py.
     st = State.arranged(3, hands={0: ["G1"], 1: ["G2"], 2: ["D3", "Y9"]},

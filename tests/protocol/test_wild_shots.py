@@ -1,7 +1,7 @@
 """Wild Shots engine: the rulebook's worked examples, the rejections, the settings, and
 hypothesis playouts checking invariants after every step.
 
-Rules: /work/shared/rules/wild-shots.txt + DECISIONS.md "Wild Shots"; as implemented:
+Rules: /work/shared/rules/wild-shots.txt + docs/DECISIONS.md "Wild Shots"; as implemented:
 docs/RULES.md "Wild Shots".
 """
 
@@ -146,7 +146,7 @@ def test_red_7_wins_a_trick_with_no_trump_symbol():
 
 
 def test_equal_trump_values_go_to_the_earlier_card():
-    # DECISIONS.md "Winner": equal values -> the earlier card.
+    # docs/DECISIONS.md "Wild Shots", Winner: equal values -> the earlier card.
     pairs = [(a, b) for a in range(40) for b in range(a + 1, 40)
              if ws.VALUE[a] == ws.VALUE[b] and ws.SUIT[a] != ws.SUIT[b]
              and sym(ws.LABELS[a]) == sym(ws.LABELS[b]) != "none"]

@@ -1,5 +1,5 @@
 """Rules audit of the Wild Shots engine against /work/shared/rules/wild-shots.txt and
-DECISIONS.md ("All games", "Wild Shots"): scenarios that the engine once got wrong,
+docs/DECISIONS.md "All games" and "Wild Shots": scenarios that the engine once got wrong,
 plus the checks that tests/protocol/test_wild_shots.py did not cover yet.
 """
 
@@ -33,7 +33,7 @@ def _last_trick_of_round(round_index: int, seats: int = 2, totals: tuple[int, ..
 # ----------------------------------------------------------------------------- All games: trick ids
 
 def test_every_trick_has_an_id_in_events_and_in_the_view():
-    # DECISIONS.md "All games": "Every physical card has a stable id for the whole game;
+    # docs/DECISIONS.md "All games": "Every physical card has a stable id for the whole game;
     # every meld or trick has an id." A trick is named by (round, trick number), as in
     # Go Wild!: trick numbers repeat every round, so the round belongs to the id, and the
     # most recent trick in the view must say which trick it is.
@@ -70,7 +70,7 @@ def test_each_round_counts_only_its_own_hit_symbols():
 
 
 def test_a_trump_of_the_led_suit_and_an_off_suit_trump_of_equal_value_go_to_the_earlier():
-    # DECISIONS.md "Winner": "the highest card bearing the trump symbol, in any suit
+    # docs/DECISIONS.md "Wild Shots", Winner: "the highest card bearing the trump symbol, in any suit
     # (equal values: the earlier card)". Red 9 and green 9 are both revolvers: led red 9
     # is earlier than the void player's green 9, so the leader keeps the trick; in the
     # other order the green 9 (led) wins over a later red 9.
@@ -93,7 +93,7 @@ def test_an_off_suit_card_without_the_trump_symbol_never_wins():
 
 def test_the_fewest_points_win_and_a_tie_is_shared():
     # Rulebook "End of the Game": "The player with the fewest negative points in total
-    # wins the game"; DECISIONS.md: "the fewest penalty points wins, ties shared".
+    # wins the game"; docs/DECISIONS.md "Wild Shots": "the fewest penalty points wins, ties shared".
     s = _last_trick_of_round(3, seats=2, totals=(12, 12))
     s, ev = play_cards(s, ["blue 3", "blue 6"])
     assert s.phase == "over" and len(s.tally.penalties) == 4
@@ -118,7 +118,7 @@ def test_no_snake_oil_reveal_after_the_tenth_trick_and_four_rounds_only():
 
 
 def test_the_host_may_choose_any_seat_and_a_timer_of_zero_waits():
-    # DECISIONS.md: "The first round's starter is ... the host's choice"; "All games": on a
+    # docs/DECISIONS.md "Wild Shots": "The first round's starter is ... the host's choice"; "All games": on a
     # left seat's turn the table waits (no timer) or plays a default legal action.
     for first in range(4):
         s = ws.new_table(TableConfig(ws.NAME, 4, {"first_player": first, "turn_timer": 0}))

@@ -14,7 +14,7 @@ import trio
 from clusterkit import cluster, query
 from scripted import play_to_end
 from serverkit import QUICK_GO_WILD, at_a_new_table, fetch, lowest_card
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 

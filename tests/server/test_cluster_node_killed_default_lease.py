@@ -1,5 +1,5 @@
 """Failover at the DEFAULT lease (5 s), as an operator runs it: two `wildtable serve
---store` nodes with no --lease-seconds, two terminal players (client/core.py, what
+--store` nodes with no --lease-seconds, two terminal players (headless/core.py, what
 `wildtable play` runs) seated at a table of n1 (ann gave n1's URL, bob n2's and was
 redirected to n1), n1 SIGKILLed. While n1's heartbeat still looks live to n2 (LIVE, 3 s),
 n2 redirects their rejoins to n1, which does not answer; then n2 waits for n1's lease
@@ -13,7 +13,7 @@ import signal
 
 import trio
 
-from wildtable.client.core import ClientCore, Notice
+from wildtable.headless.core import ClientCore, Notice
 from wildtable.protocol import messages as m
 from wildtable.server.cluster import ADOPT_EVERY, HEARTBEAT, LIVE
 from wildtable.server.store_pg import LEASE_SECONDS

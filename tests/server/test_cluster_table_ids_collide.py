@@ -7,7 +7,7 @@ from __future__ import annotations
 import psycopg
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import running_server

@@ -17,7 +17,7 @@ import pytest
 import trio
 from hypothesis import given, settings, strategies as st
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import (

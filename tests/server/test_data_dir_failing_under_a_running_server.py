@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.datadir import LOCK_NAME
 

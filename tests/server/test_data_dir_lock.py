@@ -15,7 +15,7 @@ import sys
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import SeatClaimed, encode_record, read_log
 from wildtable.protocol.replay import replay

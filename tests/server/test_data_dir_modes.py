@@ -10,7 +10,7 @@ import stat
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import at_a_new_table, create, join, running_server

@@ -11,7 +11,7 @@ import trio
 
 from clusterkit import query
 from serverkit import create, get, play_out_with_a_refusal, running_server
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.server.store_pg import PgStore
 
 

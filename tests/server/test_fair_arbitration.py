@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import state_hash
 from wildtable.protocol.logfmt import ActionAccepted, IntentRejected, read_log

@@ -8,7 +8,7 @@ import os
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import answer, create, join, running_server

@@ -9,7 +9,7 @@ from __future__ import annotations
 import trio
 
 from serverkit import answer, running_server, seated
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 TIMER_PLAYS = {"turn_timer": 0.01, "target": 1}     # Go Wild! to one point, played out by the turn timer

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 

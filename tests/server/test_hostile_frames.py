@@ -21,8 +21,8 @@ import msgpack
 import trio
 from hypothesis import example, given, settings, strategies as st
 
-from wildtable.client.net import Connection, connect
-from wildtable.client.wire import ConnectionClosed, open_socket
+from wildtable.headless.net import Connection, connect
+from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import games
 from wildtable.protocol.logfmt import read_log

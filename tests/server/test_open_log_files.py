@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
-from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import (
     FORMAT_VERSION, ActionAccepted, Header, SeatClaimed, encode_record, read_log,
 )
@@ -27,7 +26,7 @@ from wildtable.server.table import token_hash
 
 from hostilekit import steady_player_process
 from proc import LineReader
-from serverkit import create, join, ready_all, reply_to, running_server, seated
+from serverkit import create, ready_all, reply_to, running_server, seated
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file handles in /proc")
 

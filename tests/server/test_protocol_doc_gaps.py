@@ -8,7 +8,7 @@ import msgpack
 import trio
 from wsproto.events import BytesMessage, CloseConnection
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from rawclient import RawClient

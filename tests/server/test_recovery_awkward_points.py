@@ -12,11 +12,11 @@ import random
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.logfmt import (
-    ActionAccepted, ChanceRecorded, Header, SeatClaimed, StateHashed, encode_record, read_log,
+    ActionAccepted, ChanceRecorded, Header, SeatClaimed, encode_record, read_log,
 )
 from wildtable.protocol.replay import replay
 from wildtable.selfplay import play

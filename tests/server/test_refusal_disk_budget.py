@@ -11,7 +11,7 @@ import math
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import IntentRejected, read_log
 from wildtable.server.table import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE

@@ -12,7 +12,7 @@ import pytest
 import trio
 
 from serverkit import create, get, running_server
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.server.replays import FinishedGames, ReplayRefused
 
 

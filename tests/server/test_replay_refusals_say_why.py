@@ -9,7 +9,7 @@ import trio
 
 from clusterkit import query
 from serverkit import create, get, play_out_with_a_refusal, running_server
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 
 async def test_a_finished_table_whose_log_was_taken_away_says_so(tmp_path):

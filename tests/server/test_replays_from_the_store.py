@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol.replay import replay
 
 from clusterkit import stored_log

@@ -13,7 +13,7 @@ import attrs
 import trio
 
 from serverkit import create, get, join, play_out_with_a_refusal, running_server, same_json
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol.logfmt import IntentRejected, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import replay
 

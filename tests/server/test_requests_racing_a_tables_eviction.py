@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import answer, create, played_out_and_left, running_server

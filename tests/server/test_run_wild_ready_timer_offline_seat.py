@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.games import Ctx
-from wildtable.client.games.run_wild import describe
-from wildtable.client.net import connect
+from wildtable.headless.games import Ctx
+from wildtable.headless.games.run_wild import describe
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay

@@ -8,8 +8,8 @@ from __future__ import annotations
 import msgpack
 import trio
 
-from wildtable.client.net import Connection, connect
-from wildtable.client.wire import ConnectionClosed, open_socket
+from wildtable.headless.net import Connection, connect
+from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
 from serverkit import create, join, ready_all, reply_to, running_server, seated

@@ -11,12 +11,12 @@ import signal
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import (
     FORMAT_VERSION, FRAME_HEADER, ActionAccepted, ChanceRecorded, Header, IntentRejected, SeatClaimed,
-    StateHashed, encode_record,
+    encode_record,
 )
 from wildtable.selfplay import play
 from wildtable.server.table import token_hash

@@ -15,7 +15,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 from proc import LineReader
 

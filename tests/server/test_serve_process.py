@@ -3,7 +3,6 @@ stop it cleanly: clients hear goodbye, logs are flushed, exit code 0."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 
 from proc import LineReader
 

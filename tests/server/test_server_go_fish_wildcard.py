@@ -13,8 +13,8 @@ import sys
 
 import trio
 
-from wildtable.client.games import go_fish_wildcard as gf
-from wildtable.client.net import Mirror, connect
+from wildtable.headless.games import go_fish_wildcard as gf
+from wildtable.headless.net import Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.logfmt import ActionAccepted, read_log

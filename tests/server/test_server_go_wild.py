@@ -12,9 +12,9 @@ import sys
 
 import trio
 
-from wildtable.client.games import Ctx
-from wildtable.client.games import go_wild as gw
-from wildtable.client.net import Mirror, connect
+from wildtable.headless.games import Ctx
+from wildtable.headless.games import go_wild as gw
+from wildtable.headless.net import Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import state_hash

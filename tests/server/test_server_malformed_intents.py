@@ -9,7 +9,7 @@ import msgpack
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import ready_all, running_server, seated

@@ -9,8 +9,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 import trio
 
-from wildtable.client.net import Connection, connect
-from wildtable.client.wire import wrap_stream
+from wildtable.headless.net import Connection, connect
+from wildtable.headless.wire import wrap_stream
 from wildtable.protocol import messages as m
 
 from scripted import play_to_end

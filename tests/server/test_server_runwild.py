@@ -10,13 +10,13 @@ import sys
 import msgpack
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game, state_hash
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
-from scripted import play_to_end, simple_choice
+from scripted import play_to_end
 from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
 
 RW = find_game("run-wild")

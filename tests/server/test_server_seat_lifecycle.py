@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from wildtable.client.net import connect
-from wildtable.client.wire import ConnectionClosed
+from wildtable.headless.net import connect
+from wildtable.headless.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 
 from serverkit import answer, info, create, join, reply_to, running_server

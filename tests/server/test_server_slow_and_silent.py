@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import trio
 
-from wildtable.client.net import connect
-from wildtable.client.wire import ConnectionClosed, open_socket
+from wildtable.headless.net import connect
+from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
 from scripted import play_all_to_end

@@ -9,8 +9,8 @@ import io
 
 import trio
 
-from wildtable.client.core import ClientCore
-from wildtable.client.net import connect
+from wildtable.headless.core import ClientCore
+from wildtable.headless.net import connect
 from wildtable.client.plain import PlainOutput
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import packb

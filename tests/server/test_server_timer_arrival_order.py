@@ -10,8 +10,8 @@ import time
 import pytest
 import trio
 
-from wildtable.client.games import go_wild as gw
-from wildtable.client.net import connect
+from wildtable.headless.games import go_wild as gw
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 

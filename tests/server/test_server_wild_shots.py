@@ -12,8 +12,8 @@ import sys
 
 import trio
 
-from wildtable.client.games import wild_shots as P
-from wildtable.client.net import connect
+from wildtable.headless.games import wild_shots as P
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import state_hash
 from wildtable.protocol.games import wild_shots as E

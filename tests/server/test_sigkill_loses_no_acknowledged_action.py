@@ -12,8 +12,8 @@ import sys
 
 import trio
 
-from wildtable.client.net import Connection, Mirror, connect
-from wildtable.client.wire import HandshakeError
+from wildtable.headless.net import Connection, Mirror, connect
+from wildtable.headless.wire import HandshakeError
 from wildtable.protocol import messages as m
 from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import ActionAccepted, read_log

@@ -10,8 +10,8 @@ import psycopg
 import pytest
 import trio
 
-from wildtable.client.net import connect
-from wildtable.client.wire import ConnectionClosed
+from wildtable.headless.net import connect
+from wildtable.headless.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record, read_log
 from wildtable.server.store_pg import LeaseLost, PgStore, PgWriter

@@ -7,7 +7,6 @@ from __future__ import annotations
 import psycopg
 import trio
 
-from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import Header, iter_frames, read_log
 from wildtable.protocol.replay import replay
 

@@ -12,7 +12,7 @@ import trio
 
 from clusterkit import query
 from serverkit import create, get, join, play_out_with_a_refusal, running_server
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 TIMER_PLAYS = {"turn_timer": 0.01, "target": 1}     # Go Wild! to one point, played out by the turn timer

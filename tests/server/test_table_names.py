@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import ProtocolError
 

@@ -13,7 +13,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.net import Mirror, connect
+from wildtable.headless.net import Mirror, connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 

@@ -14,7 +14,7 @@ import pytest
 import trio
 from hypothesis import HealthCheck, assume, given, settings, strategies as st
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game

@@ -16,7 +16,7 @@ import sys
 import pytest
 import trio
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from rawclient import RawClient

@@ -11,7 +11,7 @@ import pytest
 import trio
 import wsproto.frame_protocol as fp
 
-from wildtable.client.wire import ConnectionClosed, open_socket
+from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.server import wire
 
 

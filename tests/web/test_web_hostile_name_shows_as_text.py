@@ -3,7 +3,7 @@ a player and a table named with HTML and script show those characters, and nothi
 
 from __future__ import annotations
 
-from wildtable.client.net import connect
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 MINE = '<img src=x onerror="window.pwned=1">'

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from wildtable.client.games.run_wild import find_melds
+from wildtable.headless.games.run_wild import find_melds
 
 from webkit import DESKTOP, doc_shot
 

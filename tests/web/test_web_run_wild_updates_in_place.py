@@ -6,8 +6,8 @@ one card fewer, and its "add" button acts on the current selection."""
 
 from __future__ import annotations
 
-from wildtable.client.games.run_wild import find_melds
-from wildtable.client.net import connect
+from wildtable.headless.games.run_wild import find_melds
+from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from webkit import DESKTOP

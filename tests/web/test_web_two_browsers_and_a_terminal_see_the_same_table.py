@@ -42,7 +42,7 @@ class Terminal:
             try:
                 line = self.lines.get(timeout=max(0.01, end - time.monotonic()))
             except queue.Empty:
-                raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n" + "\n".join(self.seen[-30:]))
+                raise AssertionError(f"no line matching {pattern!r} in {timeout} s:\n" + "\n".join(self.seen[-30:])) from None
             assert line is not None, "the terminal client ended:\n" + "\n".join(self.seen[-30:])
             self.seen.append(line)
             if hit := re.search(pattern, line):

@@ -1,4 +1,4 @@
-// One module per game, as in client/games: how a view is drawn, which actions its buttons
+// One module per game, as in headless/games: how a view is drawn, which actions its buttons
 // send, how events read. The rules stay in Python: the page draws views and sends intents.
 
 import runWild from "./run_wild.js";

@@ -49,7 +49,7 @@ function cardName(c, value) {
 const cardsText = (cards, values) => cards.map((c, i) => (isWild(c) && values && values[i] ? `W=${values[i]}` : label(c))).join(" ");
 
 // Values parallel to a new meld's cards ([] without wilds), as the terminal client infers
-// them (client/games/run_wild.py infer_values): a set's number; in a run, gaps first, then
+// them (headless/games/run_wild.py infer_values): a set's number; in a run, gaps first, then
 // upwards, then downwards. ``fixed``: the number every wild stands for, if the player chose one.
 export function inferValues(cards, fixed) {
   if (!cards.some(isWild)) return [];

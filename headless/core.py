@@ -11,7 +11,7 @@ On a cluster (docs/PROTOCOL.md, "Clusters") a node may answer a message with
 ``redirect``: the core connects to the node named, says hello with the same name and
 sends the message again (a ``create_table`` with ``here``), at most MAX_REDIRECTS times
 in a row for one message; a redirect to a node that did not answer is not followed again
-at once: the core asks again where it is after a pause (client/redirects.py decides).
+at once: the core asks again where it is after a pause (headless/redirects.py decides).
 Seat tokens stay under the URL the player gave. A dropped connection is tried again at
 the node it was on, then at that URL, then at each node of the last ``welcome``.
 """
@@ -34,7 +34,7 @@ from . import games
 from .games import CommandError, Ctx, is_number
 from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
 from .redirects import AskAgain, Chase, GiveUp, Unreachable, decide, sent_again
-from .seats import SeatBook
+from .seats import SeatTokens
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
 
 REPLY_TIMEOUT = 10.0        # seconds to wait for the server's answer to a lobby request
@@ -44,7 +44,7 @@ PONG_TIMEOUT = 15.0         # ... within this is taken for gone, and we reconnec
 BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
 # the messages a cluster's node may send on to another node
-REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))
+REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))  # type: ignore[attr-defined]  # TAG: set by @msg
 
 LOBBY_COMMANDS = {
     "list": "list  - the tables on this server (numbered: join 1 joins the first)",
@@ -203,7 +203,7 @@ class ClientCore:
     def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
                  lobby_refresh: float | None = None, default_game: str = "run-wild",
                  bot_delay: float | None = None, heartbeat: float = HEARTBEAT, pong_timeout: float = PONG_TIMEOUT,
-                 seat_book: SeatBook | None = None, bot_level: str | None = None):
+                 seat_book: SeatTokens | None = None, bot_level: str | None = None):
         self.url = url
         self.name = name
         self._notify = notify or (lambda n: None)
@@ -403,7 +403,7 @@ class ClientCore:
     async def _refresh_lobby(self) -> None:
         """Keep the lobby list fresh while the player is not at a table."""
         while True:
-            await trio.sleep(self.lobby_refresh)
+            await trio.sleep(self.lobby_refresh)  # type: ignore[arg-type]  # started only when set
             if self.online and not self.at_table:
                 try:
                     await self._send(m.ListTables())
@@ -508,7 +508,7 @@ class ClientCore:
                 self._resuming = False
             if isinstance(reply, m.Joined) or reply.code == "already_at_table":
                 return reply
-            self.seat_book.forget(self.url, table, self.name)      # released, or another server's table
+            self.seat_book.forget(self.url, table, self.name)  # type: ignore[union-attr]  # saved came from it; released, or another server's table
         return await self.request(m.Join(table, seat), lambda x: isinstance(x, m.Joined))
 
     async def spectate(self, table: str) -> Any:
@@ -639,7 +639,7 @@ class ClientCore:
                 self.notify("accepted", label, (iid, seq))
             self.notify("table")
         elif t is m.Accepted:
-            label = self.pending.pop(msg.intent, None)
+            label = self.pending.pop(msg.intent, None)  # type: ignore[arg-type]  # None: not ours
             if label is not None:
                 self._mine.add(msg.seq)
                 if len(self._mine) > 64:
@@ -990,7 +990,7 @@ class ClientCore:
         free = sum(1 for p in mir.players if not p.get("name") or (mir.seq > 0 and not p.get("connected")))
         if count > free:
             raise CommandError(f"only {free} seat(s) free at this table")
-        await self._send(seat_bots(mir.table, count, level, self.bot_delay))
+        await self._send(seat_bots(mir.table, count, level, self.bot_delay))  # type: ignore[arg-type]  # at_table: table set
 
 
 def seat_bots(table: str, count: int, level: str | None, delay: float | None) -> m.SeatBots:

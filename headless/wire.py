@@ -239,7 +239,7 @@ class WebSocket:
                     self._lost("a write was cancelled part way")
                     raise
         if self._broken:
-            raise ConnectionClosed(*self._ended)
+            raise ConnectionClosed(*(self._ended or (CLOSE_ABNORMAL, "connection lost")))
 
     async def _flush_quietly(self) -> None:
         """Write the frames the protocol made (pongs, a close), unless a write is under

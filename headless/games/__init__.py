@@ -1,4 +1,4 @@
-"""Per-game plug-ins of the terminal client: one module per game, found by the game's NAME.
+"""Per-game plug-ins of the client, without a UI: one module per game, found by the game's NAME.
 
 The client itself (lobby, connection, reconnects, line mode, full-screen UI, bots,
 replay viewer) knows no game. Everything game-specific lives in one module here, which
@@ -17,7 +17,8 @@ exposes:
                                       map sent in an intent; raises CommandError with a sentence
     complete(words, view) -> list     candidates for the last word of ``words`` (may be "")
     render_text(view, ctx) -> list    the table as plain-text lines (line mode, screen readers)
-    render_rich(view, ctx) -> Sections  the table for the full-screen UI (rich Text, coloured)
+                                      (the full-screen UI's coloured table is client/screens/, by NAME:
+                                      rich and Textual stay in client/, docs/ARCHITECTURE.md)
     describe(event, ctx) -> str|None  one line for one public event
     flash(event, ctx) -> str|None     a word to flash on screen ("Draw 3!", "Out!")
     render_snapshot(snapshot, ctx) -> list   the all-seeing state as text (replay viewer)
@@ -35,9 +36,12 @@ exposes:
 typed. ``candidates``/``action_key``/``label_action`` together make a game playable by
 bots (``has_bot``); without them the game still plays by hand.
 
+``GamePlugin`` and ``BotStrategy`` below state the same as typing.Protocols; mypy checks
+every module here against them (``_PLUGINS`` at the end).
+
 A game without a module here is played through ``generic``: its view shows as readable
-text and ``act {"kind": ...}`` sends a raw action. Adding a game's screen and bot is one
-new module plus one line in ``_MODULES``.
+text and ``act {"kind": ...}`` sends a raw action. Adding a game's commands and bot is one
+new module plus one line in ``_MODULES``; its coloured screen, one module in client/screens/.
 """
 
 from __future__ import annotations
@@ -45,9 +49,9 @@ from __future__ import annotations
 import json
 from importlib import import_module
 from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
 
 import attrs
-from rich.text import Text
 
 _MODULES = ("run_wild", "wild_shots", "go_wild", "go_fish_wildcard")
 
@@ -79,13 +83,32 @@ class Ctx:
         return f"seat {seat}"
 
 
-@attrs.frozen
-class Sections:
-    """A table screen in three parts: ``top`` and ``bottom`` always visible, ``middle``
-    scrolls when it does not fit (at 80x24 many melds do not)."""
-    top: Text
-    middle: Text
-    bottom: Text
+class GamePlugin(Protocol):
+    """What the client needs of a game's module (the module's doc above says what each
+    does); the optional names (ALIASES, hand_labels, bot_watch, ...) are looked up with
+    getattr."""
+
+    NAME: str
+    TITLE: str
+    BOT_PACE: dict
+    COMMANDS: dict[str, str]
+    HELP: str
+
+    def parse(self, words: list[str], view: dict) -> dict: ...
+    def complete(self, words: list[str], view: dict) -> list: ...
+    def render_text(self, view: dict, ctx: Ctx) -> list[str]: ...
+    def render_snapshot(self, snapshot: dict, ctx: Ctx) -> list[str]: ...
+    def describe(self, event: dict, ctx: Ctx) -> str | None: ...
+    def flash(self, event: dict, ctx: Ctx) -> str | None: ...
+
+
+class BotStrategy(GamePlugin, Protocol):
+    """A game module that bots can play (``has_bot``)."""
+
+    def candidates(self, view: dict) -> list: ...
+    def choose(self, view: dict) -> dict | None: ...
+    def action_key(self, action: dict) -> str: ...
+    def label_action(self, action: dict) -> str: ...
 
 
 def ctx_from(players, me: int | None) -> Ctx:
@@ -160,12 +183,6 @@ def with_flags(row: str, flags: list[str]) -> str:
     return row + (" - " + ", ".join(flags) if flags else "")
 
 
-def seat_cell(out: Text, ctx: Ctx, seat: int) -> None:
-    """A player row's name cell on the full screen: "> ann       " (bold) for the reader, else indented."""
-    mine = seat == ctx.me
-    out.append(("> " if mine else "  ") + f"{ctx.seat_label(seat)[:10]:<10}", "bold" if mine else "")
-
-
 def _load() -> dict[str, ModuleType]:
     out = {}
     for name in _MODULES:
@@ -185,7 +202,15 @@ def plugin_for(game: str | None) -> ModuleType:
     return PLUGINS.get(game, generic)
 
 
-def has_bot(game: str) -> bool:
+def has_bot(game: str | None) -> bool:
     """Whether bots can play this game (its module has a strategy)."""
     mod = PLUGINS.get(game)
     return all(hasattr(mod, f) for f in ("candidates", "action_key", "label_action"))
+
+
+if TYPE_CHECKING:
+    from . import generic, go_fish_wildcard, go_wild, run_wild, wild_shots
+
+    # mypy checks each module against the interfaces above
+    _PLUGINS: tuple[GamePlugin, ...] = (generic,)
+    _BOTS: tuple[BotStrategy, ...] = (run_wild, wild_shots, go_wild, go_fish_wildcard)

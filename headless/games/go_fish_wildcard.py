@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import re
 
-from rich.style import Style
-from rich.text import Text
 
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
 from ..levels import TURN_BASED
-from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_values, unique,
+from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
+from . import (CommandError, Ctx, command_of, first, seat_values, unique,
                winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
@@ -117,7 +116,7 @@ def possible_sets(hand, wild: set[int]) -> list[tuple[int, ...]]:
         if rank_of(c) not in wild:
             by_rank.setdefault(rank_of(c), []).append(c)
     out = []
-    for r, ids in sorted(by_rank.items()):
+    for _, ids in sorted(by_rank.items()):
         k = min(len(ids), 3)
         if k + len(wl) >= 3:
             out.append((3 - k, tuple(sorted(ids[:k] + wl[:3 - k]))))
@@ -502,7 +501,7 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
         view["winners"] = [i for i, x in enumerate(scores) if x == max(scores)]
     lines = [_header(view, Ctx(ctx.names, None)) + " - all-seeing"]
     lines.append("wild ranks: " + (" ".join(snap.get("wild_ranks") or ()) or "none yet"))
-    sets_by = {}
+    sets_by: dict[int, list] = {}
     for st in snap.get("sets") or ():
         sets_by.setdefault(st["seat"], []).append(st["cards"])
     for s in range(snap.get("seats", 0)):
@@ -520,80 +519,6 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
         lines.append("last asks still due: " + ", ".join(ctx.seat_label(s) for s in snap["last_asks"]))
     lines.append(f"asks so far: {len(snap.get('asks') or ())}")
     return lines
-
-
-# ------------------------------------------------------------------ the table, coloured
-
-def _card_text(out: Text, c: int, wild: set[int], click: bool = True) -> None:
-    lab = label(c, wild)
-    style = Style.parse(_WILD_STYLE if rank_of(c) in wild else _SUIT_STYLES[SUITS[c % 4]])
-    if click:
-        style += Style(meta={"@click": f"app.insert_handle({card_label(c)!r})"})
-    out.append(lab, style)
-
-
-def render_rich(view: dict, ctx: Ctx) -> Sections:
-    wild = wild_set(view)
-    top = Text()
-    top.append(_header(view, ctx), "bold")
-    wr = view.get("wild_ranks") or []
-    top.append("\nwild: " + (" ".join(wr) if wr else "none yet"), "bold" if wr else "dim")
-    for p in view.get("players") or ():
-        s = p["seat"]
-        mine = s == ctx.me
-        top.append("\n")
-        top.append("> " if view.get("turn") == s else "  ", "bold yellow")
-        top.append(f"p{s} {ctx.seat_label(s)[:10]:<10}", "bold" if mine else "")
-        top.append(f" hand {p['hand']:>2}  sets {len(p['sets']):>2}")
-        asked = _asked_ranks(view, s)
-        if asked:
-            top.append("  asked " + " ".join(asked), "dim")
-        flags = [f for f in _player_flags(view, p, ctx) if f != "to act"]
-        if mine:
-            flags.insert(0, "you")
-        if flags:
-            top.append("  " + ", ".join(flags), "bold yellow" if "WINNER" in flags else "dim")
-    middle = Text()
-    placed = False
-    for p in view.get("players") or ():
-        if not p["sets"]:
-            continue
-        if placed:
-            middle.append("\n")
-        placed = True
-        middle.append(f"{ctx.seat_label(p['seat'])[:10]:>10} ", "bold")
-        for k, st in enumerate(p["sets"]):
-            if k:
-                middle.append(" | ", "dim")
-            for j, c in enumerate(set_order(st["cards"])):
-                if j:
-                    middle.append(" ")
-                _card_text(middle, c, set(), click=False)
-    if not placed:
-        middle.append("no sets on the table yet", "dim")
-    asks = view.get("asks") or []
-    if asks:
-        middle.append("\nasks, newest first:", "bold")
-        for a in reversed(asks[-12:]):
-            middle.append("\n  " + ask_line(a, ctx), "" if a["handed"] else "dim")
-    bottom = Text()
-    if ctx.me is not None and view.get("seat") is not None:
-        hand = sorted(view.get("hand") or [])
-        bottom.append(f"Your hand ({len(hand)}) - pile {view.get('pile', 0)}"
-                      + (" - * marks a wild card" if any(rank_of(c) in wild for c in hand) else "") + ":", "bold")
-        bottom.append("\n")
-        if not hand:
-            bottom.append("empty", "dim")
-        for k, c in enumerate(hand):
-            if k:
-                bottom.append(" ")
-            _card_text(bottom, c, wild)
-        hint = _hint(view, ctx)
-        if hint:
-            bottom.append("\n" + hint, "bold yellow")
-    else:
-        bottom.append("watching: no hand", "dim")
-    return Sections(top, middle, bottom)
 
 
 # ------------------------------------------------------------------ events

@@ -1,6 +1,6 @@
 """What the client does with a cluster's ``redirect`` (docs/PROTOCOL.md, "Clusters"):
 a pure decision, the redirect, what is known of the node it names and the time in, one
-action out. client/core.py does what it says.
+action out. headless/core.py does what it says.
 
 Why it is more than a hop count: a node sends a table's messages on to its owner while
 that owner's heartbeat looks live (up to 3 s after the owner died), and only then waits

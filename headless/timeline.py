@@ -1,7 +1,7 @@
 """A table's log as a timeline: every record with the table as it stood right after it,
 for stepping forward and back (`wildtable replay`'s viewer, and the web replay viewer that
 server/replays.py serves). The states come from the game's own engine (protocol/), folded
-record by record; nothing here is rewritten per game but the words (client/games).
+record by record; nothing here is rewritten per game but the words (headless/games).
 
 A timeline keeps the state after every ``keep_every``-th record (every one by default:
 states are immutable and share most of their parts, so that costs little for one log on
@@ -43,7 +43,7 @@ class Step:
     problem: str | None = None  # why a logged action no longer applies / a hash differs
 
 
-#: chance outcomes that draw a seat by lot (DECISIONS "All games": who deals or starts
+#: chance outcomes that draw a seat by lot (docs/DECISIONS.md "All games": who deals or starts
 #: first), and what the seat drawn does
 _DRAWN_BY_LOT = {"first_dealer": "deals first", "dealer": "deals", "first_player": "starts"}
 

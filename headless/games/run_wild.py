@@ -13,7 +13,7 @@ The bot plays from its own view only (no hidden information): it readies, plays 
 biggest meld it can (fewest wilds), adds cards that fit, takes and swaps table cards
 when that completes a meld of its own, plays a Draw-3 at an opponent close to going
 out, draws when stuck, and finally declares itself stuck. Its pace is a person's
-(``BOT_PACE``, per level, client/levels.py), and it does not bury people in Draw-3s:
+(``BOT_PACE``, per level, headless/levels.py), and it does not bury people in Draw-3s:
 none in a round's first seconds, none soon after another one (``DRAW3_HOLD``).
 """
 
@@ -22,15 +22,13 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 
-from rich.style import Style
-from rich.text import Text
 
 from wildtable.protocol.games.run_wild import (
     COLOURS, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, card_id, card_info, card_label,
 )
 
 from ..levels import REAL_TIME
-from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_cell, seat_values, unique,
+from . import (CommandError, Ctx, action_key, command_of, first, seat_values, unique,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "run-wild"
@@ -451,64 +449,6 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
     return lines
 
 
-# ------------------------------------------------------------------ the table, coloured
-
-def _card_text(out: Text, c: int, label: str | None = None, click: str | None = None) -> None:
-    label = label or card_label(c)
-    meta = {"@click": f"app.insert_handle({click or label!r})"}
-    out.append(label, Style.parse(card_style(c)) + Style(meta=meta))
-
-
-def render_rich(view: dict, ctx: Ctx) -> Sections:
-    top = Text()
-    top.append(_header(view, ctx, short=True), "bold")
-    totals = view.get("totals") or []
-    for p in view.get("players", ()):
-        s = p["seat"]
-        top.append("\n")
-        seat_cell(top, ctx, s)
-        top.append(f" hand {p['hand']:>2} pile {p['pile']:>2} total {totals[s] if s < len(totals) else 0:>3}")
-        if p.get("draw3s"):
-            top.append(" D3x" + str(len(p["draw3s"])))
-        flags = _flags(p, view, ctx)
-        if flags:
-            top.append("  " + " ".join(f.upper() if f in ("STUCK", "OUT") else f for f in flags),
-                       "bold yellow" if "STUCK" in flags or "OUT" in flags else "dim")
-    middle = Text()
-    melds = view.get("melds") or []
-    if not melds:
-        middle.append("no melds on the table yet", "dim")
-    for i, m in enumerate(melds):
-        if i:
-            middle.append("\n")
-        handle = f"m{m['id']}"
-        middle.append(f"{handle:>4}", Style(bold=True, meta={"@click": f"app.insert_handle({handle!r})"}))
-        middle.append(f" {describe_meld(m):<16} ", "dim")
-        for k, (c, v) in enumerate(zip(m["cards"], m["values"])):
-            if k:
-                middle.append(" ")
-            _card_text(middle, c, meld_card_label(c, v))
-    for line in _result_lines(view, ctx):
-        middle.append("\n" + line, "bold")
-    bottom = Text()
-    if "hand" in view:
-        bottom.append(f"Your hand ({len(view['hand'])}) - pile {view.get('pile', 0)}:", "bold")
-        bottom.append("\n")
-        cards = sorted(view["hand"], key=_sort_key)
-        if not cards:
-            bottom.append("empty", "dim")
-        for k, c in enumerate(cards):
-            if k:
-                bottom.append(" ")
-            _card_text(bottom, c)
-        me = view["players"][ctx.me] if ctx.me is not None and ctx.me < len(view.get("players", ())) else {}
-        if view.get("phase") == "ready" and me.get("in_round", True) and not me.get("ready"):
-            bottom.append("\ntype ready to start the round", "bold yellow")
-    else:
-        bottom.append("watching: no hand", "dim")
-    return Sections(top, middle, bottom)
-
-
 # ------------------------------------------------------------------ events
 
 def _cards(cards, values=None) -> str:
@@ -618,7 +558,7 @@ def find_melds(hand, settings: dict) -> list[tuple[list[int], list[int]]]:
         elif len(ids) + w >= 3:
             cs = ids + wilds[:3 - len(ids)]
             found.append((cs, [n] * 3))
-    for col, have in by_colour.items():
+    for have in by_colour.values():
         for lo in range(1, 11):
             for hi in range(lo + 2, 13):
                 present = [v for v in range(lo, hi + 1) if v in have]

@@ -113,7 +113,7 @@ class Connection:
             await self.ws.ping()
 
     async def close(self) -> None:
-        """The close handshake, bounded and shielded (client/wire.py)."""
+        """The close handshake, bounded and shielded (headless/wire.py)."""
         await self.ws.aclose()
 
 

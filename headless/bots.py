@@ -121,7 +121,7 @@ class Bot:
         del self.waits[:-1000]
         return wait
 
-    def choose(self, plugin, view: dict, refused: set = frozenset()) -> dict | None:
+    def choose(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
         """The action to send now: the game's candidates (best first) not refused since the
         table last changed, less those the game holds back now, picked at the bot's level."""
         actions = [a for a in plugin.candidates(view) if plugin.action_key(a) not in refused]

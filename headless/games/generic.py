@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import json
 
-from rich.text import Text
 
 from ..levels import TURN_BASED
-from . import CommandError, Ctx, Sections, compact
+from . import CommandError, Ctx, compact
 
 NAME = "generic"
 TITLE = "Game"
@@ -76,12 +75,6 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
     head = [f"{view.get('game', 'game')} - seat {ctx.me if ctx.me is not None else '(watching)'}"
             + (f" - players {names}" if names else "")]
     return head + _lines(view)
-
-
-def render_rich(view: dict, ctx: Ctx) -> Sections:
-    lines = render_text(view, ctx)
-    return Sections(Text(lines[0], style="bold"), Text("\n".join(lines[1:])),
-                    Text('act {"kind": ...} sends an action; help lists the commands', style="dim"))
 
 
 def render_snapshot(snapshot: dict, ctx: Ctx) -> list[str]:

@@ -19,11 +19,12 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Protocol
 
 try:
     import fcntl
 except ImportError:         # not on Windows: the lock is then only this process's
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # (the lock is skipped where None)
 
 MAX_SEATS = 200     # remembered seats at most (the oldest are forgotten)
 STATE_DIR_ENV = "WILDTABLE_STATE_DIR"
@@ -36,6 +37,16 @@ def default_path() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     root = Path(xdg) if xdg else Path.home() / ".local" / "state"
     return root / "wildtable" / "seats.json"
+
+
+class SeatTokens(Protocol):
+    """A seat book: where a ClientCore keeps the token of each seat it takes, under the
+    server's URL, the table and the player's name, and finds it again to take the seat
+    back. SeatBook (a file per OS user) and the server's BotBook (server/botseats.py)."""
+
+    def find(self, url: str, table: str, name: str) -> tuple[int, str] | None: ...
+    def remember(self, url: str, table: str, name: str, seat: int, token: str) -> None: ...
+    def forget(self, url: str, table: str, name: str | None = None) -> None: ...
 
 
 class SeatBook:

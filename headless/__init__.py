@@ -1,0 +1,12 @@
+"""The client without a screen: what the terminal client and the server both need,
+with no UI (no rich, no Textual: docs/ARCHITECTURE.md, "Layers"; tests/test_layers.py).
+The server runs its bots from here and replays logs with the timeline; client/ draws it.
+
+    net.py, wire.py   the connection (the only use of the WebSocket library is in wire.py)
+    core.py           ClientCore: connection kept alive (reconnect + rejoin), mirror, commands
+    games/            one module per game: commands, completion, text table, events, bot
+    bots.py           bots: a ClientCore driven by a game module's strategy
+    levels.py         bot levels: reaction times and how well a bot plays
+    seats.py          seat tokens kept between runs
+    timeline.py       a log stepped through, record by record, as any seat (replay viewers)
+"""
