@@ -36,6 +36,7 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
+from .forwarded import TrustedProxies
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
@@ -113,6 +114,7 @@ class Server:
                  list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
+                 trusted_proxies: TrustedProxies = TrustedProxies(),
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None):
         self.data_dir = Path(data_dir)
@@ -142,7 +144,8 @@ class Server:
         self.rate_burst = rate_burst
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
-        self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins))
+        self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins),
+                                  trusted=trusted_proxies)
         self.hello_timeout = hello_timeout
         self.send_timeout = send_timeout        # seconds a peer may take no byte of what waits for it
         self.version = __version__
