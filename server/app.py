@@ -15,6 +15,7 @@ import math
 import os
 import re
 import secrets
+import socket
 import stat
 import time
 from functools import partial
@@ -36,7 +37,7 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
-from .forwarded import TrustedProxies
+from .forwarded import Address, TrustedProxies
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
@@ -598,6 +599,12 @@ class Server:
                     t.lose_lease()
 
     # ---------------------------------------------------------------- connections
+    async def attach(self, sock: socket.socket, who: Address) -> None:
+        """Serve a connection the server makes to itself (its bots, server/botseats.py):
+        ``sock`` is one end of a socketpair. A player's WebSocket and rules, but no slot of
+        the public listener (docs/ARCHITECTURE.md, "Bots the server runs")."""
+        await wire.serve_socket(sock, self._on_peer, limits=self.limits, who=who)
+
     async def _on_peer(self, peer: wire.Peer) -> None:
         if len(self.connections) >= self.max_connections:
             try:
