@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--forwarded-header", default="X-Forwarded-For", metavar="NAME",
                    help="with --trusted-proxy: the header the proxy sets, X-Forwarded-For (default) or Forwarded "
                    "(RFC 7239); the other is ignored, as a client could send it through the proxy")
+    s.add_argument("--proxy-protocol", action="store_true",
+                   help="with --trusted-proxy: connections from those proxies begin with a PROXY protocol header "
+                   "(v1 or v2: HAProxy's send-proxy, nginx stream's proxy_protocol on) naming the client; one "
+                   "without it is dropped. Other peers' connections are read as they are")
     s.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web page origin (scheme://host[:port]) allowed to open WebSockets to this server, "
                    "besides the server's own host; repeat for more. Browsers' other pages are refused (403)")

@@ -115,7 +115,7 @@ class Server:
                  list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
-                 trusted_proxies: TrustedProxies = TrustedProxies(),
+                 trusted_proxies: TrustedProxies = TrustedProxies(), proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None):
         self.data_dir = Path(data_dir)
@@ -146,7 +146,7 @@ class Server:
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
         self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins),
-                                  trusted=trusted_proxies)
+                                  trusted=trusted_proxies, proxy_protocol=proxy_protocol)
         self.hello_timeout = hello_timeout
         self.send_timeout = send_timeout        # seconds a peer may take no byte of what waits for it
         self.version = __version__

@@ -32,6 +32,7 @@ from websockets.server import ServerProtocol
 
 from wildtable.protocol.codec import MAX_FRAME
 
+from . import proxyproto
 from .forwarded import Address, TrustedProxies
 
 log = logging.getLogger("wildtable.server")
@@ -84,6 +85,8 @@ class Limits:
     peer_origins: Callable[[], Collection[str]] | None = None
     # the reverse proxies whose forwarding header names the client (serve --trusted-proxy)
     trusted: TrustedProxies = TrustedProxies()
+    # connections from those proxies begin with a PROXY protocol header (serve --proxy-protocol)
+    proxy_protocol: bool = False
 
 
 class Peer:
@@ -589,17 +592,21 @@ def _wants_websocket(request: Request) -> bool:
     return any(v.strip().lower() == "websocket" for v in request.headers.get_all("Upgrade"))
 
 
-async def _read_request(sock: socket.socket) -> tuple[ServerProtocol, Request | None]:
-    """Read the request head of the opening handshake (a bad one is answered here: None)."""
+async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[ServerProtocol, Request | None]:
+    """Read the request head of the opening handshake, after ``first`` (read already); a
+    bad one is answered here (None)."""
     proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
     received = 0
     request = None
     while request is None:
-        try:
-            data = sock.recv(RECV_SIZE)
-        except BlockingIOError:
-            await trio.lowlevel.wait_readable(sock)
-            continue
+        if first:
+            data, first = first, b""
+        else:
+            try:
+                data = sock.recv(RECV_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                continue
         if not data:
             return proto, None
         received += len(data)
@@ -757,8 +764,12 @@ async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, l
         try:
             proto = None
             with trio.move_on_after(limits.handshake_timeout):
-                proto, request = await _read_request(sock)
-                if request is not None and gate is not None and counted is None:
+                proxied = gate is not None and counted is None      # a trusted proxy's
+                first = b""
+                if proxied and limits.proxy_protocol:
+                    where, first = await _proxy_header(sock, where)
+                proto, request = await _read_request(sock, first) if first is not None else (None, None)
+                if request is not None and proxied:
                     where, request = await _behind_proxy(sock, where, request, gate)
                     if request is not None:
                         counted = where.host
@@ -789,16 +800,42 @@ async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, l
         sock.close()
 
 
+async def _proxy_header(sock: socket.socket, proxy: Address) -> tuple[Address, bytes | None]:
+    """A trusted proxy's connection that begins with a PROXY protocol header
+    (server/proxyproto.py): the client it names (the proxy itself for LOCAL or UNKNOWN), and
+    the bytes read after the header; None for them if there is no valid header (dropped,
+    as the spec asks, and logged)."""
+    data = b""
+    while True:
+        try:
+            more = sock.recv(proxyproto.V2_MAX - len(data))
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(sock)
+            continue
+        if not more:
+            return proxy, None
+        data += more
+        got = proxyproto.parse(data)
+        if isinstance(got, proxyproto.Invalid):
+            log.warning("dropped a connection from %s, a --trusted-proxy started with --proxy-protocol: %s",
+                        proxy.host, got.why)
+            return proxy, None
+        if got is not None:
+            return got.client or proxy, data[got.size:] or b""
+
+
 async def _behind_proxy(sock: socket.socket, proxy: Address, request: Request,
                         gate: _Gate) -> tuple[Address, Request | None]:
-    """A trusted proxy's connection: whose it is (server/forwarded.py), counted against that
-    address, or refused with the 503 a direct connection over the cap gets (None)."""
+    """A trusted proxy's connection: whose it is (server/forwarded.py; ``proxy``: the peer,
+    or the client its PROXY protocol header named), counted against that address, or
+    refused with the 503 a direct connection over the cap gets (None)."""
     trusted = gate.limits.trusted
     client = trusted.client(proxy.host, proxy.port, request.headers.get_all(trusted.header))
     why = gate.over(client.host)
     if why is None:
         gate.count(client.host)
         return client, request
-    log.warning("refused a connection from %s (via %s): %s", client.host, proxy.host, why)
+    via = sock.getpeername()[0]
+    log.warning("refused a connection from %s (via %s): %s", client.host, via, why)
     await _send_all(sock, [_http_response(503, "Service Unavailable", why + "\n")])
     return client, None

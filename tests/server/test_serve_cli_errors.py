@@ -111,6 +111,8 @@ async def test_port_0_prints_the_port_it_chose_on_stdout_quiet_or_not(tmp_path):
                                            "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8)"),
     (("--trusted-proxy", "127.0.0.1", "--forwarded-header", "X-Real-IP"),
      "--forwarded-header 'X-Real-IP': it is X-Forwarded-For or Forwarded (the one your proxy sets)"),
+    (("--proxy-protocol",), "--proxy-protocol needs --trusted-proxy ADDR|CIDR: the proxies whose PROXY header is "
+                            "believed (anyone else could name any address)"),
 ])
 async def test_a_bad_trusted_proxy_says_what_is_wrong(tmp_path, argv, said):
     code, line = await refused(tmp_path, "--port", "0", *argv)
