@@ -817,11 +817,11 @@ async def _proxy_header(sock: socket.socket, proxy: Address) -> tuple[Address, b
         data += more
         got = proxyproto.parse(data)
         if isinstance(got, proxyproto.Invalid):
-            log.warning("dropped a connection from %s, a --trusted-proxy started with --proxy-protocol: %s",
+            log.warning("dropped a connection from %s (a --trusted-proxy, and --proxy-protocol is on): %s",
                         proxy.host, got.why)
             return proxy, None
         if got is not None:
-            return got.client or proxy, data[got.size:] or b""
+            return got.client or proxy, data[got.size:]
 
 
 async def _behind_proxy(sock: socket.socket, proxy: Address, request: Request,

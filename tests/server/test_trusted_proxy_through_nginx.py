@@ -60,6 +60,18 @@ async def admitted(port: int, source: str, forged: str | None = None) -> Raw:
     return raw
 
 
+async def admitted_again(port: int, source: str) -> Raw:
+    """``admitted``, once the server has seen a connection of ``source``'s end (its slot
+    is given back a moment after the close): retried until then, 5 s at most."""
+    with trio.fail_after(5):
+        while True:
+            raw, head, _ = await handshake(port, source)
+            if head.status == 101:
+                return raw
+            raw.close()
+            await trio.sleep(0.05)
+
+
 async def over_the_cap(port: int, source: str, forged: str | None = None) -> None:
     raw, head, body = await handshake(port, source, forged)
     with raw:
@@ -79,6 +91,9 @@ async def test_40_players_behind_nginx_are_40_addresses_to_the_caps(tmp_path):
                 held.append(await admitted(port, "127.0.2.1"))
             await over_the_cap(port, "127.0.2.1")
             held.append(await admitted(port, "127.0.2.2"))
+            # a connection that ends gives its slot back to that player's address
+            held.pop(-2).close()
+            held.append(await admitted_again(port, "127.0.2.1"))
             # the server's log names the player, not the proxy
             said = "refused a connection from 127.0.2.1 (via 127.0.0.1): " + OVER
             with trio.fail_after(5):
