@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "0: never)")
     s.add_argument("--max-waiting-per-address", type=int, default=4, metavar="N",
                    help="tables waiting for players that one IP address may have created at once (default 4; "
-                   "0: no cap). Behind a reverse proxy every client has the proxy's address: raise it")
+                   "0: no cap). Behind a reverse proxy, see --trusted-proxy")
     s.add_argument("--max-connections", type=int, default=None,
                    help="connections at most (default 5000, or what the open-file limit holds)")
     s.add_argument("--max-open-logs", type=int, default=None, metavar="N",
@@ -47,9 +47,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
     s.add_argument("--max-per-address", type=int, default=32, metavar="N",
                    help="connections from one IP address at once (default 32; 0: no cap). Behind a reverse "
-                   "proxy every client has the proxy's address: raise it or set 0")
+                   "proxy, see --trusted-proxy")
     s.add_argument("--max-handshakes", type=int, default=128, metavar="N",
                    help="connections still in their opening handshake at once (default 128); each has 10 s")
+    s.add_argument("--trusted-proxy", action="append", default=[], metavar="ADDR|CIDR",
+                   help="a reverse proxy in front of this server (e.g. 127.0.0.1, 10.0.0.0/8); repeat for more. "
+                   "Connections from it are the client's that its --forwarded-header names (the right-most "
+                   "address there not itself trusted): every per-address cap and log line uses that address. "
+                   "From other peers the header is ignored. Default: none (every connection is its peer's)")
+    s.add_argument("--forwarded-header", default="X-Forwarded-For", metavar="NAME",
+                   help="with --trusted-proxy: the header the proxy sets, X-Forwarded-For (default) or Forwarded "
+                   "(RFC 7239); the other is ignored, as a client could send it through the proxy")
+    s.add_argument("--proxy-protocol", action="store_true",
+                   help="with --trusted-proxy: connections from those proxies begin with a PROXY protocol header "
+                   "(v1 or v2: HAProxy's send-proxy, nginx stream's proxy_protocol on) naming the client; one "
+                   "without it is dropped. Other peers' connections are read as they are")
     s.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
                    help="a web page origin (scheme://host[:port]) allowed to open WebSockets to this server, "
                    "besides the server's own host; repeat for more. Browsers' other pages are refused (403)")

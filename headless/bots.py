@@ -39,7 +39,7 @@ class Bot:
     def __init__(self, url: str, table: str, name: str, *, delay: float | None = None,
                  seat: int | None = None, report: Callable[[str], None] | None = None,
                  rng: random.Random | None = None, verbose: bool = True, level: str | None = None,
-                 seat_book=None):
+                 seat_book=None, dial=None):
         self.url, self.table, self.name, self.seat = url, table, name, seat
         self.delay = delay              # a fixed reaction time (--delay); None: the level's pace
         self.level = levels.level_of(level)
@@ -49,7 +49,8 @@ class Bot:
         self.report = report or (lambda text: None)
         self.verbose = verbose          # also report the seat taken and the final scores
         self.rng = rng or random.Random()
-        self.core = ClientCore(url, name, self._on_notice, seat_book=seat_book)     # seat_book: the server's bots
+        # seat_book, dial: the server's bots (server/botseats.py)
+        self.core = ClientCore(url, name, self._on_notice, seat_book=seat_book, dial=dial)
         self._changed = trio.Event()
         self._answers: dict[int, trio.Event] = {}
         self._outcomes: dict[int, tuple] = {}     # intent id -> ("accepted", seq) | ("rejected", code)

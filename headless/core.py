@@ -32,7 +32,7 @@ from wildtable.protocol.errors import ProtocolError
 
 from . import games
 from .games import CommandError, Ctx, is_number
-from .net import Connection, Mirror, NotOurServer, ServerError, connect, url_problem
+from .net import Connection, Dial, Mirror, NotOurServer, ServerError, connect, url_problem
 from .redirects import AskAgain, Chase, GiveUp, Unreachable, decide, sent_again
 from .seats import SeatTokens
 from .wire import ConnectionClosed, ConnectionRejected, HandshakeError
@@ -203,8 +203,9 @@ class ClientCore:
     def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
                  lobby_refresh: float | None = None, default_game: str = "run-wild",
                  bot_delay: float | None = None, heartbeat: float = HEARTBEAT, pong_timeout: float = PONG_TIMEOUT,
-                 seat_book: SeatTokens | None = None, bot_level: str | None = None):
+                 seat_book: SeatTokens | None = None, bot_level: str | None = None, dial: Dial | None = None):
         self.url = url
+        self.dial = dial                    # how to reach a server (None: TCP; net.Dial)
         self.name = name
         self._notify = notify or (lambda n: None)
         self.lobby_refresh = lobby_refresh
@@ -329,7 +330,7 @@ class ClientCore:
         online = False
         self._dropped = None
         try:
-            async with connect(target, None) as conn:
+            async with connect(target, None, dial=self.dial) as conn:
                 welcome = await conn.hello(self.name)
                 online = True
                 moving, self._moving = self._moving, None

@@ -7,7 +7,7 @@ Used by the terminal UI, the line mode, the bots, the load generator and the tes
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable
 
 import attrs
 import trio
@@ -117,10 +117,16 @@ class Connection:
         await self.ws.aclose()
 
 
+# dial(url): a stream already connected to the server at url, or None for the usual TCP
+# (the server's own bots reach it over a socketpair: server/botseats.py)
+Dial = Callable[[str], Awaitable["trio.abc.Stream | None"]]
+
+
 @asynccontextmanager
-async def connect(url: str, name: str | None = None):
+async def connect(url: str, name: str | None = None, *, dial: Dial | None = None):
     """Open a connection and (if ``name``) say hello."""
-    async with open_socket(url) as ws:
+    stream = None if dial is None else await dial(url)
+    async with open_socket(url, stream) as ws:
         conn = Connection(ws)
         if name is not None:
             await conn.hello(name)

@@ -392,9 +392,10 @@ async def _abandon(stream: trio.abc.Stream | None) -> None:
 
 
 @asynccontextmanager
-async def open_socket(url: str, **options):
-    """``connect(url, **options)``, closed at exit (``WebSocket.aclose``)."""
-    ws = await connect(url, **options)
+async def open_socket(url: str, stream: trio.abc.Stream | None = None, **options):
+    """``connect(url, **options)`` (over ``stream``, if given: ``wrap_stream``), closed at
+    exit (``WebSocket.aclose``)."""
+    ws = await (connect(url, **options) if stream is None else wrap_stream(stream, url, **options))
     try:
         yield ws
     finally:

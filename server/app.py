@@ -15,6 +15,7 @@ import math
 import os
 import re
 import secrets
+import socket
 import stat
 import time
 from functools import partial
@@ -38,12 +39,14 @@ from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
 from .interfaces import LogSink, Store
+from .forwarded import Address, TrustedProxies
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 
 log = logging.getLogger("wildtable.server")
+_NO_PROXIES = TrustedProxies()     # no proxy is trusted unless --trusted-proxy names it
 
 LOG_SUFFIX = ".wlog"
 FINISHED_DIR = "finished"     # where the logs of finished games go once the server forgets them
@@ -115,6 +118,7 @@ class Server:
                  list_refresh: float = LIST_REFRESH, outbox_bytes: int = OUTBOX_BYTES,
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
+                 trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None):
         self.data_dir = Path(data_dir)
@@ -145,7 +149,8 @@ class Server:
         self.rate_burst = rate_burst
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
-        self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins))
+        self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins),
+                                  trusted=trusted_proxies, proxy_protocol=proxy_protocol)
         self.hello_timeout = hello_timeout
         self.send_timeout = send_timeout        # seconds a peer may take no byte of what waits for it
         self.version = __version__
@@ -613,6 +618,12 @@ class Server:
                     t.lose_lease()
 
     # ---------------------------------------------------------------- connections
+    async def attach(self, sock: socket.socket, who: Address) -> None:
+        """Serve a connection the server makes to itself (its bots, server/botseats.py):
+        ``sock`` is one end of a socketpair. A player's WebSocket and rules, but no slot of
+        the public listener (docs/ARCHITECTURE.md, "Bots the server runs")."""
+        await wire.serve_socket(sock, self._on_peer, limits=self.limits, who=who)
+
     async def _on_peer(self, peer: wire.Peer) -> None:
         if len(self.connections) >= self.max_connections:
             try:

@@ -2,13 +2,17 @@
 server starts them in its own process, so they play on after that player's client is
 gone, and again after a restart of the server while their table is still being played.
 
-They are the same bots as ``wildtable bots`` (headless/bots.py): clients that connect to
-this server's own port over loopback, join like anyone, and send intents like anyone,
-so the table, its log and what the other players see are the same as with bots run
-elsewhere. Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs:
-a token resumes a seat) with its name, level and pace; at the next start every bot
-whose table is still being played takes its seat back with it. A bot's entry goes when
-its game is over, or when it no longer holds its seat.
+They are the same bots as ``wildtable bots`` (headless/bots.py): clients that speak
+WebSocket to this server, join like anyone, and send intents like anyone, so the table,
+its log and what the other players see are the same as with bots run elsewhere. Only
+the way in differs: a socketpair handed straight to the server's connection handler,
+not the public listener, so they take no slot of its per-address caps (any local
+process can fill 127.0.0.1's) and still obey every rule a player's connection does.
+
+Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs: a token
+resumes a seat) with its name, level and pace; at the next start every bot whose table
+is still being played takes its seat back with it. A bot's entry goes when its game is
+over, or when it no longer holds its seat.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import importlib
 import json
 import logging
 import os
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +30,7 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
+from .forwarded import Address
 from .wire import ws_url
 
 if TYPE_CHECKING:
@@ -34,10 +40,10 @@ log = logging.getLogger("wildtable.server")
 
 BOTS_FILE = "bots.json"
 LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
-# Bots the server runs at once, at most: each is a connection from the server's own
-# address, which counts against serve --max-per-address (32) like a local player's, so
-# this leaves room for those players
+# Bots the server runs at once, at most (each holds a connection, counted against
+# serve --max-connections, but no slot of the listener's per-address caps)
 MAX_BOTS = 24
+BOT_ADDRESS = "server-bot"   # what the server's own bots' connections are called in logs (Peer.remote)
 SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
 
 
@@ -131,6 +137,7 @@ class BotHost:
         self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
+        self._dialed = 0                # connections the bots made (numbers them in logs)
 
     @property
     def nursery(self) -> trio.Nursery:
@@ -163,6 +170,17 @@ class BotHost:
                     self._sweep(trio.current_time())
                 except Exception:       # our bug: the bots stay, the server goes on
                     log.exception("looking for bots left alone failed (the server goes on)")
+
+    async def dial(self, url: str) -> trio.abc.Stream | None:
+        """How a bot reaches a server (headless/net.py, Dial): this one over a socketpair whose
+        other end the server serves at once, with no slot of the public listener; another
+        node of a cluster (a redirect) over TCP, as anyone (None)."""
+        if url != self.url or self._nursery is None:
+            return None
+        ours, theirs = socket.socketpair()
+        self._dialed += 1
+        self._nursery.start_soon(self.server.attach, ours, Address(BOT_ADDRESS, self._dialed))
+        return trio.SocketStream(trio.socket.from_stdlib_socket(theirs))
 
     def _sweep(self, now: float) -> None:
         """Bots left alone at a table where nothing happens (nobody else seated and
@@ -323,7 +341,7 @@ class BotHost:
             self.book.add(entry)
         try:
             bot = Bot(self.url or "", table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
-                      verbose=False, level=entry.get("level"), seat_book=self.book)
+                      verbose=False, level=entry.get("level"), seat_book=self.book, dial=self.dial)
         except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
             log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e)
             self.book.forget("", table, name)

@@ -18,6 +18,7 @@ from wildtable.headless.net import url_problem
 from . import wire
 from .app import Server
 from .datadir import DataDirError
+from .forwarded import TrustedProxies
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 from .store_pg import StoreError, psycopg_module, redact
 
@@ -143,6 +144,17 @@ def main(args) -> int:
     if args.max_waiting_per_address < 0:
         print("wildtable serve: --max-waiting-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
         return 2
+    try:
+        trusted = TrustedProxies.parse(getattr(args, "trusted_proxy", None) or (),
+                                       getattr(args, "forwarded_header", None) or "X-Forwarded-For")
+    except ValueError as e:
+        print(f"wildtable serve: {e}", file=sys.stderr)
+        return 2
+    proxy_protocol = bool(getattr(args, "proxy_protocol", False))
+    if proxy_protocol and not trusted.networks:
+        print("wildtable serve: --proxy-protocol needs --trusted-proxy ADDR|CIDR: the proxies whose PROXY header is "
+              "believed (anyone else could name any address)", file=sys.stderr)
+        return 2
     for flag, value in (("--max-connections", args.max_connections), ("--max-open-logs", args.max_open_logs)):
         if value is not None and value < 1:
             print(f"wildtable serve: {flag} wants a count, 1 or more", file=sys.stderr)
@@ -185,7 +197,8 @@ def main(args) -> int:
                     max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
                     max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
-                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin,
+                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin, trusted_proxies=trusted,
+                    proxy_protocol=proxy_protocol,
                     store=store, lease_seconds=lease, node_id=node_id, public_url=public_url)
     _tune_gc()
     failed: list[OSError] = []

@@ -32,6 +32,9 @@ from websockets.server import ServerProtocol
 
 from wildtable.protocol.codec import MAX_FRAME
 
+from . import proxyproto
+from .forwarded import Address, TrustedProxies
+
 log = logging.getLogger("wildtable.server")
 # websockets logs every open and close at INFO; ours says what matters
 _ws_log = logging.getLogger("wildtable.server.websocket")
@@ -80,6 +83,10 @@ class Limits:
     # the origins allowed now besides those (a node of a cluster: the pages its live peer
     # nodes serve, server/cluster.py); asked at each handshake that names an Origin
     peer_origins: Callable[[], Collection[str]] | None = None
+    # the reverse proxies whose forwarding header names the client (serve --trusted-proxy)
+    trusted: TrustedProxies = TrustedProxies()
+    # connections from those proxies begin with a PROXY protocol header (serve --proxy-protocol)
+    proxy_protocol: bool = False
 
 
 class Peer:
@@ -97,7 +104,7 @@ class Peer:
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
                  "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt")
 
-    def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int):
+    def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int | None):
         self._sock = sock
         self._proto = proto
         self.host = host
@@ -449,9 +456,10 @@ class Peer:
                     return
 
 
-def host_port(host: str, port: int) -> str:
-    """``host:port``, an IPv6 host in brackets."""
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+def host_port(host: str, port: int | None) -> str:
+    """``host:port``, an IPv6 host in brackets (no port: the host alone, bracketed too)."""
+    shown = f"[{host}]" if ":" in host else host
+    return shown if port is None else f"{shown}:{port}"
 
 
 def ws_url(host: str, port: int) -> str:
@@ -483,24 +491,34 @@ def frame_header(size: int) -> bytes:
 
 class _Gate:
     """Counts what a stranger can make the listener hold: connections in their handshake,
-    and connections per address."""
+    and connections per address. A trusted proxy's connection counts in the handshake at
+    once, and against its client's address once its request head names the client."""
 
     def __init__(self, limits: Limits):
         self.limits = limits
         self.handshaking = 0
         self.per_address: dict[str, int] = {}
 
-    def refusal(self, host: str) -> str | None:
+    def refusal(self, host: str | None) -> str | None:
+        """Why a new connection from ``host`` (None: a trusted proxy's) is refused, if it is."""
         lim = self.limits
         if self.handshaking >= lim.max_handshakes:
             return f"too many connections opening at once (at most {lim.max_handshakes}); try again in a moment"
+        return None if host is None else self.over(host)
+
+    def over(self, host: str) -> str | None:
+        lim = self.limits
         if lim.max_per_address and self.per_address.get(host, 0) >= lim.max_per_address:
             return (f"too many connections from your address (at most {lim.max_per_address}); "
                     "close some, or ask the operator to raise --max-per-address")
         return None
 
-    def admit(self, host: str) -> None:
+    def admit(self, host: str | None) -> None:
         self.handshaking += 1
+        if host is not None:
+            self.count(host)
+
+    def count(self, host: str) -> None:
         self.per_address[host] = self.per_address.get(host, 0) + 1
 
     def release(self, host: str) -> None:
@@ -574,21 +592,23 @@ def _wants_websocket(request: Request) -> bool:
     return any(v.strip().lower() == "websocket" for v in request.headers.get_all("Upgrade"))
 
 
-async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | None = None) -> ServerProtocol | None:
-    """Read the opening handshake and answer it; the protocol, if the WebSocket is open.
-    A plain HTTP request (no ``Upgrade: websocket``) goes to ``http``, if given, whose
-    response is sent before the connection closes (one request per connection)."""
+async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[ServerProtocol, Request | None]:
+    """Read the request head of the opening handshake, after ``first`` (read already); a
+    bad one is answered here (None)."""
     proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
     received = 0
     request: Request | None = None
     while request is None:
-        try:
-            data = sock.recv(RECV_SIZE)
-        except BlockingIOError:
-            await trio.lowlevel.wait_readable(sock)
-            continue
+        if first:
+            data, first = first, b""
+        else:
+            try:
+                data = sock.recv(RECV_SIZE)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+                continue
         if not data:
-            return None
+            return proto, None
         received += len(data)
         proto.receive_data(data)
         events = proto.events_received()
@@ -599,11 +619,19 @@ async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | No
             # not HTTP at all: the protocol just drops it; say why
             await _send_all(sock, out or [_http_response(400, "Bad Request", "this is a wildtable server: it speaks "
                                                          "WebSocket (ws://HOST:PORT)\n")])
-            return None
+            return proto, None
         elif received > HANDSHAKE_MAX_BYTES:
             await _send_all(sock, [_http_response(431, "Request Header Fields Too Large",
                                                   f"the request head is over {HANDSHAKE_MAX_BYTES} bytes\n")])
-            return None
+            return proto, None
+    return proto, request
+
+
+async def _answer(sock: socket.socket, proto: ServerProtocol, request: Request, limits: Limits,
+                  http: HttpHandler | None, who: str) -> ServerProtocol | None:
+    """Answer the opening handshake of ``who``; the protocol, if the WebSocket is open.
+    A plain HTTP request (no ``Upgrade: websocket``) goes to ``http``, if given, whose
+    response is sent before the connection closes (one request per connection)."""
     if http is not None and not _wants_websocket(request):
         response = await http(request)
         if response is not None:
@@ -616,7 +644,7 @@ async def _handshake(sock: socket.socket, limits: Limits, http: HttpHandler | No
     await _send_all(sock, [d for d in proto.data_to_send() if d])
     if response.status_code != 101:
         if why:
-            log.warning("refused a WebSocket from %s: %s", sock.getpeername()[0], why)
+            log.warning("refused a WebSocket from %s: %s", who, why)
         return None
     return proto
 
@@ -697,7 +725,9 @@ async def _accept(lsock: socket.socket, gate: _Gate, handler, http, nursery: tri
         await trio.lowlevel.checkpoint()        # a flood of connects must not starve the tables
         sock.setblocking(False)
         host = addr[0]
-        why = gate.refusal(host)
+        # a trusted proxy's connection is its client's, known once its request head is read
+        counted = None if gate.limits.trusted.trusts(host) else host
+        why = gate.refusal(counted)
         if why is not None:
             log.warning("refused a connection from %s: %s", host, why)
             _refuse_now(sock, why)
@@ -710,25 +740,52 @@ async def _accept(lsock: socket.socket, gate: _Gate, handler, http, nursery: tri
             sock.setsockopt(socket.IPPROTO_TCP, _TCP_NOTSENT_LOWAT, 16 * 1024)
         except OSError:
             pass
-        gate.admit(host)
-        nursery.start_soon(_connection, sock, addr, gate, handler, http)
+        gate.admit(counted)
+        nursery.start_soon(_connection, sock, Address(host, addr[1]), gate, gate.limits, handler, http, counted)
 
 
-async def _connection(sock: socket.socket, addr, gate: _Gate, handler, http) -> None:
-    host, port = addr[0], addr[1]
+_LOCAL = Address("local")      # how a connection the server makes to itself is named
+
+
+async def serve_socket(sock: socket.socket, handler: Callable[[Peer], Awaitable[None]], *,
+                       limits: Limits = Limits(), who: Address = _LOCAL) -> None:
+    """One connection the server makes to itself (its own bots, server/botseats.py, over
+    a socketpair): the same handshake, Peer and handler as a listener's connection, so
+    every rule a player obeys, but none of the listener's caps: it takes no slot of any
+    address. ``who`` names it in logs and ``Peer.remote``."""
+    sock.setblocking(False)
+    await _connection(sock, who, None, limits, handler, None, None)
+
+
+async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, limits: Limits, handler, http,
+                      counted: str | None) -> None:
+    """One connection from its handshake to its end. ``counted``: the address it counts
+    against already (None: a trusted proxy's, counted here once the client is known, or
+    one without a gate)."""
     peer = None
     try:
         try:
             proto = None
-            with trio.move_on_after(gate.limits.handshake_timeout):
-                proto = await _handshake(sock, gate.limits, http)
+            with trio.move_on_after(limits.handshake_timeout):
+                proxied = gate is not None and counted is None      # a trusted proxy's
+                first: bytes | None = b""
+                if proxied and limits.proxy_protocol:
+                    where, first = await _proxy_header(sock, where)
+                proto, request = await _read_request(sock, first) if first is not None else (None, None)
+                if request is not None and proxied and gate is not None:
+                    where, request = await _behind_proxy(sock, where, request, gate)
+                    if request is not None:
+                        counted = where.host
+                proto = None if request is None or proto is None else await _answer(
+                    sock, proto, request, limits, http, host_port(where.host, where.port))
         except OSError:
             proto = None            # reset during the handshake
         finally:
-            gate.handshaking -= 1
+            if gate is not None:
+                gate.handshaking -= 1
         if proto is None:
             return
-        peer = Peer(sock, proto, host, port)
+        peer = Peer(sock, proto, where.host, where.port)
         try:
             await handler(peer)
         finally:
@@ -737,9 +794,51 @@ async def _connection(sock: socket.socket, addr, gate: _Gate, handler, http) -> 
     except* (ConnectionClosed, SendStalled):
         pass                        # the peer went away, or stopped reading
     except* Exception as group:
-        log.error("connection %s ended by a bug of ours (the server goes on)", f"{host}:{port}",
+        log.error("connection %s ended by a bug of ours (the server goes on)", host_port(where.host, where.port),
                   exc_info=group)
     finally:
-        gate.release(host)
+        if counted is not None and gate is not None:
+            gate.release(counted)
         trio.lowlevel.notify_closing(sock)
         sock.close()
+
+
+async def _proxy_header(sock: socket.socket, proxy: Address) -> tuple[Address, bytes | None]:
+    """A trusted proxy's connection that begins with a PROXY protocol header
+    (server/proxyproto.py): the client it names (the proxy itself for LOCAL or UNKNOWN), and
+    the bytes read after the header; None for them if there is no valid header (dropped,
+    as the spec asks, and logged)."""
+    data = b""
+    while True:
+        try:
+            more = sock.recv(proxyproto.V2_MAX - len(data))
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(sock)
+            continue
+        if not more:
+            return proxy, None
+        data += more
+        got = proxyproto.parse(data)
+        if isinstance(got, proxyproto.Invalid):
+            log.warning("dropped a connection from %s (a --trusted-proxy, and --proxy-protocol is on): %s",
+                        proxy.host, got.why)
+            return proxy, None
+        if got is not None:
+            return got.client or proxy, data[got.size:]
+
+
+async def _behind_proxy(sock: socket.socket, proxy: Address, request: Request,
+                        gate: _Gate) -> tuple[Address, Request | None]:
+    """A trusted proxy's connection: whose it is (server/forwarded.py; ``proxy``: the peer,
+    or the client its PROXY protocol header named), counted against that address, or
+    refused with the 503 a direct connection over the cap gets (None)."""
+    trusted = gate.limits.trusted
+    client = trusted.client(proxy.host, proxy.port, request.headers.get_all(trusted.header))
+    why = gate.over(client.host)
+    if why is None:
+        gate.count(client.host)
+        return client, request
+    via = sock.getpeername()[0]
+    log.warning("refused a connection from %s (via %s): %s", client.host, via, why)
+    await _send_all(sock, [_http_response(503, "Service Unavailable", why + "\n")])
+    return client, None

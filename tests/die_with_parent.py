@@ -33,16 +33,19 @@ def main(argv: list[str]) -> None:
     if watch_parent is not None:
         if os.getppid() != parent:      # the parent died before its pidfd was opened
             sys.exit(f"{argv[0]}: the process that started this one ({parent}) is gone")
+        me = os.getpid()
         if os.fork() == 0:
-            watchdog(watch_parent, watch_me)
+            watchdog(watch_parent, watch_me, me)
         os.close(watch_parent)
         os.close(watch_me)
     os.execv(command[0], command)
 
 
-def watchdog(watch_parent: int, watch_me: int) -> None:
+def watchdog(watch_parent: int, watch_me: int, me: int) -> None:
     """(In the forked child.) Hold nothing of the command's: no pipe of its stays open
-    here (a reader of its stderr sees its end when it ends); Ctrl-C is for the test."""
+    here (a reader of its stderr sees its end when it ends); Ctrl-C is for the test.
+    A command started as the leader of a process group of its own (``start_new_session``)
+    goes with its whole group: nginx's worker processes outlive a killed master."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
@@ -57,6 +60,8 @@ def watchdog(watch_parent: int, watch_me: int) -> None:
             signal.pidfd_send_signal(watch_me, signal.SIGKILL)
         except ProcessLookupError:
             pass
+        if os.getpgid(0) == me:
+            os.killpg(me, signal.SIGKILL)       # this watchdog too, last
     os._exit(0)
 
 

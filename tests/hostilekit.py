@@ -339,6 +339,15 @@ async def upgraded(port: int, *, source: str | None = None, rcvbuf: int | None =
     return raw
 
 
+async def refused_503(port: int, source: str | None = None, within: float = 2) -> None:
+    """A new connection (sending nothing) is answered 503 and closed, at once."""
+    with await Raw.open(port, source=source) as raw:
+        with trio.fail_after(within):
+            head = await raw.read_head()
+        assert head.status == 503, head.raw
+        await ends_within(raw, within, "after its 503")
+
+
 async def said_hello(port: int, name: str = "stranger", **kw) -> Raw:
     """``upgraded``, then hello answered with welcome."""
     raw = await upgraded(port, **kw)

@@ -13,8 +13,8 @@ from __future__ import annotations
 import pytest
 import trio
 
-from hostilekit import (Gone, Raw, Sockets, ends_within, port_of, said_hello, serve_process, steady_player,
-                        under_attack, upgraded)
+from hostilekit import (Gone, Raw, Sockets, ends_within, port_of, refused_503, said_hello, serve_process,
+                        steady_player, under_attack, upgraded)
 
 HALF = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"     # and no more
 
@@ -23,15 +23,6 @@ async def half_open(port: int, source: str | None = None) -> Raw:
     raw = await Raw.open(port, source=source)
     await raw.send(HALF)
     return raw
-
-
-async def refused_503(port: int, source: str | None = None, within: float = 2) -> None:
-    """A new connection (sending nothing) is answered 503 and closed, at once."""
-    with await Raw.open(port, source=source) as raw:
-        with trio.fail_after(within):
-            head = await raw.read_head()
-        assert head.status == 503, head.raw
-        await ends_within(raw, within, "after its 503")
 
 
 async def admitted(port: int, source: str | None = None, tries: float = 3) -> Raw:

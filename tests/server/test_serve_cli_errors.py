@@ -102,3 +102,19 @@ async def test_port_0_prints_the_port_it_chose_on_stdout_quiet_or_not(tmp_path):
                 await proc.wait()
         assert proc.returncode == 0
         assert await LineReader(proc.stderr).read_to_end() == ""        # --quiet: no log lines
+
+
+@pytest.mark.parametrize("argv, said", [
+    (("--trusted-proxy", "10.0.0.1/8"), "--trusted-proxy 10.0.0.1/8: the address has bits set past the /8; did you "
+                                        "mean 10.0.0.0/8?"),
+    (("--trusted-proxy", "proxy.example"), "--trusted-proxy 'proxy.example': not an IP address or network (e.g. "
+                                           "127.0.0.1, 10.0.0.0/8, ::1, fd00::/8)"),
+    (("--trusted-proxy", "127.0.0.1", "--forwarded-header", "X-Real-IP"),
+     "--forwarded-header 'X-Real-IP': it is X-Forwarded-For or Forwarded (the one your proxy sets)"),
+    (("--proxy-protocol",), "--proxy-protocol needs --trusted-proxy ADDR|CIDR: the proxies whose PROXY header is "
+                            "believed (anyone else could name any address)"),
+])
+async def test_a_bad_trusted_proxy_says_what_is_wrong(tmp_path, argv, said):
+    code, line = await refused(tmp_path, "--port", "0", *argv)
+    assert (code, line) == (2, f"wildtable serve: {said}")
+    assert not (tmp_path / "data").exists()         # nothing started
