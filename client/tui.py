@@ -36,6 +36,7 @@ from .core import (
     CannotConnect, ClientCore, Notice, completions, complete_line, lobby_row, split_for_completion,
 )
 from .session import Launch, server_for, start_session
+from .termsignals import quit_on_signals
 
 FLASH_SECONDS = 2.5
 # info lines that answer a lobby command, shown on the result line too
@@ -212,6 +213,7 @@ class PlayApp(App):
         self._token: trio.lowlevel.TrioToken | None = None
         self._root: trio.CancelScope | None = None
         self._done: asyncio.Future | None = None
+        self._restore_signals = lambda: None     # the former SIGTERM/SIGHUP handlers back (once mounted)
         self._flash_timer = None
         self._status = "connecting..."
         self._lobby_rows: list | None = None
@@ -249,6 +251,7 @@ class PlayApp(App):
         self.query_one("#cmd", CommandInput).focus()
         loop = asyncio.get_running_loop()
         self._done = loop.create_future()
+        self._restore_signals = quit_on_signals(self, loop)   # SIGTERM, SIGHUP: as Ctrl-C (client/termsignals.py)
 
         def done(outcome) -> None:
             if not self._done.done():
@@ -300,6 +303,7 @@ class PlayApp(App):
             pass
 
     async def on_unmount(self) -> None:
+        self._restore_signals()
         await self.stop_trio()
 
     async def action_quit(self) -> None:
