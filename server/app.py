@@ -36,6 +36,10 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
+from .health import Health, probe_data_dir
+from .metrics import Metrics
+from .opsport import OpsPort
+from .sdnotify import notify
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
@@ -114,8 +118,16 @@ class Server:
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
-                 public_url: str | None = None, table_ids=None):
+                 public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
+                 metrics_port: int | None = None):
         self.data_dir = Path(data_dir)
+        # what an operator asks of it (docs/OPERATING.md): counters (server/metrics.py),
+        # readiness (server/health.py), both on the ops port if metrics_port is given
+        self.metrics = Metrics()
+        self.health = Health()
+        self.metrics_host, self.metrics_port = metrics_host, metrics_port
+        self.ops: OpsPort | None = None         # the ops port's listener (server/opsport.py), if any
+        self.ops_port: int | None = None        # its port, once it listens
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
         self.keep_finished = keep_finished
@@ -127,6 +139,7 @@ class Server:
         # (None: its URL, once it listens)
         self.store = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
         self.writer = PgWriter(self.store, durability) if self.store else LogWriter(durability, max_open=max_open_logs)
+        self.writer.timings = self.metrics
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
@@ -274,6 +287,7 @@ class Server:
                     lambda: Table.create(tid, game, seats, dict(settings), partial(LogFile.create, self.data_dir / (tid + LOG_SUFFIX)),
                                          self.writer, created, name, owner=address, **self._table_kw()))
             self._start_table(table)
+            self.metrics.tables_created += 1
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
             log.error("cannot create a table's log in %s: %s", self.data_dir, e)
@@ -305,6 +319,7 @@ class Server:
                     log.info("table id %s is taken in the store (another node made it); drawing another", tid)
                     tid = self._new_id()
                     continue
+                self.metrics.store_error("create_table")
                 log.error("cannot create table %s in the store: %s", tid, e)
                 raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
                                     "tell its operator") from None
@@ -316,7 +331,7 @@ class Server:
         self._tables_nursery.start_soon(table.run)
 
     def _table_kw(self) -> dict:
-        return dict(on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
+        return dict(metrics=self.metrics, on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
                     on_evict=self._evict, waiting_expiry=self.waiting_expiry, refusals=self.refusals,
                     on_lobby=self._lobby_changed, on_lease_lost=self._lease_lost)
 
@@ -362,6 +377,7 @@ class Server:
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
         self._lobby_changed()
+        self.metrics.leases_lost += 1
         if self.cluster is not None:
             self.cluster.stepped_down(table)    # its bots here stop first: the adopter runs them
         for c in self.connections:
@@ -532,6 +548,7 @@ class Server:
             self._start_table(table)
         finally:
             self._adopting.discard(table_id)
+        self.metrics.adoptions += 1
         log.info("table %s adopted from the store (epoch %d, %d records, seq %d%s)", table.id, table.logfile.epoch,
                  table.logfile.next_n, table.seq, ", game over" if table.finished else "")
         if table.finished:
@@ -578,6 +595,10 @@ class Server:
             try:
                 held = await self.store.call(self.store.renew)
             except Exception as e:
+                self.metrics.lease_renewal_failures += 1
+                self.metrics.store_error("lease_renewal")
+                self.health.set_problem("store", f"the store does not answer ({first_line(e)})",
+                                        "see that PostgreSQL runs and this node can reach it (--store)")
                 now = trio.current_time()
                 if failing_since is None:
                     failing_since = now
@@ -587,6 +608,8 @@ class Server:
                                 "%.1f s (once a lease passes, its table steps down)", first_line(e),
                                 now - failing_since, period)
                 continue
+            self.metrics.lease_renewals += 1
+            self.health.set_problem("store", None, "")
             if failing_since is not None:
                 log.warning("leases renewed again after %.1f s", trio.current_time() - failing_since)
                 failing_since = said = None
@@ -605,10 +628,12 @@ class Server:
             return
         conn = Connection(self, peer)
         self.connections.add(conn)
+        self.metrics.connections_opened += 1
         try:
             await conn.run()
         finally:
             self.connections.discard(conn)
+            self.metrics.closed(conn.close_code)
 
     # ---------------------------------------------------------------- lifetime
     async def run(self, host: str = "127.0.0.1", port: int = 8765, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -621,7 +646,13 @@ class Server:
             raise unusable(self.data_dir, e) from None
         self._dir_lock = DataDirLock.acquire(self.data_dir)
         try:
-            await self._serve(host, port, task_status)
+            async with trio.open_nursery() as ops:
+                if self.metrics_port is not None:
+                    self.ops = OpsPort(self)
+                    self.ops_port = await ops.start(self.ops.run, self.metrics_host, self.metrics_port)
+                ops.start_soon(probe_data_dir, self.health, self.data_dir)
+                await self._serve(host, port, task_status)
+                ops.cancel_scope.cancel()
         finally:
             self._dir_lock.release()
 
@@ -667,6 +698,8 @@ class Server:
                                 await self.cluster.resume_all_bots()    # from the store, table by table
                             else:
                                 self.bots.resume()
+                            self.health.serving()
+                            notify("READY=1", f"STATUS=serving on ws://{host}:{self.port}")     # under systemd
                             task_status.started(self.port)
                             await trio.sleep_forever()
                     # shutdown: stop the arbiters, then drain the log writer
@@ -736,6 +769,7 @@ class Server:
         try:
             await self.writer.run(task_status=task_status)
         except StorageFailed as e:
+            self.health.writer = f"{e}: the server stops"
             log.error("%s: stopping the server (every acknowledged action is in the logs)", e)
             await self._goodbye(f"server stopping: {e}", 1011, "server cannot write its logs", seconds=1)
             raise
@@ -743,6 +777,8 @@ class Server:
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop accepting, tell every client, close them, let run() flush and return."""
         log.info("shutting down: %s", reason)
+        self.health.draining(reason)
+        notify("STOPPING=1", f"STATUS={reason}")
         self.bots.stop()
         await self._goodbye(reason, 1001, "server shutting down", seconds=3)
         self._listen_scope.cancel()

@@ -586,6 +586,7 @@ class PgWriter:
         self.commit_seconds = 0.0       # time in the group transactions (the group-commit latency)
         self.commit_max = 0.0
         self.unreachable_seconds = 0.0
+        self.timings = None             # the server's Metrics: each group commit, each failed attempt
 
     # ------------------------------------------------------------ the tables' side
     async def commit(self, log: PgLog, data: bytes) -> None:
@@ -794,6 +795,8 @@ class PgWriter:
                     raise StorageFailed(f"the store is unreachable ({first_line(e)}) and the server is stopping: "
                                         f"{waiting} commit(s) were not written, none of them acknowledged") from e
                 self.retries += 1
+                if self.timings is not None:
+                    self.timings.store_error("write")
                 retry = True
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
@@ -828,6 +831,8 @@ class PgWriter:
             self.transactions += 1
             self.commit_seconds += outcome.seconds
             self.commit_max = max(self.commit_max, outcome.seconds)
+            if self.timings is not None:
+                self.timings.group_committed(outcome.seconds)
         self.groups += 1
         for c in group:
             if c.data and c.log is not None and c.log.table_id in refused:

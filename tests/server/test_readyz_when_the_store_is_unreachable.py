@@ -1,0 +1,40 @@
+"""A node of a cluster whose store does not answer (PostgreSQL stopped under it) says so
+on /readyz (503, with the reason) until its lease renewals go through again, then 200;
+the metrics count the failed renewals. A real `wildtable serve --store` process at the
+default lease."""
+
+from __future__ import annotations
+
+import trio
+from prometheus_client.parser import text_string_to_metric_families
+
+from opskit import get, ops_serve, until_ready
+
+
+def _value(text: str, name: str) -> float:
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                return sample.value
+    raise AssertionError(f"no {name} in the metrics")
+
+
+async def test_store_stopped_and_started(tmp_path, pg_private):
+    dsn = pg_private.create_database()
+    with trio.fail_after(90):
+        async with ops_serve(tmp_path / "data", "--store", dsn, "--node-id", "n1") as sp:
+            port = await sp.serving()
+            await until_ready(port, True)
+            await trio.to_thread.run_sync(pg_private.stop)
+            body = await until_ready(port, False, timeout=20)
+            assert body["state"] == "serving" and "store does not answer" in body["reason"], body
+            assert dsn.split("@")[0] not in body["reason"]          # no credentials in a public answer
+            metrics = (await get(sp.ops, "/metrics"))[2].decode()
+            assert _value(metrics, "wildtable_lease_renewal_failures_total") >= 1
+            assert _value(metrics, "wildtable_ready") == 0
+            await trio.to_thread.run_sync(pg_private.start)
+            await until_ready(port, True, timeout=20)
+            metrics = (await get(sp.ops, "/metrics"))[2].decode()
+            assert _value(metrics, "wildtable_ready") == 1
+            assert _value(metrics, "wildtable_lease_renewals_total") >= 1
+    assert "see that PostgreSQL runs" in sp.stderr.text
