@@ -625,6 +625,7 @@ class Server:
             except wire.ConnectionClosed:
                 return      # it left already
             await peer.close(CLOSE_TRY_LATER, "server full")
+            self.metrics.closed(CLOSE_TRY_LATER)
             return
         conn = Connection(self, peer)
         self.connections.add(conn)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+import trio
+
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 # seconds: from a fast SSD's fsync (0.1 ms) to a disk or a store that stalls (over 1 s)
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
@@ -116,8 +118,6 @@ class Metrics:
 def count_store_error(metrics: Metrics, where: str) -> None:
     """``metrics.store_error(where)`` from a worker thread (in the Trio thread, so the
     counters need no lock), or from the Trio thread itself."""
-    import trio
-
     try:
         trio.from_thread.run_sync(metrics.store_error, where)
     except RuntimeError:            # not in a worker thread of a Trio run: this is the Trio thread
