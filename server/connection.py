@@ -382,6 +382,7 @@ class Connection:
                 self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
             except Redirected as r:
                 # another node of the cluster serves it: the client sends it there again
+                self.server.metrics.redirects += 1
                 self.send_message(m.Redirect(r.url, msg.TAG, r.table, r.reason))
 
     async def _answer_intent(self, message) -> None:

@@ -63,6 +63,7 @@ class Metrics:
         self.adoptions = 0                          # tables taken from the store (lease passed, or at start)
         self.leases_lost = 0                        # tables this node stepped down from
         self.fenced_commits = 0                     # commits the store refused: the lease was another's
+        self.redirects = 0                          # requests sent to another node of the cluster
         self.store_errors: dict[str, int] = {}      # where -> store errors (replays, renewals, writes)
 
     # ------------------------------------------------------------ what the server calls
@@ -105,6 +106,8 @@ class Metrics:
                 self.leases_lost)
         counter(out, "wildtable_fenced_commits", "commits the store refused because another node held the lease",
                 self.fenced_commits)
+        counter(out, "wildtable_redirects", "requests this node sent to another node of the cluster (redirect)",
+                self.redirects)
         counter(out, "wildtable_store_errors", "errors from the store, by where they happened", self.store_errors,
                 "where")
         gauge(out, "wildtable_connections", "open connections, by state", gauges.connections, "state")

@@ -12,6 +12,7 @@ import sys
 from contextlib import asynccontextmanager
 
 import trio
+from prometheus_client.parser import text_string_to_metric_families
 
 from adversarial_kit import DIE_WITH_PARENT
 from proc import LineReader
@@ -50,6 +51,22 @@ async def until_ready(port: int, ready: bool, timeout: float = 15) -> dict:
                 return last[1]
             await trio.sleep(0.05)
     raise AssertionError(f"/readyz did not answer {want} within {timeout} s; last: {last}")
+
+
+async def scrape(port: int) -> dict:
+    """{(sample name, labels as a sorted tuple): value}; the families' types checked."""
+    status, ctype, body = await get(port, "/metrics")
+    assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
+    out = {}
+    for family in text_string_to_metric_families(body.decode()):
+        assert family.type in ("counter", "gauge", "histogram"), family
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+def of(metrics: dict, name: str, **labels) -> float:
+    return metrics.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 class OpsServe:

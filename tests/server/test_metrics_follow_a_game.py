@@ -6,28 +6,11 @@ game port there are no metrics (404)."""
 from __future__ import annotations
 
 import trio
-from prometheus_client.parser import text_string_to_metric_families
 
 from wildtable.client.net import connect
 
-from opskit import get
+from opskit import get, of, scrape
 from serverkit import create, join, play_out_with_a_refusal, running_server
-
-
-async def scrape(port: int) -> dict:
-    """{(sample name, labels as a sorted tuple): value}; the families' types checked."""
-    status, ctype, body = await get(port, "/metrics")
-    assert status == 200 and ctype.startswith("text/plain; version=0.0.4"), (status, ctype)
-    out = {}
-    for family in text_string_to_metric_families(body.decode()):
-        assert family.type in ("counter", "gauge", "histogram"), family
-        for s in family.samples:
-            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
-    return out
-
-
-def of(metrics: dict, name: str, **labels) -> float:
-    return metrics.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 async def test_metrics_move_with_play(tmp_path):

@@ -6,17 +6,8 @@ default lease."""
 from __future__ import annotations
 
 import trio
-from prometheus_client.parser import text_string_to_metric_families
 
-from opskit import get, ops_serve, until_ready
-
-
-def _value(text: str, name: str) -> float:
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == name:
-                return sample.value
-    raise AssertionError(f"no {name} in the metrics")
+from opskit import of, ops_serve, scrape, until_ready
 
 
 async def test_store_stopped_and_started(tmp_path, pg_private):
@@ -29,12 +20,13 @@ async def test_store_stopped_and_started(tmp_path, pg_private):
             body = await until_ready(port, False, timeout=20)
             assert body["state"] == "serving" and "store does not answer" in body["reason"], body
             assert dsn.split("@")[0] not in body["reason"]          # no credentials in a public answer
-            metrics = (await get(sp.ops, "/metrics"))[2].decode()
-            assert _value(metrics, "wildtable_lease_renewal_failures_total") >= 1
-            assert _value(metrics, "wildtable_ready") == 0
+            metrics = await scrape(sp.ops)
+            assert of(metrics, "wildtable_lease_renewal_failures_total") >= 1
+            assert of(metrics, "wildtable_store_errors_total", where="lease_renewal") >= 1
+            assert of(metrics, "wildtable_ready") == 0
             await trio.to_thread.run_sync(pg_private.start)
             await until_ready(port, True, timeout=20)
-            metrics = (await get(sp.ops, "/metrics"))[2].decode()
-            assert _value(metrics, "wildtable_ready") == 1
-            assert _value(metrics, "wildtable_lease_renewals_total") >= 1
+            metrics = await scrape(sp.ops)
+            assert of(metrics, "wildtable_ready") == 1
+            assert of(metrics, "wildtable_lease_renewals_total") >= 1
     assert "see that PostgreSQL runs" in sp.stderr.text
