@@ -290,7 +290,8 @@ class Server:
             self.metrics.tables_created += 1
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
-            log.error("cannot create a table's log in %s: %s", self.data_dir, e)
+            log.error("cannot create a table's log in %s: %s (make room on its disk or mend the data dir; /readyz "
+                      "says when it can be written again)", self.data_dir, e)
             raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
                                 "try later or tell its operator") from None
         finally:
@@ -320,7 +321,8 @@ class Server:
                     tid = self._new_id()
                     continue
                 self.metrics.store_error("create_table")
-                log.error("cannot create table %s in the store: %s", tid, e)
+                log.error("cannot create table %s in the store: %s (see that PostgreSQL runs and that this node's "
+                          "role may write to its database)", tid, e)
                 raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
                                     "tell its operator") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -414,7 +416,8 @@ class Server:
             fsync_dir(folder)
             fsync_dir(self.data_dir)
         except OSError as e:
-            log.warning("%s: cannot move the table's log to %s/: %s", path, where, e.strerror or e)
+            log.warning("%s: cannot move the table's log to %s/: %s; it stays where it is, and the next start moves it "
+                        "(mend the data dir's permissions or free space)", path, where, e.strerror or e)
             return False
         return True
 
@@ -446,7 +449,8 @@ class Server:
                 seat_records = _check_lobby_facts(path.stem, f"the file {path.name!r}", contents)
             except (LogError, IllegalAction) as e:
                 self.refused_logs[path.name] = str(e)
-                log.error("%s: refusing to load this table: %s", path, e)
+                log.error("%s: refusing to load this table: %s (the file is left as it is; `wildtable replay FILE "
+                          "--verify` says what is wrong; move it out of the data dir once dealt with)", path, e)
                 continue
             h = contents.header
             over = result.game.outcome(result.state).over
@@ -470,7 +474,8 @@ class Server:
                 try:
                     os.chmod(path, LOG_MODE)
                 except OSError as e:
-                    log.warning("%s: cannot make the log readable by its owner only: %s", path, e.strerror or e)
+                    log.warning("%s: cannot make the log readable by its owner only: %s (chmod 600 it: it holds every "
+                                "shuffle)", path, e.strerror or e)
             # a finished game's log is left as it is (a torn tail too): nothing more is written to it
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
@@ -605,7 +610,8 @@ class Server:
                 if said is None or now - said >= 10:
                     said = now
                     log.warning("cannot renew this node's leases in the store (%s) for %.0f s; trying again every "
-                                "%.1f s (once a lease passes, its table steps down)", first_line(e),
+                                "%.1f s (once a lease passes, its table steps down; see that PostgreSQL runs and this node can reach "
+                                "it)", first_line(e),
                                 now - failing_since, period)
                 continue
             self.metrics.lease_renewals += 1

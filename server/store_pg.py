@@ -786,7 +786,7 @@ class PgWriter:
                 if down_since is None:
                     down_since = last_said = now
                     log.warning("store unreachable (%s): %d commit(s) wait, nothing is acknowledged until it answers; "
-                                "retrying", first_line(e), waiting)
+                                "retrying (see that PostgreSQL runs and this node can reach it)", first_line(e), waiting)
                 elif now - last_said >= UNREACHABLE_LOG_EVERY:
                     last_said = now
                     log.warning("store still unreachable after %.0f s (%s): %d commit(s) wait, none acknowledged",
