@@ -31,6 +31,10 @@ PROBE_NAME = ".wildtable-probe"  # written and removed there (recovery reads onl
 PROBE_BYTES = 4096              # one block: on a full disk its write fails (ENOSPC)
 
 
+MENDED = {"disk": "the data dir can be written again", "store": "the store answers again",
+          "writer": "the log writer works again"}
+
+
 @attrs.frozen
 class Readiness:
     ready: bool
@@ -87,7 +91,7 @@ class Health:
         if why and not before:
             log.warning("not ready (/readyz answers 503): %s; %s", why, fix)
         elif before and not why:
-            log.warning("ready again (/readyz answers 200): %s is mended", what)
+            log.warning("ready again (/readyz answers 200): %s", MENDED[what])
 
     def answer(self, path: str) -> tuple[int, bytes]:
         """(status, JSON body) for /healthz or /readyz."""

@@ -32,7 +32,7 @@ async def test_the_data_dir_gone_and_back(tmp_path):
             await until_ready(sp.ops, True)
     log = sp.stderr.text
     assert "not ready (/readyz answers 503): cannot write in the data dir" in log and "make room" in log, log
-    assert "ready again" in log
+    assert "ready again (/readyz answers 200): the data dir can be written again" in log
 
 
 def _fill(path) -> None:
