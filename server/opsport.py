@@ -60,7 +60,7 @@ class OpsPort:
         try:
             listeners = await trio.open_tcp_listeners(port, host=host)
         except OSError as e:
-            e.ops_port = True       # `serve` names --metrics-host/--metrics-port in its sentence (server/main.py)
+            setattr(e, "ops_port", True)    # `serve` names --metrics-host/--metrics-port in its sentence (server/main.py)
             raise
         bound = listeners[0].socket.getsockname()[1]
         log.info("metrics on http://%s/metrics (and /healthz, /readyz)",

@@ -53,6 +53,7 @@ import trio
 from wildtable.protocol.logfmt import FRAME_HEADER
 
 from .logwriter import DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase
+from .metrics import Metrics
 
 log = logging.getLogger("wildtable.server")
 
@@ -586,7 +587,7 @@ class PgWriter:
         self.commit_seconds = 0.0       # time in the group transactions (the group-commit latency)
         self.commit_max = 0.0
         self.unreachable_seconds = 0.0
-        self.timings = None             # the server's Metrics: each group commit, each failed attempt
+        self.timings: Metrics | None = None     # the server's: each group commit, each failed attempt
 
     # ------------------------------------------------------------ the tables' side
     async def commit(self, log: PgLog, data: bytes) -> None:
