@@ -219,6 +219,8 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
             cmd = [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(tmp / f"data-{suffix}"),
                    "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
                    "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"]
+            if args.scrape:
+                cmd += ["--metrics-port", "0"]
             if store is not None:
                 cmd += ["--store", store]
                 if nodes > 1:
@@ -227,7 +229,14 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
             servers.append(server)
             urls.append(url)
             logs.append(log_path)
-        row = drive(urls, args, False, [p.pid for p in servers])
+        scraper = Scraper(logs, args.scrape) if args.scrape else None
+        try:
+            row = drive(urls, args, False, [p.pid for p in servers])
+        finally:
+            if scraper is not None:
+                row_scrapes = scraper.stop()
+        if scraper is not None:
+            row["scrapes"] = row_scrapes
     finally:
         for server in servers:
             server.send_signal(signal.SIGTERM)
@@ -251,6 +260,41 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
     row["actions_lost"], row["actions_checked"] = lost, checked
     row["server_exit_code"] = max(server.returncode for server in servers)
     return row
+
+
+class Scraper:
+    """GET /metrics from every node's ops port (--metrics-port 0, read from its log) every
+    ``every`` seconds in a thread, as Prometheus would (its default is every 15 s)."""
+
+    def __init__(self, logs: list[Path], every: float):
+        import threading
+        import urllib.request
+
+        self.urls = []
+        for path in logs:
+            found = re.search(r"metrics on (http://\S+/metrics)", path.read_text())
+            if found is None:
+                raise SystemExit(f"--scrape: the server logged no metrics address (an older wildtable?): {path}")
+            self.urls.append(found.group(1))
+        self.every, self.count, self.bytes, self.seconds = every, 0, 0, 0.0
+        self._stop = threading.Event()
+
+        def run():
+            while not self._stop.wait(self.every):
+                for url in self.urls:
+                    t0 = time.perf_counter()
+                    with urllib.request.urlopen(url, timeout=10) as r:
+                        self.bytes += len(r.read())
+                    self.seconds += time.perf_counter() - t0
+                    self.count += 1
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> dict:
+        self._stop.set()
+        self._thread.join()
+        return {"count": self.count, "every_s": self.every, "mean_bytes": self.bytes // max(1, self.count),
+                "mean_ms": self.seconds / max(1, self.count) * 1000}
 
 
 def throwaway_postgres():
@@ -295,6 +339,9 @@ def main(argv=None) -> int:
                          "tables, pace 2) on 1 node on files, 1 node on PostgreSQL and --nodes nodes on PostgreSQL "
                          "(default 2); one table of intents/s, p99, CPU and group-commit latency (no bare stack)")
     ap.add_argument("--flat-tables", type=int, default=50, help="with --scaling: tables of the flat-out load (50)")
+    ap.add_argument("--scrape", type=float, default=0.0, metavar="SECONDS",
+                    help="serve --metrics-port 0 and GET /metrics every SECONDS during the load (the metrics' cost; "
+                    "docs/OPERATING.md)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
     if args.scaling and args.store is None:
@@ -421,6 +468,10 @@ def report(args, rows: dict) -> None:
             print(f"wildtable / {name} ({rows[name]['writes']} writes), intents per second: {ratio:.0%}")
             rows[RATIO_KEYS[name]] = ratio
     w = rows["wildtable"]
+    if w.get("scrapes"):
+        sc = w["scrapes"]
+        print(f"/metrics scraped {sc['count']} times, every {sc['every_s']:g} s: {sc['mean_bytes']} bytes, "
+              f"{sc['mean_ms']:.1f} ms each on average")
     print(f"rejections by code: {w['rejected'] or 'none'}; errors: {w['errors'] or 'none'}; "
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "

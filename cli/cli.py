@@ -1,4 +1,4 @@
-"""The `wildtable` command: serve, play, bots, selfplay, replay, export."""
+"""The `wildtable` command: serve, create, play, bots, selfplay, replay, export."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--store", default=None, metavar="DSN",
                    help="keep the tables in PostgreSQL instead of files in the data dir, e.g. "
                    "postgresql://user@host/db (default: the environment variable WILDTABLE_STORE; unset: files). "
-                   "Needs the postgres extra: pip install 'wildtable[postgres]'")
+                   "Needs the postgres extra: pip install -c constraints.txt '.[postgres]' (docs/OPERATING.md)")
     s.add_argument("--lease-seconds", type=float, default=5.0, metavar="SECONDS",
                    help="with --store: how long a node's hold on its tables lasts unless renewed (every third "
                    "of it); a node that stops renewing loses its tables after this long (default 5)")
@@ -78,6 +78,27 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--node-id", default=None, metavar="ID",
                    help="with --store: this node's name in the store (default: its public URL); one live node per id")
     s.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    # what an operator runs it with (docs/OPERATING.md)
+    s.add_argument("--metrics-port", type=int, default=None, metavar="PORT",
+                   help="serve /metrics (Prometheus), /healthz and /readyz on this port of --metrics-host (0: a free "
+                   "one, logged); default: no metrics port (/healthz and /readyz are on the game port too)")
+    s.add_argument("--metrics-host", default="127.0.0.1", metavar="HOST",
+                   help="the address of --metrics-port (default 127.0.0.1: this machine only)")
+    s.add_argument("--log-format", choices=("text", "json"), default="text",
+                   help="stderr as text lines (the default) or one JSON object a line")
+    s.add_argument("--drain-seconds", type=float, default=0.0, metavar="SECONDS",
+                   help="on SIGTERM, answer /readyz 503 and go on serving this long before closing, so that a "
+                   "load balancer sends new players elsewhere first (default 0; a second signal cuts it short)")
+
+    cr = sub.add_parser("create", help="create a table on a server (a chosen node of a cluster); print its id",
+                        description="Create a table on the server (or the node of a cluster) at URL and print its "
+                        "id. Nobody sits at it: players join it; with nobody at it, it expires after the server's "
+                        "--waiting-expiry.")
+    cr.add_argument("url", help="the server or node, e.g. ws://10.0.0.2:8765")
+    cr.add_argument("game", help="the game: " + ", ".join(_games()))
+    cr.add_argument("--seats", type=int, default=None, help="seats at the table (default: the game's fewest)")
+    cr.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting of the table")
+    cr.add_argument("--name", default="", help="the table's name in the lobby")
 
     pl = sub.add_parser("play", help="play in the terminal (full-screen, or --plain line mode)",
                         description="Connect to a server and play. With --bots and no URL, starts a private "
@@ -167,6 +188,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "serve":
         from wildtable.server.main import main as serve_main
         return serve_main(args)
+    if args.command == "create":
+        from .create import create_main
+        return create_main(args)
     if args.command == "play":
         from wildtable.client.play import play_main
         return play_main(args)

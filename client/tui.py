@@ -39,6 +39,7 @@ from wildtable.headless.core import (
 )
 from . import screens
 from .session import Launch, server_for, start_session
+from .termsignals import quit_on_signals
 
 FLASH_SECONDS = 2.5
 # info lines that answer a lobby command, shown on the result line too
@@ -215,6 +216,7 @@ class PlayApp(App):
         self._token: trio.lowlevel.TrioToken | None = None
         self._root: trio.CancelScope | None = None
         self._done: asyncio.Future | None = None
+        self._restore_signals = lambda: None     # the former SIGTERM/SIGHUP handlers back (once mounted)
         self._flash_timer: Timer | None = None
         self._status = "connecting..."
         self._lobby_rows: list | None = None
@@ -252,6 +254,7 @@ class PlayApp(App):
         self.query_one("#cmd", CommandInput).focus()
         loop = asyncio.get_running_loop()
         self._done = finished = loop.create_future()
+        self._restore_signals = quit_on_signals(self, loop)   # SIGTERM, SIGHUP: as Ctrl-C (client/termsignals.py)
 
         def done(outcome) -> None:
             if not finished.done():
@@ -303,6 +306,7 @@ class PlayApp(App):
             pass
 
     async def on_unmount(self) -> None:
+        self._restore_signals()
         await self.stop_trio()
 
     async def action_quit(self) -> None:

@@ -38,9 +38,13 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
-from .interfaces import LogSink, Store
 from .forwarded import Address, TrustedProxies
+from .health import Health, probe_data_dir
+from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
+from .metrics import Metrics
+from .opsport import OpsPort
+from .sdnotify import notify
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
@@ -120,8 +124,16 @@ class Server:
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
-                 public_url: str | None = None, table_ids=None):
+                 public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
+                 metrics_port: int | None = None):
         self.data_dir = Path(data_dir)
+        # what an operator asks of it (docs/OPERATING.md): counters (server/metrics.py),
+        # readiness (server/health.py), both on the ops port if metrics_port is given
+        self.metrics = Metrics()
+        self.health = Health()
+        self.metrics_host, self.metrics_port = metrics_host, metrics_port
+        self.ops: OpsPort | None = None         # the ops port's listener (server/opsport.py), if any
+        self.ops_port: int | None = None        # its port, once it listens
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
         self.keep_finished = keep_finished
@@ -134,6 +146,7 @@ class Server:
         pg = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
         self.store: Store | None = pg
         self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(durability, max_open=max_open_logs)
+        self.writer.timings = self.metrics
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
@@ -282,9 +295,11 @@ class Server:
                     lambda: Table.create(tid, game, seats, dict(settings), partial(LogFile.create, self.data_dir / (tid + LOG_SUFFIX)),
                                          self.writer, created, name, owner=address, **self._table_kw()))
             self._start_table(table)
+            self.metrics.tables_created += 1
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
-            log.error("cannot create a table's log in %s: %s", self.data_dir, e)
+            log.error("cannot create a table's log in %s: %s (make room on its disk or mend the data dir; /readyz "
+                      "says when it can be written again)", self.data_dir, e)
             raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
                                 "try later or tell its operator") from None
         finally:
@@ -315,7 +330,9 @@ class Server:
                     log.info("table id %s is taken in the store (another node made it); drawing another", tid)
                     tid = self._new_id()
                     continue
-                log.error("cannot create table %s in the store: %s", tid, e)
+                self.metrics.store_error("create_table")
+                log.error("cannot create table %s in the store: %s (see that PostgreSQL runs and that this node's "
+                          "role may write to its database)", tid, e)
                 raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
                                     "tell its operator") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -333,7 +350,7 @@ class Server:
         self._tables_nursery.start_soon(table.run)
 
     def _table_kw(self) -> dict:
-        return dict(on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
+        return dict(metrics=self.metrics, on_finished=self._finished, chance=self.chance, keep_finished=self.keep_finished,
                     on_evict=self._evict, waiting_expiry=self.waiting_expiry, refusals=self.refusals,
                     on_lobby=self._lobby_changed, on_lease_lost=self._lease_lost)
 
@@ -379,6 +396,7 @@ class Server:
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
         self._lobby_changed()
+        self.metrics.leases_lost += 1
         if self.cluster is not None:
             self.cluster.stepped_down(table)    # its bots here stop first: the adopter runs them
         for c in self.connections:
@@ -415,7 +433,8 @@ class Server:
             fsync_dir(folder)
             fsync_dir(self.data_dir)
         except OSError as e:
-            log.warning("%s: cannot move the table's log to %s/: %s", path, where, e.strerror or e)
+            log.warning("%s: cannot move the table's log to %s/: %s; it stays where it is, and the next start moves it "
+                        "(mend the data dir's permissions or free space)", path, where, e.strerror or e)
             return False
         return True
 
@@ -447,7 +466,8 @@ class Server:
                 seat_records = _check_lobby_facts(path.stem, f"the file {path.name!r}", contents)
             except (LogError, IllegalAction) as e:
                 self.refused_logs[path.name] = str(e)
-                log.error("%s: refusing to load this table: %s", path, e)
+                log.error("%s: refusing to load this table: %s (the file is left as it is; `wildtable replay FILE "
+                          "--verify` says what is wrong; move it out of the data dir once dealt with)", path, e)
                 continue
             h = contents.header
             over = result.game.outcome(result.state).over
@@ -471,7 +491,8 @@ class Server:
                 try:
                     os.chmod(path, LOG_MODE)
                 except OSError as e:
-                    log.warning("%s: cannot make the log readable by its owner only: %s", path, e.strerror or e)
+                    log.warning("%s: cannot make the log readable by its owner only: %s (chmod 600 it: it holds every "
+                                "shuffle)", path, e.strerror or e)
             # a finished game's log is left as it is (a torn tail too): nothing more is written to it
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
@@ -553,6 +574,7 @@ class Server:
             self._start_table(table)
         finally:
             self._adopting.discard(table_id)
+        self.metrics.adoptions += 1
         log.info("table %s adopted from the store (epoch %d, %d records, seq %d%s)", table.id, table.logfile.epoch,
                  table.logfile.next_n, table.seq, ", game over" if table.finished else "")
         if table.finished:
@@ -601,15 +623,22 @@ class Server:
             try:
                 held = await self.store.call(self.store.renew)
             except Exception as e:
+                self.metrics.lease_renewal_failures += 1
+                self.metrics.store_error("lease_renewal")
+                self.health.set_problem("store", f"the store does not answer ({first_line(e)})",
+                                        "see that PostgreSQL runs and this node can reach it (--store)")
                 now = trio.current_time()
                 if failing_since is None:
                     failing_since = now
                 if said is None or now - said >= 10:
                     said = now
                     log.warning("cannot renew this node's leases in the store (%s) for %.0f s; trying again every "
-                                "%.1f s (once a lease passes, its table steps down)", first_line(e),
+                                "%.1f s (once a lease passes, its table steps down; see that PostgreSQL runs and this node can reach "
+                                "it)", first_line(e),
                                 now - failing_since, period)
                 continue
+            self.metrics.lease_renewals += 1
+            self.health.set_problem("store", None, "")
             if failing_since is not None:
                 log.warning("leases renewed again after %.1f s", trio.current_time() - failing_since)
                 failing_since = said = None
@@ -631,13 +660,16 @@ class Server:
             except wire.ConnectionClosed:
                 return      # it left already
             await peer.close(CLOSE_TRY_LATER, "server full")
+            self.metrics.closed(CLOSE_TRY_LATER)
             return
         conn = Connection(self, peer)
         self.connections.add(conn)
+        self.metrics.connections_opened += 1
         try:
             await conn.run()
         finally:
             self.connections.discard(conn)
+            self.metrics.closed(conn.close_code)
 
     # ---------------------------------------------------------------- lifetime
     async def run(self, host: str = "127.0.0.1", port: int = 8765, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -650,7 +682,13 @@ class Server:
             raise unusable(self.data_dir, e) from None
         self._dir_lock = DataDirLock.acquire(self.data_dir)
         try:
-            await self._serve(host, port, task_status)
+            async with trio.open_nursery() as ops:
+                if self.metrics_port is not None:
+                    self.ops = OpsPort(self)
+                    self.ops_port = await ops.start(self.ops.run, self.metrics_host, self.metrics_port)
+                ops.start_soon(probe_data_dir, self.health, self.data_dir)
+                await self._serve(host, port, task_status)
+                ops.cancel_scope.cancel()
         finally:
             self._dir_lock.release()
 
@@ -696,6 +734,8 @@ class Server:
                                 await self.cluster.resume_all_bots()    # from the store, table by table
                             else:
                                 self.bots.resume()
+                            self.health.serving()
+                            notify("READY=1", f"STATUS=serving on ws://{host}:{self.port}")     # under systemd
                             task_status.started(self.port)
                             await trio.sleep_forever()
                     # shutdown: stop the arbiters, then drain the log writer
@@ -766,6 +806,7 @@ class Server:
         try:
             await self.writer.run(task_status=task_status)
         except StorageFailed as e:
+            self.health.writer = f"{e}: the server stops"
             log.error("%s: stopping the server (every acknowledged action is in the logs)", e)
             await self._goodbye(f"server stopping: {e}", 1011, "server cannot write its logs", seconds=1)
             raise
@@ -773,6 +814,8 @@ class Server:
     async def shutdown(self, reason: str = "server shutting down") -> None:
         """Stop accepting, tell every client, close them, let run() flush and return."""
         log.info("shutting down: %s", reason)
+        self.health.draining(reason)
+        notify("STOPPING=1", f"STATUS={reason}")
         self.bots.stop()
         await self._goodbye(reason, 1001, "server shutting down", seconds=3)
         self._listen_scope.cancel()

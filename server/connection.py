@@ -186,6 +186,11 @@ class Connection:
             self._close = (code, reason)
         self._stop_writing()
 
+    @property
+    def close_code(self) -> int:
+        """The WebSocket close code this connection is closed (or to be closed) with."""
+        return self._close[0]
+
     def attach(self, table, seat) -> None:
         self.table, self.seat = table, seat
         if self._probing():
@@ -344,6 +349,7 @@ class Connection:
                 msg = m.MESSAGES.decode_bytes(data, MAX_FRAME)
                 if not self.limit.allow():
                     # Every intent gets exactly one answer, even a dropped one.
+                    self.server.metrics.rate_limited += 1
                     why = f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"
                     if msg.TAG == "intent":
                         await self._answer_intent(m.Rejected(msg.id, "rate_limited", why))
@@ -376,6 +382,7 @@ class Connection:
                 self.send_message(m.Error(e.code, e.reason, None, getattr(msg, "TAG", None)))
             except Redirected as r:
                 # another node of the cluster serves it: the client sends it there again
+                self.server.metrics.redirects += 1
                 self.send_message(m.Redirect(r.url, msg.TAG, r.table, r.reason))  # type: ignore[union-attr]  # a decoded message
 
     async def _answer_intent(self, message) -> None:

@@ -35,6 +35,7 @@ import attrs
 import trio
 
 from .interfaces import LogSink, TableLog
+from .metrics import Metrics
 
 DURABILITIES = ("always", "batch", "off")
 BATCH_FSYNC = 0.5
@@ -183,6 +184,8 @@ class LogWriter:
         self.commit_seconds = 0.0    # groups that made commits durable: from handing them to the
         self.commits_timed = 0       # writer's thread to its return (the group-commit latency)
         self.commit_max = 0.0
+        self.last_sync = 0.0         # seconds of the last sync round (read by run, after the thread)
+        self.timings = Metrics()     # where run() reports each group commit and sync round (the server's)
 
     async def commit(self, log: LogFile, data: bytes) -> None:
         """Append ``data`` to ``log``; return when it is as durable as the setting asks."""
@@ -256,6 +259,7 @@ class LogWriter:
             self.sync_seconds += took
             self.sync_max = max(self.sync_max, took)
             self.syncs += 1
+            self.last_sync = took
         for log in releases:
             self._close_file(log)
         self._close_idle(now)
@@ -362,8 +366,10 @@ class LogWriter:
                         self.commit_seconds += took
                         self.commits_timed += 1
                         self.commit_max = max(self.commit_max, took)
+                        self.timings.group_committed(took)
                     if sync:
                         last_sync = now
+                        self.timings.synced(self.last_sync)
                     if group:
                         self.groups += 1
                     for c in group:

@@ -20,6 +20,8 @@ from .app import Server
 from .datadir import DataDirError
 from .forwarded import TrustedProxies
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
+from .oplog import configure as configure_logs
+from .sdnotify import notify
 from .store_pg import StoreError, psycopg_module, redact
 
 MAX_CONNECTIONS = 5000      # serve --max-connections, unless the open-file limit holds fewer
@@ -32,7 +34,8 @@ RESERVED_FDS = 32
 log = logging.getLogger("wildtable.server")
 
 
-async def serve_until_signalled(server: Server, host: str, port: int, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
+async def serve_until_signalled(server: Server, host: str, port: int, drain: float = 0.0, *,
+                                task_status=trio.TASK_STATUS_IGNORED) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, host, port)
@@ -43,9 +46,22 @@ async def serve_until_signalled(server: Server, host: str, port: int, *, task_st
             async for sig in signals:
                 name = signal.Signals(sig).name
                 logging.getLogger("wildtable.server").info("%s received", name)
+                if drain > 0:
+                    await drain_first(server, signals, name, drain)
                 with trio.move_on_after(5):
                     await server.shutdown(f"server stopping ({name})")
                 break
+
+
+async def drain_first(server: Server, signals, name: str, seconds: float) -> None:
+    """Not ready (/readyz 503) but still serving for ``seconds``, or until another signal:
+    a load balancer stops sending new players here before anyone is closed."""
+    server.health.draining(f"{name} received")
+    notify("STOPPING=1", f"STATUS=draining for {seconds:g} s ({name} received)")
+    log.info("draining for %g s before stopping (/readyz answers 503; another signal stops at once)", seconds)
+    with trio.move_on_after(seconds):
+        async for _ in signals:
+            break
 
 
 def listen_problem(host: str, port: int, e: OSError) -> str:
@@ -125,8 +141,16 @@ def file_budget(args) -> tuple[int, int] | str:
 
 
 def main(args) -> int:
-    logging.basicConfig(level=logging.INFO if not args.quiet else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    configure_logs(getattr(args, "log_format", "text"), args.quiet)
+    metrics_port = getattr(args, "metrics_port", None)
+    if metrics_port is not None and not 0 <= metrics_port <= 65535:
+        print(f"wildtable serve: --metrics-port wants a port number, 1 to 65535 (or 0: any free port, logged), "
+              f"not {metrics_port}", file=sys.stderr)
+        return 2
+    drain = getattr(args, "drain_seconds", 0.0)
+    if not (drain >= 0 and math.isfinite(drain)):
+        print("wildtable serve: --drain-seconds wants seconds, 0 or more", file=sys.stderr)
+        return 2
     for flag, value in (("--keep-finished", args.keep_finished), ("--waiting-expiry", args.waiting_expiry)):
         if not value >= 0:          # NaN too
             print(f"wildtable serve: {flag} wants seconds, 0 or more", file=sys.stderr)
@@ -199,14 +223,15 @@ def main(args) -> int:
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
                     max_handshakes=args.max_handshakes, allow_origins=args.allow_origin, trusted_proxies=trusted,
                     proxy_protocol=proxy_protocol,
-                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url)
+                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url,
+                    metrics_host=getattr(args, "metrics_host", "127.0.0.1"), metrics_port=metrics_port)
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []
     data_dir: list[DataDirError] = []
     unusable: list[StoreError] = []
     try:
-        trio.run(serve_until_signalled, server, args.host, args.port)
+        trio.run(serve_until_signalled, server, args.host, args.port, drain)
     except* StoreError as group:
         unusable.extend(_leaves(group))
     except* StorageFailed as group:
@@ -228,6 +253,10 @@ def main(args) -> int:
     if storage:
         print(f"wildtable serve: {storage[0]}; stopped. Every action it acknowledged is in the logs: make room "
               f"(or mend {args.data_dir}) and start it again to carry on", file=sys.stderr)
+        return 1
+    if failed and getattr(failed[0], "ops_port", False):
+        problem = listen_problem(args.metrics_host, metrics_port or 0, failed[0])
+        print(f"wildtable serve: --metrics-port: {problem.replace('--port', '--metrics-port')}", file=sys.stderr)
         return 1
     if failed:
         print(f"wildtable serve: {listen_problem(args.host, args.port, failed[0])}", file=sys.stderr)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 import errno
 import json
+import logging
 import math
 import os
 import re
@@ -51,8 +52,11 @@ from wildtable.protocol.logfmt import (
 )
 
 from .logwriter import EXPIRED, OVER
-from .store_pg import StoreError
+from .metrics import count_store_error
+from .oplog import Throttled
+from .store_pg import StoreError, first_line
 
+_said = Throttled(logging.getLogger("wildtable.server"))
 LOG_SUFFIX = ".wlog"
 TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_LOG_BYTES = 8 * 1024 * 1024     # a log this size is ~130,000 records; a whole Run Wild game is ~100 kB
@@ -249,6 +253,11 @@ class StoreGames:
         except StoreError as e:         # records missing: the log is damaged
             raise ReplayRefused(422, f"{e}") from None
         except Exception as e:
+            # the player is told to try again; the operator is told why (server/oplog.py)
+            count_store_error(self.server.metrics, "replays")
+            _said.warning(f"store_unreadable:{type(e).__name__}", "the replay viewer cannot read the store (%s: "
+                          "%s): answered 503; see that PostgreSQL runs and that this node can reach it (--store)",
+                          type(e).__name__, first_line(e))
             raise ReplayRefused(503, "this server cannot read its store just now; try again in a moment "
                                      f"({type(e).__name__})") from None
 

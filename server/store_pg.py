@@ -54,6 +54,7 @@ from wildtable.protocol.logfmt import FRAME_HEADER
 
 from .interfaces import LogSink, Store, TableLog
 from .logwriter import DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase
+from .metrics import Metrics
 
 log = logging.getLogger("wildtable.server")
 
@@ -587,6 +588,7 @@ class PgWriter:
         self.commit_seconds = 0.0       # time in the group transactions (the group-commit latency)
         self.commit_max = 0.0
         self.unreachable_seconds = 0.0
+        self.timings: Metrics | None = None     # the server's: each group commit, each failed attempt
 
     # ------------------------------------------------------------ the tables' side
     async def commit(self, log: PgLog, data: bytes) -> None:
@@ -787,7 +789,7 @@ class PgWriter:
                 if down_since is None:
                     down_since = last_said = now
                     log.warning("store unreachable (%s): %d commit(s) wait, nothing is acknowledged until it answers; "
-                                "retrying", first_line(e), waiting)
+                                "retrying (see that PostgreSQL runs and this node can reach it)", first_line(e), waiting)
                 elif now - last_said >= UNREACHABLE_LOG_EVERY:
                     last_said = now
                     log.warning("store still unreachable after %.0f s (%s): %d commit(s) wait, none acknowledged",
@@ -796,6 +798,8 @@ class PgWriter:
                     raise StorageFailed(f"the store is unreachable ({first_line(e)}) and the server is stopping: "
                                         f"{waiting} commit(s) were not written, none of them acknowledged") from e
                 self.retries += 1
+                if self.timings is not None:
+                    self.timings.store_error("write")
                 retry = True
                 await trio.sleep(delay)
                 delay = min(delay * 2, RETRY_MAX)
@@ -830,6 +834,8 @@ class PgWriter:
             self.transactions += 1
             self.commit_seconds += outcome.seconds
             self.commit_max = max(self.commit_max, outcome.seconds)
+            if self.timings is not None:
+                self.timings.group_committed(outcome.seconds)
         self.groups += 1
         for c in group:
             if c.data and c.log is not None and c.log.table_id in refused:

@@ -36,6 +36,7 @@ from wildtable.protocol.logfmt import (
 
 from .interfaces import LogSink
 from .logwriter import OVER
+from .metrics import Metrics
 from .store_pg import LeaseLost
 
 log = logging.getLogger("wildtable.server")
@@ -201,8 +202,9 @@ class Table:
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
                  on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
                  owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None,
-                 on_lease_lost=None):
+                 on_lease_lost=None, metrics: Metrics | None = None):
         self.id = table_id
+        self.metrics = metrics if metrics is not None else Metrics()     # the server's counters
         self.game = game
         self.name = name
         self.settings = settings
@@ -550,6 +552,7 @@ class Table:
             log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__)
             why = "the server failed on this request (our bug, it is logged); the table goes on"
             if type(req) is IntentReq:
+                self.metrics.refused("internal_error")
                 out.append(("to", req.conn, m.Rejected(req.intent.id, "internal_error", why)))
             elif getattr(req, "conn", None) is not None:
                 out.append(("to", req.conn, m.Error("internal_error", why)))
@@ -580,6 +583,7 @@ class Table:
                     await self.writer.commit(self.logfile, b"".join(records))
                 except LeaseLost:
                     # fenced out: nothing of this group was written, so nobody hears of it
+                    self.metrics.fenced_commits += 1
                     self.lose_lease()
                     await trio.lowlevel.checkpoint()     # the cancelled scope ends the arbiter here
             else:
@@ -708,6 +712,7 @@ class Table:
     def _refuse(self, req: IntentReq, seat, code: str, reason: str, records: list, out: list,
                 timing: tuple | None = None) -> None:
         self.rejected += 1
+        self.metrics.refused(code)
         if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
             reason = reason[:MAX_STR - 3] + "..."
         out.append(("to", req.conn, m.Rejected(req.intent.id, code, reason)))
@@ -727,6 +732,7 @@ class Table:
         conn = req.conn
         seat = conn.seat if conn.table is self else None
         if seat is None or self.seats[seat].conn is not conn:
+            self.metrics.refused("not_seated")
             out.append(("to", conn, m.Rejected(req.intent.id, "not_seated",
                                                "you do not hold a seat at this table; join or rejoin first")))
             return
@@ -734,6 +740,7 @@ class Table:
             # one answer for every finished table, loaded at start or ended during the run:
             # nothing more is written to a finished game's log (the engines' own game_over
             # refusal would have logged each of these)
+            self.metrics.refused("game_over")
             out.append(("to", conn, m.Rejected(req.intent.id, "game_over",
                                                "this game is over; nothing more can be played")))
             return
@@ -754,6 +761,7 @@ class Table:
         # fields, right types), so replay decodes it to the same value
         self._accept(state, events, seat, req.intent.action, req.intent.id, "player", req.recv, records, out, timing)
         out.insert(len(out) - 1, ("to", conn, m.Accepted(req.intent.id, self.seq)))
+        self.metrics.intents_accepted += 1
         self._settle(records, out)
 
     def _accept(self, state, events, seat, action_data, intent_id, by, recv, records, out, timing=None) -> None:

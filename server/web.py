@@ -11,6 +11,8 @@ request can reach another file: ``/`` is ``index.html``; ``/app/lobby.js`` is
 title, seat range and settings with their defaults, so the lobby's "new table" form offers
 exactly the settings the game has.
 
+``/healthz`` and ``/readyz`` say whether the server lives and accepts play (server/health.py).
+
 ``/replays.json`` and ``/replay/TABLE.json`` are the replay viewer's (server/replays.py):
 finished games, stepped through by the engines on the server; given no ``replays``, 404.
 
@@ -31,6 +33,7 @@ from importlib.resources.abc import Traversable
 from websockets.datastructures import Headers
 from websockets.http11 import Request, Response
 
+from .health import PATHS as HEALTH_PATHS
 from .replays import FinishedGames, Replays, StoreGames
 
 PACKAGE = "wildtable.web"
@@ -69,9 +72,10 @@ SECURITY_HEADERS = {
 class WebFiles:
     """The HTTP handler for wire.serve: ``(Request) -> Response | None``."""
 
-    def __init__(self, root: Traversable | None = None, replays: Replays | None = None):
+    def __init__(self, root: Traversable | None = None, replays: Replays | None = None, health=None):
         root = root if root is not None else resources.files(PACKAGE)
         self.replays = replays
+        self.health = health            # /healthz and /readyz (server/health.py), if given
         self.files: dict[str, tuple[bytes, str, str]] = {}     # URL path -> (body, content type, etag)
         self._load(root, "")
         if "/index.html" in self.files:
@@ -83,7 +87,7 @@ class WebFiles:
     def for_server(cls, server) -> "WebFiles":
         """The files, and the replays of ``server``'s finished games."""
         source = StoreGames(server) if server.store is not None else FinishedGames(server)
-        return cls(replays=Replays(source))
+        return cls(replays=Replays(source), health=server.health)
 
     def _load(self, node: Traversable, prefix: str) -> None:
         for item in node.iterdir():
@@ -114,6 +118,10 @@ class WebFiles:
         if request.method not in ("GET", "HEAD"):
             return _answer(405, "Method Not Allowed", b"only GET and HEAD are served here\n",
                            "text/plain; charset=utf-8", extra={"Allow": "GET, HEAD"})
+        if self.health is not None and path in HEALTH_PATHS:
+            status, body = self.health.answer(path)
+            return _answer(status, _PHRASES[status], body, CONTENT_TYPES[".json"],
+                           extra={"Cache-Control": "no-store"}, head=request.method == "HEAD")
         if self.replays is not None and Replays.serves(path):
             status, body = await self.replays.answer(path, query)
             return _answer(status, _PHRASES.get(status, "Error"), body, CONTENT_TYPES[".json"],
