@@ -34,7 +34,7 @@ from wildtable.protocol.replay import replay
 from . import wire
 from .botseats import BotHost
 from .cluster import Cluster
-from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
+from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
@@ -114,7 +114,7 @@ class Server:
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
-                 public_url: str | None = None, table_ids=None):
+                 public_url: str | None = None, table_ids=None, kernel_delay=None):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
@@ -159,6 +159,9 @@ class Server:
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
+        # fair order's kernel bound: half the kernel's round trip of a peer's TCP connection
+        # (server/fairorder.py); a test or bench behind a delaying proxy adds the proxy's delay
+        self.kernel_delay = kernel_delay or peer_kernel_delay
         # a new table id to try: "t" + 8 random hex digits (tests pass a fixed sequence to
         # make two nodes draw the same one)
         self.table_ids = table_ids or (lambda: "t" + secrets.token_hex(4))
