@@ -3,8 +3,9 @@ intent is credited with, and so its place. Pure: values and times in, values out
 Trio, no sockets, so the rule is tested on a fake clock (tests/server/test_fairorder.py).
 
 The client is untrusted: it may hold, drop or reorder its pongs and intents and lie in
-any field. The credit is therefore the smallest of bounds the server observes itself,
-each of which a client can only make smaller by lying, never larger:
+any field. The credit is therefore the smallest of bounds the server observes itself;
+a client can make the kernel's and causality's only smaller by lying (which costs only
+itself), never larger, so the smallest is never more than its real distance:
 
 - ``ping``: half the smallest WebSocket ping round trip of the window. A client can
   answer late, never early (the payload is random): alone it rewards late pongs, so it
@@ -34,7 +35,9 @@ from typing import Iterable, Mapping
 
 import attrs
 
-#: how many one-way delays a key is its arrival minus (see the module's docstring)
+#: how many one-way delays a key is its arrival minus (see the module's docstring); 1
+#: orders by send time alone, which leaves the nearer player one delay ahead
+#: (bench/fairness.py --legs 1 measures it)
 LEGS = 2
 #: seqs written to one connection whose write time is kept (the causality bound's memory):
 #: an intent naming something changed more writes ago than this gets no causality bound
