@@ -36,7 +36,7 @@ from wildtable.protocol.replay import replay
 from . import wire
 from .botseats import BotHost
 from .cluster import Cluster
-from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
+from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
 from .forwarded import Address, TrustedProxies
 from .health import Health, probe_data_dir
@@ -125,7 +125,7 @@ class Server:
                  trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
-                 metrics_port: int | None = None):
+                 metrics_port: int | None = None, kernel_delay=None):
         self.data_dir = Path(data_dir)
         # what an operator asks of it (docs/OPERATING.md): counters (server/metrics.py),
         # readiness (server/health.py), both on the ops port if metrics_port is given
@@ -180,6 +180,9 @@ class Server:
         # Where shuffles come from: the OS's secure source. Tests may pass a seeded
         # function (size -> permutation) to make deals reproducible; the CLI never does.
         self.chance = chance or secure_permutation
+        # fair order's kernel bound: half the kernel's round trip of a peer's TCP connection
+        # (server/fairorder.py); a test or bench behind a delaying proxy adds the proxy's delay
+        self.kernel_delay = kernel_delay or peer_kernel_delay
         # a new table id to try: "t" + 8 random hex digits (tests pass a fixed sequence to
         # make two nodes draw the same one)
         self.table_ids = table_ids or (lambda: "t" + secrets.token_hex(4))

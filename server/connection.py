@@ -18,7 +18,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.codec import MAX_FRAME, MAX_STR, unpackb
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 
-from . import wire
+from . import fairorder, wire
 from .cluster import Redirected
 from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 
@@ -43,6 +43,11 @@ CLOSE_TOO_BIG = 1009
 CLOSE_GOING_AWAY = 1001
 CLOSE_TRY_LATER = 1013
 INTENT_ID_MAX = attrs.fields(m.Intent).id.metadata["max"]
+
+
+def peer_kernel_delay(peer: wire.Peer) -> float | None:
+    """Half the kernel's smallest round trip of the peer's TCP connection (s), or None."""
+    return fairorder.half_kernel_rtt(peer.tcp_info())
 
 
 def _clip(text: str) -> str:
@@ -117,10 +122,13 @@ class Connection:
         self.route = None            # the table this connection last sent a request to
         self._reader_scope = trio.CancelScope()
         self._connected_at = self._last_heard = trio.current_time()
-        # One-way delay estimate (s): half the smallest WebSocket ping round trip of the
-        # last RTT_WINDOW. A Run Wild table orders intents by arrival minus this
-        # (server/table.py). 0 until the first pong.
+        # Fair order (server/fairorder.py): what this connection's intents can be credited
+        # at most, the smaller of half its smallest WebSocket ping round trip of the last
+        # RTT_WINDOW and half the kernel's smallest TCP round trip (``reach``; ``delay`` its
+        # value, 0 until measured); and when each seq was written to it (``written``).
+        self.reach = fairorder.Reach()
         self.delay = 0.0
+        self.written = fairorder.WriteTimes()
         self._rtts: deque = deque(maxlen=RTT_WINDOW)
         self._probe_wake = trio.Event()
         self._quick = 0              # quick probes still to make
@@ -279,9 +287,16 @@ class Connection:
         scope.cancel()
 
     def _rtt(self, rtt: float) -> None:
-        """A round-trip sample: the delay estimate is half the smallest of the window."""
+        """A round-trip sample: the ping bound is half the smallest of the window."""
         self._rtts.append(rtt)
-        self.delay = min(self._rtts) / 2
+        self._measure(min(self._rtts) / 2)
+
+    def _measure(self, ping: float | None) -> fairorder.Reach:
+        """Read the kernel's round trip again (one getsockopt; it is the bound a client
+        cannot inflate by answering pings late) and update ``reach``."""
+        r = self.reach = fairorder.Reach(ping, self.server.kernel_delay(self.peer))
+        self.delay = r.value()
+        return r
 
     async def _heartbeat(self) -> None:
         """A ping every HEARTBEAT seconds, or every PROBE_EVERY while seated at a table that
@@ -307,6 +322,7 @@ class Connection:
                 waiting = self.peer.probe()
             except wire.ConnectionClosed:
                 return
+            self._measure(self.reach.ping)      # the kernel's bound, pong or no pong
             if waiting is not None and trio.current_time() - waiting > PONG_TIMEOUT:
                 self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
                 return
@@ -470,4 +486,5 @@ class Connection:
                     why = "you do not hold a seat; join or rejoin a table first"
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
-            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time(), self.delay))
+            reach = self._measure(self.reach.ping) if self.table.fair else self.reach     # the kernel's round trip now
+            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time(), reach))

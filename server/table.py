@@ -34,6 +34,7 @@ from wildtable.protocol.logfmt import (
     SeatClaimed, StateHashed, encode_record,
 )
 
+from . import fairorder
 from .interfaces import LogSink
 from .logwriter import OVER
 from .metrics import Metrics
@@ -46,12 +47,6 @@ INBOX = 1024          # pending requests per table
 GROUP = 256           # requests handled per durable group at most
 REFUSALS_LOGGED_BURST = 10    # refused intents one connection may have logged at once ...
 REFUSALS_LOGGED_RATE = 1.0    # ... and then per second; the rest are answered and counted, not logged
-#: Fair order: how many one-way delays an intent's key is its arrival minus. 2: the way in
-#: (its send time is arrival - delay) and the way out (the player saw the state it acted on
-#: one delay after the server sent it), so that equal reactions tie whatever the distance.
-#: 1 orders by send time alone, which still favours the nearer player by one delay
-#: (bench/fairness.py --legs 1 measures it).
-FAIR_LEGS = 2
 
 
 def token_hash(token: str) -> bytes:
@@ -135,7 +130,7 @@ class IntentReq:
     intent: m.Intent
     recv: float                  # wall clock, logged as information only
     at: float                    # trio's clock when read: ordered against the table's timer
-    delay: float = 0.0           # the connection's one-way delay estimate when it was read (s)
+    reach: fairorder.Reach = fairorder.Reach()   # the connection's delay bounds when it was read
 
 
 @attrs.frozen
@@ -261,6 +256,7 @@ class Table:
         self._held_n = 0
         self._held_max = -math.inf             # the largest key held
         self._last_key: dict = {}              # connection -> key of its latest held request
+        self._touched = fairorder.Touched()    # since which seq what an intent needs is there (causality)
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
@@ -436,14 +432,15 @@ class Table:
 
     # ------------------------------------------------------------ fair order
     # A table with fair_ms > 0 (Run Wild) applies intents in the order players acted, as
-    # far as the server can tell. Each connection has a one-way delay estimate d
-    # (connection.py: half the smallest WebSocket ping round trip of the last thirty), made up
-    # for up to fair_ms: c = min(d, fair_ms). An intent was sent at arrival - c (arrival:
-    # trio's clock when its connection read it), in answer to a state its player saw c
-    # after the server sent it; its key is arrival - FAIR_LEGS * c. It is applied once no
-    # intent with an earlier key can still arrive: at key + its hold, FAIR_LEGS times the
-    # largest c among the other seats connected now (an intent of seat j with an earlier
-    # key arrives before key + FAIR_LEGS * c_j; the seat's own later intents never have an
+    # far as the server can tell. Each intent is credited c, the smallest of bounds the
+    # server observes itself (server/fairorder.py: half the ping round trip, half the
+    # kernel's TCP round trip, half the time since the state it acts on was written to its
+    # connection, fair_ms). An intent was sent at arrival - c (arrival: trio's clock when
+    # its connection read it), in answer to a state its player saw c after the server sent
+    # it; its key is arrival - LEGS * c. It is applied once no intent with an earlier key
+    # can still arrive: at key + its hold, LEGS times the largest reach (c's bound
+    # before causality) among the other seats connected now (an intent of seat j with an earlier
+    # key arrives before key + LEGS * c_j; the seat's own later intents never have an
     # earlier key). So the hold is the difference in delay: the farthest player's intents
     # wait for nobody, and seats all as near (or as slowed by load, which inflates every
     # estimate alike) wait for almost nothing. What the table holds, waits in a heap;
@@ -454,16 +451,10 @@ class Table:
     # intent held when it came, as in arrival order.
 
     def _hold_now(self, seat: int | None = None) -> float:
-        """The hold (s) of an intent of ``seat``: FAIR_LEGS times the largest capped delay
-        estimate of another connected seat (None: of any, for the timer's move)."""
-        h = 0.0
-        for i, s in enumerate(self.seats):
-            c = s.conn
-            if c is not None and i != seat:
-                d = c.delay
-                if d > h:
-                    h = d
-        return FAIR_LEGS * (h if h < self.fair else self.fair)
+        """The hold (s) of an intent of ``seat``: LEGS times the largest capped reach of
+        another connected seat (None: of any, for the timer's move)."""
+        return fairorder.hold((s.conn.delay for i, s in enumerate(self.seats) if s.conn is not None and i != seat),
+                              self.fair)
 
     def _entry_hold(self, seat) -> float:
         """The hold of a held request: an intent's (of ``seat``), or none (-1: a request
@@ -485,12 +476,13 @@ class Table:
         """Put request ``r`` in the heap under its key; with nothing held, a request that is
         not an intent is handled at once."""
         conn = r.conn
+        credit = None
         if type(r) is IntentReq:
-            d = r.delay
-            key = r.at - FAIR_LEGS * (d if d < self.fair else self.fair)
-            last = self._last_key.get(conn)
-            if last is not None and last > key:
-                key = last
+            # the causality bound: when what the intent needs (a card in a meld) was
+            # first written to this connection (server/fairorder.py)
+            seen = conn.written.seen_at(self._touched.last(r.intent.action), r.at)
+            placed = fairorder.place(r.reach, self.fair, r.at, seen, self._last_key.get(conn))
+            key, credit = placed.key, placed.credit
             seat = conn.seat if conn.table is self else None
         elif not self._held:
             self._handle_guarded(r, records, out)
@@ -501,7 +493,7 @@ class Table:
         if key > self._held_max:
             self._held_max = key
         self._held_n += 1
-        heapq.heappush(self._held, (key, self._held_n, r, seat))
+        heapq.heappush(self._held, (key, self._held_n, r, seat, credit))
 
     def _release(self, records: list, out: list) -> None:
         """Apply, in key order, what no earlier-sent intent can overtake any more; then the
@@ -512,13 +504,14 @@ class Table:
             hold = self._entry_hold(held[0][3])
             if held[0][0] + hold > now:
                 break
-            key, _, r, _ = heapq.heappop(held)
+            key, _, r, _, credit = heapq.heappop(held)
             if type(r) is IntentReq:
                 self._timer_first(key, records, out)
-                # logged: its delay estimate, its send time (Unix time: arrival - c, or
-                # later if it came right behind its connection's previous request), the hold
-                c = r.delay if r.delay < self.fair else self.fair
-                self._handle_guarded(r, records, out, (r.delay, r.recv - (r.at - key) + (FAIR_LEGS - 1) * c, hold))
+                # logged: the smallest of its delay bounds, its send time (Unix time:
+                # arrival - c, or later if it came right behind its connection's previous
+                # request), the hold
+                sent = r.recv - (r.at - key) + (fairorder.LEGS - 1) * credit.value
+                self._handle_guarded(r, records, out, (credit.bound, sent, hold))
             else:
                 self._handle_guarded(r, records, out)
         if not held:
@@ -600,6 +593,8 @@ class Table:
                 log.exception("table %s: internal error delivering %s (our bug)", self.id, item[0])
         for conn, data in frames.items():
             conn.send_frames(data)
+        if self.fair:
+            self._wrote(out)
         if self._lobby_changed:
             self._lobby_changed = False
             self._entry = None
@@ -664,6 +659,20 @@ class Table:
                                        self.logfile.name))
             for c in item[1]:
                 _put(frames, c, data)
+
+    def _wrote(self, out: list) -> None:
+        """Fair order's causality bound: when each seq (an update, a snapshot) was handed
+        to each connection's socket (server/fairorder.py WriteTimes)."""
+        now = trio.current_time()
+        for item in out:
+            kind = item[0]
+            if kind == "update":
+                seq = item[1]
+                for c in item[4]:
+                    if c is not None:
+                        c.written.wrote(seq, now)
+            elif kind == "to" and type(item[2]) is m.Joined:
+                item[1].written.wrote(item[2].seq, now)
 
     def _now(self) -> tuple:
         """Who is at the table now: (the connection of each seat or None, the spectators)."""
@@ -774,6 +783,8 @@ class Table:
         else:
             records.append(encode_record(ActionAccepted(self.seq, seat, action_data, intent_id, by, recv, *timing)))
         out.append(("update", self.seq, events, state, *self._now()))
+        if self.fair:
+            self._touched.changed(self.seq, events)
         self._maybe_hash(records)
 
     def _maybe_hash(self, records: list) -> None:

@@ -375,6 +375,14 @@ class Peer:
         self._backlog_bytes += sum(map(len, rest))
         self._head_partial = sent > 0 or (i == 0 and was_partial)
 
+    def tcp_info(self) -> bytes:
+        """The kernel's TCP_INFO of this socket (Linux's struct tcp_info; b"" where there
+        is none): fair order's kernel bound (server/fairorder.py)."""
+        try:
+            return self._sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 256)
+        except (AttributeError, OSError):
+            return b""
+
     async def ping(self) -> float:
         """Send a ping and wait for its pong (the caller bounds the wait); return the round
         trip in seconds: from handing the ping to the kernel (or to the backlog, when the

@@ -23,7 +23,7 @@ from wildtable.protocol.replay import replay
 
 from wildtable.client.viewer import Timeline
 
-from delayproxy import delayed
+from delayproxy import delayed, kernel_delay
 from serverkit import create, join, ready_all, reply_to, running_server
 
 # alone under pytest -n 2 (tests/conftest.py): the race is decided by 25 ms and a measured delay
@@ -63,7 +63,7 @@ async def _race(tmp_path, fair_ms: int):
     """Play the race at a table with ``fair_ms``; return (the winner and the seq it was
     told, the log's records, the live and the replayed state's hashes)."""
     data = tmp_path / "data"
-    async with running_server(data, chance=scripted) as (server, url):
+    async with running_server(data, chance=scripted, kernel_delay=kernel_delay) as (server, url):
         async with delayed(url, FAR) as far_url:
             async with connect(url, "near") as near, connect(far_url, "far") as far:
                 table = await create(near, "run-wild", 2, fair_ms=fair_ms)
