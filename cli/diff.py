@@ -144,7 +144,8 @@ def _state_lines(a: Timeline, b: Timeline, ia: int, ib: int, seq: int) -> list[s
     out = [f"state after seq {seq} differs in {len(paths)} place{'s' if len(paths) != 1 else ''}"
            + (f" (the first {SHOWN})" if len(paths) > SHOWN else "") + ":"]
     for p in paths[:SHOWN]:
-        out.append(f"  {p}: A {_value(snap_a, p)}, B {_value(snap_b, p)}")
+        # a path state_paths said more of ("(only in A)", "(A has 3 items, B 4)") stands alone
+        out.append(f"  {p}" if p.endswith(")") else f"  {p}: A {_value(snap_a, p)}, B {_value(snap_b, p)}")
     return out
 
 
