@@ -369,7 +369,8 @@ class ReplayLog:
         h = tl.header
         g = tl.game
         if perspective == ALL:
-            state = {"board": g.view(s.state, None), "hands": [g.view(s.state, seat) for seat in range(h.seats)]}
+            state = {"board": g.view(s.state, None), "hands": [g.view(s.state, seat) for seat in range(h.seats)],
+                     "piles": pile_lines(tl.state_lines(i, ALL))}
         else:
             state = {"view": g.view(s.state, None if perspective == SPECTATOR else perspective)}
         before = bisect.bisect_left(self.rejected, i)
@@ -418,6 +419,24 @@ class ReplayLog:
 
 _KINDS = {type(None): "header", ActionAccepted: "action", ChanceRecorded: "chance", IntentRejected: "rejected",
           SeatClaimed: "seat", StateHashed: "hash"}
+
+
+#: the lines of the all-seeing text (the terminal viewer's) that show cards no view shows:
+#: every pile, deck, discard pile and set-aside in order (docs/PLAYING.md, Replays)
+_PILE_LINE = re.compile(r"^\s*(pile|deck|discard pile|set aside|Snake Oil)\b")
+
+
+def pile_lines(text: list[str]) -> list[str]:
+    """The all-seeing text's pile lines, each named by the seat whose it is where it is a
+    seat's (Run Wild: "ann: pile (16, top first): W P5 ..."), as the web viewer shows them
+    beside the hands: the seats' views, which it draws, show a pile's count only."""
+    out, seat = [], None
+    for line in text:
+        if line.startswith("  ") and not line.startswith("    "):
+            seat = line.strip().split(":")[0]
+        if _PILE_LINE.match(line):
+            out.append(f"{seat}: {line.strip()}" if line.startswith("    ") and seat else line.strip())
+    return out
 
 
 def _short(value: Any) -> str:

@@ -30,8 +30,8 @@ from wildtable.protocol.games.run_wild import (
 )
 
 from ..levels import REAL_TIME
-from . import (CommandError, Ctx, Sections, action_key, command_of, first, seat_cell, seat_values, unique,
-               winners_line, winners_text, with_flags, you_label)
+from . import (CommandError, Ctx, Sections, action_key, command_of, first, round_words, seat_cell, seat_values,
+               unique, winners_line, winners_text, with_flags, you_label)
 
 NAME = "run-wild"
 TITLE = "Run Wild"
@@ -390,7 +390,7 @@ def _header(view: dict, ctx: Ctx, short: bool = False) -> str:
     phase = view.get("phase", "?")
     dealer = view.get("dealer")
     words = (_SHORT_PHASES if short else _PHASES).get(phase, phase)
-    head = f"Run Wild - round {view.get('round', 1)} of {view.get('rounds', 4)} - {words}"
+    head = f"Run Wild - {round_words(view.get('round', 1), view.get('rounds', 4))} - {words}"
     if dealer is not None:
         head += f" - dealer {ctx.seat_label(dealer)[:10]}"
     return head

@@ -203,6 +203,10 @@ function draw() {
         if (part) hands.push(h("section", { "aria-label": `hand of seat ${s}`, dataset: { seat: s } }, h("h3", {}, `${seatName(ctxFor(at, null), s)}'s hand`), part));
       });
     }
+    // the all-seeing view: every pile's cards in order, as the terminal viewer shows them
+    // (the seats' views drawn above show a pile's count only)
+    const piles = st.piles && st.piles.length ? h("section", { id: "replay-piles", "aria-label": "piles" },
+      h("h3", {}, "Piles, top first"), h("pre", { class: "raw" }, st.piles.join("\n"))) : null;
     const who = viewAs === "all" ? "all-seeing" : viewAs === "spectator" ? "spectator" : `seat ${seat}${at.players[seat] ? ` (${at.players[seat]})` : ""}`;
     root.append(h("section", {
       id: "replay", "aria-label": "replay", dataset: { table: at.table, step: at.step, seq: at.seq, view: String(viewAs), kind: at.record.kind },
@@ -219,6 +223,7 @@ function draw() {
     h("p", { id: "replay-status" }, g.status(ctxFor(at, seat, st.view || st.board))),
     h("div", { class: "board" }, main.board),
     hands,
+    piles,
     recordList(at),
     h("details", {}, h("summary", {}, "the state as text (as wildtable replay shows it)"),
       h("pre", { class: "raw", id: "replay-text" }, at.text.join("\n")))));
