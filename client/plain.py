@@ -124,6 +124,7 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
     async with server_for(launch) as url:
         core = ClientCore(url, launch.name, out, default_game=launch.game, bot_delay=launch.bot_delay,
                           seat_book=launch.seat_book(), bot_level=launch.level)
+        core.logs_kept = not launch.local       # a private server's data dir goes when we quit
         core_box.append(core)
         async with trio.open_nursery() as nursery:
             try:

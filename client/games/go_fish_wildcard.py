@@ -651,9 +651,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         w = ev.get("winners") or []
         best = scores[w[0]] if w and w[0] < len(scores) else 0
         each = " each" if len(w) > 1 else ""
-        return ("game over: " + winners_text(w, ctx)
-                + f" with {best} set{'s' if best != 1 else ''}{each}; sets: "
-                + seat_values(scores, ctx))
+        # every seat's sets come once, in the "over" line after it (client/core.py)
+        return "game over: " + winners_text(w, ctx) + f" with {best} set{'s' if best != 1 else ''}{each}"
     from . import generic
     return generic.describe(ev, ctx)
 
