@@ -47,7 +47,7 @@ import trio
 
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import (
-    ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log,
+    ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log, read_prefix,
 )
 
 from .logwriter import EXPIRED, OVER
@@ -317,7 +317,9 @@ class ReplayLog:
     def __init__(self, table_id: str, data: bytes, *, finished_only: bool = True):
         from wildtable.client.timeline import Timeline     # (rich and the client's words: loaded when first used)
         try:
-            contents = read_log(data)
+            # the player's own file (replay --web) is shown up to any damage, as the terminal
+            # viewer does (docs/LOG-FORMAT.md 5); a server's finished game must read whole
+            contents = read_log(data) if finished_only else read_prefix(data)
             self.timeline = Timeline(contents, keep_every=KEEP_EVERY)
         except (LogError, IllegalAction) as e:
             raise ReplayRefused(422, f"the log of {table_id!r} cannot be replayed: {e}") from None
@@ -325,6 +327,7 @@ class ReplayLog:
         self.table_id = table_id
         self.size = len(data)
         self.torn = contents.torn
+        self.damage = contents.damage
         if finished_only and not tl.game.outcome(tl.step(len(tl) - 1).state).over:
             raise ReplayRefused(409, f"the log of {table_id!r} does not end its game: only a finished game can be "
                                      "replayed (if it has just ended, its last records may still be on their way "
@@ -386,6 +389,8 @@ class ReplayLog:
             "hashes": {"checked": self.hashes, "mismatched": len(self.mismatched),
                        "first_mismatch": self.mismatched[0] if self.mismatched else None},
             "torn": None if self.torn is None else {"dropped": self.torn.dropped, "offset": self.torn.offset},
+            "damage": None if self.damage is None else {"code": self.damage.code, "message": str(self.damage),
+                                                        "seq": self.damage.seq, "offset": self.damage.offset},
             "state": state,
             "text": tl.state_lines(i, perspective),
         }

@@ -216,6 +216,8 @@ function draw() {
       h("p", { id: "replay-pos" }, `record ${at.step} of ${at.steps - 1} - seq ${at.seq} of ${at.last_seq} - view: ${who}`),
       h("p", {}, hashLine(at)),
       at.torn ? h("p", { class: "hint" }, `the log's last ${at.torn.dropped} bytes are a record cut mid-write: left out`) : null,
+      // a damaged log (replay --web of the player's own file): its records up to the damage
+      at.damage ? h("p", { class: "refusal", id: "replay-damage" }, `DAMAGED: the log ends early, after seq ${at.last_seq}: ${at.damage.message} [${at.damage.code}]; the records before it are all shown (wildtable replay LOG --salvage OUT keeps them)`) : null,
       h("p", {}, h("a", { href: "#replays" }, "Finished games"), at.lobby ? [" - ", h("a", { href: "#", id: "to-lobby" }, "Back to the lobby")] : null)),
     controls(at),
     view.error ? h("p", { class: "refusal", role: "alert" }, view.error) : null,
