@@ -328,6 +328,7 @@ class ReplayLog:
         self.size = len(data)
         self.torn = contents.torn
         self.damage = contents.damage
+        self.filters: dict = {}             # (filter, view) -> its steps (server/replay_find.py)
         if finished_only and not tl.game.outcome(tl.step(len(tl) - 1).state).over:
             raise ReplayRefused(409, f"the log of {table_id!r} does not end its game: only a finished game can be "
                                      "replayed (if it has just ended, its last records may still be on their way "
@@ -532,6 +533,9 @@ class Replays:
         perspective = log.perspective((q.get("view") or [None])[-1])
         seq = _query_int(q, "seq")
         step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
+        if q.get("find") or q.get("only"):
+            from .replay_find import answer        # search and filters (docs/PROTOCOL.md)
+            return _json(answer(log, step, perspective, self.source.lobby, q))
         return _json(log.answer(step, perspective, self.source.lobby))
 
     def _log(self, tid: str, tables: Tables) -> ReplayLog:
