@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from wildtable import __version__
@@ -164,6 +165,9 @@ def parse_settings(pairs: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["replay", "diff"] and len(argv) >= 4 and not os.path.exists("diff"):
+        argv[1] = "--diff"      # `wildtable replay diff A B`, the spelling of --diff A B
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -31,6 +31,8 @@ def test_a_log_and_itself_are_equal(tmp_path, capsys):
     a = _write(tmp_path / "a.wlog", DATA)
     rc, lines = _diff(capsys, a, a)
     assert rc == 0 and lines[-1].startswith("equal: the same "), lines
+    assert main(["replay", "diff", str(a), str(a)]) == 0         # the same, spelt as a word
+    assert capsys.readouterr().out.splitlines()[-1] == lines[-1]
 
 
 def test_two_seeds_differ_at_the_first_chance_record(tmp_path, capsys):
