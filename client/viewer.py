@@ -147,7 +147,7 @@ class ViewerApp(App):
             f" {self.log_name} | {tl.game.TITLE} | record {i}/{len(tl) - 1} | seq {step.seq} | "
             f"view: {tl.perspective_name(i, self.perspective)}"
             + ("" if self.filter.empty else f" | filter: {self.filter.describe()} ({len(self.shown)})")
-            + (" | DAMAGED: ends early" if self.damage else "")))
+            + (f" | {self.damage.split(':')[0]}: ends early" if self.damage else "")))
         height = max(5, self.query_one("#records", Static).size.height or 12)
         shown = self.shown
         at = self._place()
@@ -331,5 +331,9 @@ def viewer_main(args, data: bytes) -> int:
             print(said)
         return 1 if said else 0
     start = timeline.index_of_seq(args.upto) if args.upto is not None else 0
-    ViewerApp(timeline, str(args.log), perspective, start, damage=said).run()
+    note = said
+    if note is None and contents.torn is not None:      # not damage (exit 0), but said
+        note = (f"INCOMPLETE: the last record was cut mid-write ({contents.torn.dropped} bytes at byte offset "
+                f"{contents.torn.offset} left out): the game may have gone on after it")
+    ViewerApp(timeline, str(args.log), perspective, start, damage=note).run()
     return 1 if said else 0
