@@ -108,7 +108,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
 
     r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
-                       "without them, the interactive viewer")
+                       "without them, the interactive viewer",
+                       epilog="Exit status: 0 the log read to its end (or to --upto), a torn tail left out "
+                       "(INCOMPLETE); 1 the log is damaged (the records before the damage are still shown, and "
+                       "the damage named) or is not a wildtable log; 2 a usage error or a file that cannot be "
+                       "read. --diff: 0 equal, 1 different, 2 a log that cannot be read.")
     r.add_argument("log", nargs="?", default=None, help="the .wlog file (with --store: the table's id)")
     r.add_argument("--store", default=None, metavar="DSN", help="read table LOG straight from this PostgreSQL "
                    "store (a DSN, e.g. postgresql://user@host/db) instead of a file")
