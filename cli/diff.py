@@ -82,7 +82,7 @@ def _value(snap: Any, path: str) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def diff(a: Timeline, b: Timeline, name_a: str = "A", name_b: str = "B") -> tuple[bool, list[str]]:
+def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
     """(equal, the lines that say where and how they differ)."""
     lines: list[str] = []
     ha, hb = a.header, b.header
@@ -156,7 +156,7 @@ def diff_main(args) -> int:
         if isinstance(t, str):
             print(f"wildtable replay --diff: {t}", file=sys.stderr)
             return 2
-    equal, lines = diff(a, b, name_a, name_b)
+    equal, lines = diff(a, b)
     print(f"A: {name_a}\nB: {name_b}")
     for line in lines:
         print(line)
