@@ -1,12 +1,13 @@
 """`wildtable replay --diff A B`: the first place two logs differ (their header, an
 action, a chance outcome, or the state a record left), both records side by side, and
-what differs in the state there (docs/PLAYING.md "Replaying a game").
+what differs in the state there (docs/PLAYING.md "Replays").
 
 Logs of one seed from two versions, a server's log and a client's expectation, a log and
 its hand-edited copy: the answer is the first seq where they part. Only what decides the
-game is compared: the table id, creation time, receive times, intent ids, seat claims,
-refused intents and hash records are information (a different table id is said, not
-counted). Exit 0 when the logs are equal, 1 when they differ, 2 when one cannot be read.
+game is compared, and the state hashes each log's writer logged (another version's rules
+show there); the table id, creation time, receive times, intent ids, seat claims and
+refused intents are information (a different table id is said, not counted). Exit 0 when
+the logs are equal, 1 when they differ, 2 when one cannot be read.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from wildtable.client.timeline import Timeline
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import state_hash
 from wildtable.protocol.errors import IllegalAction, LogError
-from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_prefix
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, StateHashed, read_prefix
 
 #: header fields that decide the game (the table id and creation time do not)
 _HEADER_FIELDS = ("game", "seats", "settings", "rules", "format")
@@ -97,6 +98,8 @@ def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
     sa = [i for i, s in enumerate(a.steps) if type(s.record) in (ActionAccepted, ChanceRecorded)]
     sb = [i for i, s in enumerate(b.steps) if type(s.record) in (ActionAccepted, ChanceRecorded)]
     g = a.game
+    # the hashes each log's writer logged: the same records under other rules hash otherwise
+    logged_a, logged_b = _logged_hashes(a), _logged_hashes(b)
     for ia, ib in zip(sa, sb):
         ra, rb = a.steps[ia].record, b.steps[ib].record
         seq = ra.seq
@@ -114,6 +117,12 @@ def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
                              " (the header's rules version differs)" if "rules" in header_diff else ""))
             lines.append(f"  A and B: {a.record_line(ia)}")
             lines.extend(_state_lines(a, b, ia, ib, seq))
+            return False, lines
+        if seq in logged_a and seq in logged_b and logged_a[seq] != logged_b[seq]:
+            lines.append(f"first difference at seq {seq}: the same records, but the state hashes the two logs "
+                         f"hold for it differ (A {logged_a[seq].hex()[:12]}, B {logged_b[seq].hex()[:12]}): "
+                         "their writers played other rules (a rules change, or another version)")
+            lines.append(f"  A and B: {a.record_line(ia)}")
             return False, lines
     if len(sa) != len(sb):
         short, long_, tl, ids = ("A", "B", b, sb) if len(sa) < len(sb) else ("B", "A", a, sa)
@@ -133,6 +142,10 @@ def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
     lines.append(f"equal: the same {len(sa)} actions and chance outcomes, seq 1 to {last}, and the same state "
                  f"after each")
     return True, lines
+
+
+def _logged_hashes(t: Timeline) -> dict[int, bytes]:
+    return {s.record.seq: s.record.hash for s in t.steps if type(s.record) is StateHashed}
 
 
 def _state_lines(a: Timeline, b: Timeline, ia: int, ib: int, seq: int) -> list[str]:

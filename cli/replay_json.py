@@ -1,6 +1,6 @@
 """`wildtable replay LOG --json --seat N [--upto S]`: what seat N (or a spectator) was
 sent at seq S, as data; and `--json` with --events or a filter: the records as data
-(docs/PLAYING.md "Replaying a game"). A damaged log gives its good prefix and names the
+(docs/PLAYING.md "Replays"). A damaged log gives its good prefix and names the
 damage, as every mode does (exit 1 unless --upto stops before it)."""
 
 from __future__ import annotations

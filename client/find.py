@@ -1,7 +1,7 @@
 """Finding records in a timeline: a filter (by seat, by kind of action or record,
 refused intents only, a text) and a search forward or back, shared by the replay
 viewer's / ? n N f keys and `wildtable replay --plain/--json`'s filter flags
-(docs/PLAYING.md "Replaying a game"). Pure: indices in, indices out.
+(docs/PLAYING.md "Replays"). Pure: indices in, indices out.
 
 A view sees what it may see only: a refused intent of another seat is neither found by
 its kind nor by its text, since neither is shown to that view (Timeline.hidden_from).

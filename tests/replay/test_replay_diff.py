@@ -8,7 +8,7 @@ from __future__ import annotations
 import attrs
 
 from wildtable.cli import main
-from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, encode_record, read_log
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, StateHashed, encode_record, read_log
 
 from logs import selfplay_log
 
@@ -79,6 +79,20 @@ def test_another_rules_version_shows_in_the_header_and_the_state(tmp_path, capsy
     rc, lines = _diff(capsys, a, b)
     assert rc == 1
     assert lines[2] == f"header: rules differs: A {contents.header.rules}, B 1", lines
+
+
+def test_the_same_records_with_other_logged_hashes_differ_at_that_hash(tmp_path, capsys):
+    """Logs of one seed written by two versions whose rules differ unversioned: the same
+    records, another hash logged: the first such hash is the difference."""
+    contents = read_log(DATA)
+    recs = list(contents.records)
+    k, h = next((i, r) for i, r in enumerate(recs) if type(r) is StateHashed)
+    recs[k] = StateHashed(h.seq, bytes(16))
+    a = _write(tmp_path / "a.wlog", DATA)
+    b = _write(tmp_path / "b.wlog", encode_record(contents.header) + b"".join(encode_record(r) for r in recs))
+    rc, lines = _diff(capsys, a, b)
+    assert rc == 1 and lines[2].startswith(f"first difference at seq {h.seq}: the same records, but the state "
+                                           "hashes the two logs hold for it differ"), lines
 
 
 def test_a_file_that_cannot_be_read_is_exit_2(tmp_path, capsys):
