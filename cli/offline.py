@@ -284,7 +284,7 @@ def replay_main(args) -> int:
               f"were dropped; the {torn.offset} bytes before them replay. The log is incomplete: its game "
               "may have gone on after the cut")
     if damage is not None:
-        for line in damage_lines(str(args.log), prefix):
+        for line in damage_lines(f"--store DSN {args.log}" if getattr(args, "store", None) else str(args.log), prefix):
             print(line)
     # the header is a record too (docs/LOG-FORMAT.md 1), as `export` and the store count them
     print(f"records: {1 + len(contents.records)} (the header and {len(contents.records)} more)  "
