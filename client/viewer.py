@@ -144,10 +144,11 @@ class ViewerApp(App):
         i = self.index
         step = tl.steps[i]
         self.query_one("#top", Static).update(Text(
-            f" {self.log_name} | {tl.game.TITLE} | record {i}/{len(tl) - 1} | seq {step.seq} | "
+            # a damaged (or cut) log says so first, where a long path cannot push it off the line
+            (f" {self.damage.split(':')[0]}: ends early |" if self.damage else "")
+            + f" {self.log_name} | {tl.game.TITLE} | record {i}/{len(tl) - 1} | seq {step.seq} | "
             f"view: {tl.perspective_name(i, self.perspective)}"
-            + ("" if self.filter.empty else f" | filter: {self.filter.describe()} ({len(self.shown)})")
-            + (f" | {self.damage.split(':')[0]}: ends early" if self.damage else "")))
+            + ("" if self.filter.empty else f" | filter: {self.filter.describe()} ({len(self.shown)})")))
         height = max(5, self.query_one("#records", Static).size.height or 12)
         shown = self.shown
         at = self._place()
