@@ -245,7 +245,9 @@ class ViewerApp(App):
         box.placeholder = self.PROMPTS[mode]
         box.display = True
         box.value = ""
-        box.focus()
+        # at once, not after the keys already queued (Widget.focus waits its turn): what is
+        # typed right after g, /, ? or f goes to the prompt, not to the viewer's bindings
+        self.screen.set_focus(box)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         box = self.query_one("#jump", JumpInput)
