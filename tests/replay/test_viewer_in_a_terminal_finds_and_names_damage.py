@@ -27,11 +27,13 @@ def test_the_viewer_of_a_damaged_log_in_a_terminal(tmp_path):
         tmux.wait_for("DAMAGED: ends early")
         tmux.wait_for(f"byte offset {offsets[cut]}")
         tmux.keys("/")
+        tmux.wait_for("search forward for")     # the prompt is up: what is typed goes there
         tmux.type("shuffle of")
         tmux.wait_for(f"record {chances[1]}/{cut} ")
         tmux.keys("n")
         tmux.wait_for(f"record {chances[2]}/{cut} ")
         tmux.keys("f")
+        tmux.wait_for("filter: seat N")
         tmux.type("refused")
         tmux.wait_for("filter: refused only (3)")
         tmux.keys("End")
