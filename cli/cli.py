@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from wildtable import __version__
@@ -140,16 +141,36 @@ def build_parser() -> argparse.ArgumentParser:
                     help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
 
     r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
-                       "without them, the interactive viewer")
-    r.add_argument("log", help="the .wlog file (with --store: the table's id)")
+                       "without them, the interactive viewer",
+                       epilog="Exit status: 0 the log read to its end (or to --upto), a torn tail left out "
+                       "(INCOMPLETE); 1 the log is damaged (the records before the damage are still shown, and "
+                       "the damage named) or is not a wildtable log; 2 a usage error or a file that cannot be "
+                       "read. --diff: 0 equal, 1 different, 2 a log that cannot be read.")
+    r.add_argument("log", nargs="?", default=None, help="the .wlog file (with --store: the table's id)")
     r.add_argument("--store", default=None, metavar="DSN", help="read table LOG straight from this PostgreSQL "
                    "store (a DSN, e.g. postgresql://user@host/db) instead of a file")
     r.add_argument("--verify", action="store_true", help="check every CRC and state hash; print counts, scores and the final hash")
-    r.add_argument("--json", action="store_true", help="print the final all-seeing state as JSON")
-    r.add_argument("--upto", type=int, default=None, help="stop at this seq")
+    r.add_argument("--json", action="store_true", help="print the final all-seeing state as JSON; with --seat, "
+                   "that seat's view as the server sent it; with a filter or --events, the records as JSON")
+    r.add_argument("--upto", type=int, default=None, help="stop at this seq (a damaged log: read as if it ended "
+                   "there, when the damage is after it)")
     r.add_argument("--plain", action="store_true", help="print every record and the state it produced, as text")
-    r.add_argument("--seat", default=None, metavar="SEAT", help="viewer: see the game as this seat (a number), "
-                   "'spectator', or 'all' (the all-seeing view, default)")
+    r.add_argument("--seat", default=None, metavar="SEAT", help="viewer, --plain, --json: see the game as this "
+                   "seat (a number), 'spectator', or 'all' (the all-seeing view, default)")
+    r.add_argument("--events", action="store_true", help="with --plain or --json: one line (item) per record, "
+                   "no states")
+    r.add_argument("--by-seat", type=int, default=None, metavar="N", help="with --plain or --json: only the "
+                   "records of seat N (its actions, refused intents and seat claims)")
+    r.add_argument("--kind", action="append", default=[], metavar="KIND", help="with --plain or --json: only "
+                   "records of this kind: an action kind (draw, play, ...) or action, chance, rejected, seat, "
+                   "hash, header; repeat for several")
+    r.add_argument("--refused", action="store_true", help="with --plain or --json: only the refused intents")
+    r.add_argument("--find", default=None, metavar="TEXT", help="with --plain or --json: only the records whose "
+                   "text holds TEXT (any case)")
+    r.add_argument("--salvage", default=None, metavar="OUT", help="write the log's good records, up to any "
+                   "damage or torn tail, as a new log OUT (0600; never over an existing file)")
+    r.add_argument("--diff", nargs=2, default=None, metavar=("A", "B"), help="compare two logs: the first record "
+                   "where they differ (header, action, chance outcome or state), exit 0 when they are equal")
     r.add_argument("--web", action="store_true", help="the viewer in a web browser: serve it on 127.0.0.1 (a free "
                    "port) until Ctrl-C, print its address, and open a browser where one can be opened")
     r.add_argument("--no-browser", action="store_true", help="with --web: print the address only")
@@ -181,6 +202,9 @@ def parse_settings(pairs: list[str]) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:2] == ["replay", "diff"] and len(argv) >= 4 and not os.path.exists("diff"):
+        argv[1] = "--diff"      # `wildtable replay diff A B`, the spelling of --diff A B
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()

@@ -13,8 +13,8 @@ from pathlib import Path
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError
-from wildtable.protocol.logfmt import FRAME_HEADER, SeatClaimed, encode_record, iter_frames, read_log
-from wildtable.protocol.replay import replay
+from wildtable.protocol.logfmt import FRAME_HEADER, MAP_START, SeatClaimed, encode_record, iter_frames
+from wildtable.protocol.prefix import replay_prefix
 
 from .selfplay import play
 
@@ -60,7 +60,11 @@ def selfplay_main(args) -> int:
     if args.log:
         data = encode_record(result.header) + b"".join(encode_record(r) for r in result.records)
         try:
-            Path(args.log).write_bytes(data)
+            # 0600, as the server writes every log: it holds every shuffle (docs/LOG-FORMAT.md)
+            fd = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with open(fd, "wb") as f:
+                os.fchmod(fd, 0o600)        # a file that was there keeps no wider mode
+                f.write(data)
         except OSError as e:
             print(f"wildtable selfplay: cannot write the log to {args.log}: {e.strerror or e}", file=sys.stderr)
             return 1
@@ -124,26 +128,57 @@ def export_main(args) -> int:
         sys.stdout.flush()
         where = sys.stderr
     else:
-        try:
-            # 0600: a log holds every shuffle, as secret as the hands
-            fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with open(fd, "wb") as f:
-                f.write(data)
-        except FileExistsError:
-            print(f"wildtable export: {out} exists already; give another -o FILE (it is not overwritten)",
-                  file=sys.stderr)
-            return 2
-        except OSError as e:
-            print(f"wildtable export: cannot write {out}: {e.strerror or e}", file=sys.stderr)
-            return 1
+        failed = write_new_log("export", out, data, "give another -o FILE")
+        if failed:
+            return failed
         where = sys.stdout
     note = f" ({live} and may be writing it: exported as written so far)" if live else ""
-    print(f"table {args.table}: {records} records, {len(data)} bytes written to "
+    print(f"table {args.table}: {records} records (the header and {records - 1} more), {len(data)} bytes written to "
           f"{'stdout' if out == '-' else out}{note}", file=where)
     return 0
 
 
+def write_new_log(command: str, out: str, data: bytes, instead: str) -> int:
+    """Write ``data`` to a new file ``out``, 0600 (a log holds every shuffle, as secret as
+    the hands: docs/LOG-FORMAT.md), never over an existing one; 0, or the exit status
+    after saying why not (``instead``: what to do when it exists)."""
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with open(fd, "wb") as f:
+            f.write(data)
+    except FileExistsError:
+        print(f"wildtable {command}: {out} exists already; {instead} (it is not overwritten)", file=sys.stderr)
+        return 2
+    except OSError as e:
+        print(f"wildtable {command}: cannot write {out}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def replay_main(args) -> int:
+    if getattr(args, "diff", None):
+        if args.log is not None or args.verify or args.json or args.plain or args.web or args.salvage:
+            print("wildtable replay: --diff A B compares two logs: it goes alone (wildtable replay --diff A B)",
+                  file=sys.stderr)
+            return 2
+        from .diff import diff_main
+        return diff_main(args)
+    if args.log is None:
+        print("wildtable replay: which log? give a .wlog file (wildtable replay LOG), or --diff A B",
+              file=sys.stderr)
+        return 2
+    if filtering(args) and not (args.plain or args.json):
+        print("wildtable replay: --events, --by-seat, --kind, --refused and --find go with --plain or --json "
+              "(in the viewer: / searches, f filters)", file=sys.stderr)
+        return 2
+    if filtering(args) and args.verify:
+        print("wildtable replay: --verify checks the whole log: it goes without --events, --by-seat, --kind, "
+              "--refused and --find", file=sys.stderr)
+        return 2
+    if getattr(args, "salvage", None) and (args.verify or args.json or args.plain or args.web):
+        print("wildtable replay: --salvage OUT writes the good records as a new log: it goes alone",
+              file=sys.stderr)
+        return 2
     path: Path | str = Path(args.log)
     if getattr(args, "web", False) and (args.verify or args.json or args.plain):
         print("wildtable replay: --web is the viewer in a browser: it goes without --verify, --json and --plain",
@@ -173,6 +208,9 @@ def replay_main(args) -> int:
                 if live and isinstance(e, FileNotFoundError) else ""
             print(f"wildtable replay: cannot read {path}: {e.strerror}{where}", file=sys.stderr)
             return 2
+    if getattr(args, "salvage", None):
+        from .damage import salvage_main
+        return salvage_main(args, path, data)
     if not (args.verify or args.json):
         if live:
             print(f"note: {path}: {live} and may be writing this log: the viewer shows it as written so far",
@@ -182,20 +220,29 @@ def replay_main(args) -> int:
             return web_main(args, path, data)
         from wildtable.client.viewer import viewer_main
         return viewer_main(args, data)
+    if args.json and (getattr(args, "seat", None) is not None or filtering(args)):
+        from .replay_json import json_main
+        return json_main(args, path, data)
     if getattr(args, "seat", None) is not None:
-        # --verify and --json report the all-seeing state; a seat's view is the viewer's
-        print("wildtable replay: --seat goes with the viewer or --plain, not with --verify or --json",
+        # --verify reports the all-seeing state; a seat's view is the viewer's, or --json's
+        print("wildtable replay: --seat goes with the viewer, --plain or --json, not with --verify",
               file=sys.stderr)
         return 2
+    from .damage import damage_lines, upto_note
     try:
-        contents = read_log(data)
-        result = replay(contents, verify_hashes=True, upto=args.upto)
+        prefix = replay_prefix(data, upto=args.upto)
     except LogError as e:
-        damage = f"; {live} and may be writing this log, but this is damage, not a record being written" if live else ""
-        print(f"wildtable replay: {path}: {e}{damage}", file=sys.stderr)
+        print(f"wildtable replay: {path}: {e}", file=sys.stderr)
         return 1
+    contents, result, damage = prefix.contents, prefix.result, prefix.damage
+    if damage is not None:
+        # the same sentence as ever on stderr; the good prefix on stdout, then where it ends
+        also = f"; {live} and may be writing this log, but this is damage, not a record being written" if live else ""
+        print(f"wildtable replay: {path}: {damage}{also}", file=sys.stderr)
+    elif prefix.later is not None:
+        print(upto_note(path, prefix.later, args.upto), file=sys.stderr)
     game, state = result.game, result.state
-    torn = contents.torn
+    torn = contents.torn if damage is None and prefix.later is None else None
     if torn is not None and getattr(args, "store", None):
         # a store's rows are whole records: a cut one is damage, never a write in progress
         print(f"wildtable replay: {path}: its last {torn.dropped} bytes (from byte offset {torn.offset}) are not a "
@@ -203,9 +250,9 @@ def replay_main(args) -> int:
         return 1
     if torn is not None:
         if (why := _not_a_torn_write(data, torn.offset)) is not None:
-            damage = f" ({live} and may be writing this log, but this is not a record being written)" if live else ""
+            writing = f" ({live} and may be writing this log, but this is not a record being written)" if live else ""
             print(f"wildtable replay: {path}: the last {torn.dropped} bytes (from byte offset {torn.offset}) are "
-                  f"not a record cut mid-write{damage}: {why}; the log is damaged", file=sys.stderr)
+                  f"not a record cut mid-write{writing}: {why}; the log is damaged", file=sys.stderr)
             return 1
         if not live:
             print(f"warning: {path}: torn tail of {torn.dropped} bytes at offset {torn.offset} ignored",
@@ -222,24 +269,48 @@ def replay_main(args) -> int:
     if args.json:
         json.dump({"game": game.NAME, "table": contents.header.table, "seq": result.seq,
                    "players": names, "winner_names": [names[w] or f"seat {w}" for w in o.winners],
-                   "outcome": to_data(o), "state": _jsonable(game.snapshot(state))},
+                   "outcome": to_data(o), "state": _jsonable(game.snapshot(state)),
+                   "complete": damage is None and torn is None, "damage": damage_data(damage)},
                   sys.stdout, indent=1)
         print()
-        return 0
-    print(f"{path}: OK - {game.TITLE}, table {contents.header.table}, {len(data)} bytes")
+        return 0 if damage is None else 1
+    # the status says what was read: OK, INCOMPLETE (a torn tail: the end is missing) or
+    # DAMAGED (the records before the damage are reported, and no more); docs/LOG-FORMAT.md 5
+    status = "DAMAGED" if damage is not None else "INCOMPLETE" if torn is not None and not live else "OK"
+    print(f"{path}: {status} - {game.TITLE}, table {contents.header.table}, {len(data)} bytes")
     if live:
         print(f"live: {live}")
     elif torn is not None:
         print(f"torn tail: the last record was cut mid-write: {torn.dropped} bytes at byte offset {torn.offset} "
-              f"were dropped; the {torn.offset} bytes before them replay")
-    print(f"records: {len(contents.records)}  seq: {result.seq}  actions: {result.actions}  "
+              f"were dropped; the {torn.offset} bytes before them replay. The log is incomplete: its game "
+              "may have gone on after the cut")
+    if damage is not None:
+        for line in damage_lines(f"--store DSN {args.log}" if getattr(args, "store", None) else str(args.log), prefix):
+            print(line)
+    # the header is a record too (docs/LOG-FORMAT.md 1), as `export` and the store count them
+    print(f"records: {1 + len(contents.records)} (the header and {len(contents.records)} more)  "
+          f"seq: {result.seq}  actions: {result.actions}  "
           f"chance: {result.chances}  hashes checked: {result.hashes_checked}")
     shown = [f"{printable(n)} (seat {i})" if n else f"seat {i}" for i, n in enumerate(names)]
     won = ", ".join(shown[w] for w in o.winners) or "none"
     print(f"game over: {'yes' if o.over else 'no'}  scores: {list(o.scores)}  winners: {won}")
     print(f"players: {', '.join(shown)}")
     print(f"final hash: {state_hash(game, state).hex()}")
-    return 0
+    return 0 if damage is None else 1
+
+
+def damage_data(damage: LogError | None) -> dict | None:
+    """The damage as --json puts it: null for a whole log."""
+    if damage is None:
+        return None
+    return {"code": damage.code, "message": damage.message, "seq": damage.seq, "offset": damage.offset}
+
+
+def filtering(args) -> bool:
+    """Whether any filter flag (--by-seat, --kind, --refused, --find) or --events is given."""
+    return (getattr(args, "by_seat", None) is not None or bool(getattr(args, "kind", None))
+            or getattr(args, "refused", False) or bool(getattr(args, "find", None))
+            or getattr(args, "events", False))
 
 
 def seat_names(contents) -> list[str]:
@@ -256,9 +327,6 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in text)
 
 
-_MAP_START = frozenset(range(0x80, 0x90)) | {0xDE, 0xDF}     # how a msgpack map (every record) starts
-
-
 def _not_a_torn_write(data: bytes, offset: int) -> str | None:
     """Why the bytes the reader dropped at ``offset`` cannot be the start of one record
     whose write was cut short (None: they can). A torn write leaves the first bytes of a
@@ -268,7 +336,7 @@ def _not_a_torn_write(data: bytes, offset: int) -> str | None:
         length = int.from_bytes(tail[:4], "little")
         if length == 0:
             return "a record of length 0"
-        if len(tail) > FRAME_HEADER and tail[FRAME_HEADER] not in _MAP_START:
+        if len(tail) > FRAME_HEADER and tail[FRAME_HEADER] not in MAP_START:
             return "they do not start a record"
     return None
 

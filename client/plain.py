@@ -21,6 +21,7 @@ from typing import TextIO
 import trio
 
 from wildtable.headless.core import CannotConnect, ClientCore, Notice, lobby_row
+from wildtable.headless.games import round_words
 from .session import Launch, server_for, start_session
 
 
@@ -80,8 +81,7 @@ class PlainOutput:
         phase = (view.get("phase"), view.get("round"))
         if phase != self._phase and view.get("phase") is not None:
             self._phase = phase
-            rounds = f" round {view['round']}" if view.get("round") else ""
-            rounds += f" of {view['rounds']}" if rounds and "rounds" in view else ""
+            rounds = f" {round_words(view['round'], view.get('rounds'))}" if view.get("round") else ""
             self.line("phase", f"{view['phase']}{rounds}")
         due, self._hand_due = self._hand_due, False
         if "hand" in view and view.get("phase") not in ("dealing", "deal"):    # nothing dealt yet
@@ -124,6 +124,7 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
     async with server_for(launch) as url:
         core = ClientCore(url, launch.name, out, default_game=launch.game, bot_delay=launch.bot_delay,
                           seat_book=launch.seat_book(), bot_level=launch.level)
+        core.logs_kept = not launch.local       # a private server's data dir goes when we quit
         core_box.append(core)
         async with trio.open_nursery() as nursery:
             try:

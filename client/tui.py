@@ -74,6 +74,10 @@ def reflow(text: str) -> str:
     return "\n".join(out)
 
 
+#: the command line's placeholder in the lobby and at a table
+LOBBY_PROMPT = "type a command (help, list, create, join...)"
+TABLE_PROMPT = "type a move or a command (help lists them, leave goes back to the lobby)"
+
 class CoreNotice(Message):
     """A Notice from the Trio side."""
 
@@ -240,7 +244,7 @@ class PlayApp(App):
         yield Static(id="result")
         with Horizontal(id="cmdline"):
             yield Static(">", id="prompt")
-            yield CommandInput(self, id="cmd", placeholder="type a command (help, list, create, join...)")
+            yield CommandInput(self, id="cmd", placeholder=LOBBY_PROMPT)
         yield Static(id="hints")
         yield Static(id="flash")
 
@@ -274,6 +278,7 @@ class PlayApp(App):
                 core = ClientCore(url, self.launch.name, self._from_trio, lobby_refresh=LOBBY_REFRESH,
                                   default_game=self.launch.game, bot_delay=self.launch.bot_delay,
                                   seat_book=self.launch.seat_book(), bot_level=self.launch.level)
+                core.logs_kept = not self.launch.local      # a private server's data dir goes when we quit
                 self.core = core
                 async with trio.open_nursery() as nursery:
                     try:
@@ -458,6 +463,8 @@ class PlayApp(App):
         if core.online:
             self._status = "online"
         self._update_top()
+        # the prompt names what can be typed where (issue #27: the lobby's at a table too)
+        self.query_one("#cmd", CommandInput).placeholder = TABLE_PROMPT if core.at_table else LOBBY_PROMPT
         switcher = self.query_one("#main", ContentSwitcher)
         if not core.at_table:
             switcher.current = "lobby"

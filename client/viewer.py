@@ -9,6 +9,7 @@ Rejected intents and their reasons, seat claims and hash checks are records too.
 
 from __future__ import annotations
 
+import bisect
 import sys
 from typing import Any, ClassVar
 
@@ -19,32 +20,46 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
 from wildtable.protocol.errors import IllegalAction, LogError
-from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_prefix
+from wildtable.protocol.prefix import damage_after
 
 # the timeline is shared with the web replay viewer (server/replays.py)
 from wildtable.headless.timeline import ALL, Timeline, parse_perspective
+from wildtable.headless.find import Filter, matching, parse_filter, search
 
 
 # ---------------------------------------------------------------- plain
 
-def print_plain(timeline: Timeline, perspective: Any, upto: int | None, out=sys.stdout) -> None:
-    """Every record, then the state after it (indented), down to seq ``upto``."""
+_NO_FILTER = Filter()     # every record
+
+
+def print_plain(timeline: Timeline, perspective: Any, upto: int | None, out=None,
+                filt: Filter = _NO_FILTER, events: bool = False) -> int:
+    """Every record ``filt`` lets through, then the state after it (indented), down to
+    seq ``upto``; with ``events``, one line per record and no states. Returns how many
+    records were printed."""
+    out = out or sys.stdout         # looked up now: a test's capture replaces it
     if upto is not None:
         upto = max(upto, 0)         # as --json and --verify: below 0 is the table before any record
-    for i, step in enumerate(timeline.steps):
-        if upto is not None and step.seq > upto:
-            break
+    shown = matching(timeline, filt, perspective, upto)
+    for i in shown:
+        step = timeline.steps[i]
+        if events:
+            out.write(f"[{i:>4}] {timeline.record_line(i, perspective)}\n")
+            continue
         for line in timeline.detail_lines(i, perspective):
             out.write(f"[{i:>4}] {line}\n")
         if i == 0 or type(step.record) in (ActionAccepted, ChanceRecorded):
             for line in timeline.state_lines(i, perspective):
                 out.write(f"       | {line}\n")
+    return len(shown)
 
 
 # ---------------------------------------------------------------- interactive
 
 class JumpInput(Input):
-    """The seq prompt of the g key; Esc puts it away."""
+    """The prompt of the g, /, ? and f keys (``mode`` says which); Esc puts it away."""
+    mode = "seq"
     BINDINGS = [Binding("escape", "cancel", "Cancel", show=False)]
 
     def action_cancel(self) -> None:
@@ -54,7 +69,9 @@ class JumpInput(Input):
 
 
 class ViewerApp(App):
-    """Step with the arrow keys; 0-9 a seat's view, a all-seeing, s spectator."""
+    """Step with the arrow keys; 0-9 a seat's view, a all-seeing, s spectator; / and ?
+    search the records' text forward and back, n and N repeat it; f filters the records
+    (by seat, kind, refused only): the arrows then step through those alone."""
 
     TITLE = "wildtable replay"
     AUTO_FOCUS = None       # keys step the log; the seq prompt takes focus only when asked for
@@ -70,13 +87,18 @@ class ViewerApp(App):
     #jump { height: 1; border: none; padding: 0; display: none; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("right,l,n,space", "step(1)", "Next"),
+        Binding("right,l,space", "step(1)", "Next"),
         Binding("left,h,p,backspace", "step(-1)", "Back"),
         Binding("pagedown", "step(10)", "+10", show=False),
         Binding("pageup", "step(-10)", "-10", show=False),
         Binding("home", "go(0)", "First", show=False),
         Binding("end", "go(-1)", "Last", show=False),
-        Binding("g", "ask_seq", "Jump to seq"),
+        Binding("g", "ask('seq')", "Jump to seq"),
+        Binding("slash", "ask('search')", "Search"),
+        Binding("question_mark", "ask('back')", "Search back"),
+        Binding("n", "again(1)", "Next match"),
+        Binding("N", "again(-1)", "Previous match"),
+        Binding("f", "ask('filter')", "Filter"),
         Binding("r", "next_rejected", "Next rejected"),
         Binding("a", "see('all')", "All-seeing"),
         Binding("s", "see('spectator')", "Spectator"),
@@ -84,12 +106,18 @@ class ViewerApp(App):
         *(Binding(str(d), f"see({d})", f"Seat {d}", show=False) for d in range(10)),
     ]
 
-    def __init__(self, timeline: Timeline, name: str, perspective: Any = ALL, start: int = 0):
+    def __init__(self, timeline: Timeline, name: str, perspective: Any = ALL, start: int = 0,
+                 damage: str | None = None):
         super().__init__()
         self.timeline = timeline
         self.log_name = name
         self.perspective = perspective
         self.index = start
+        self.damage = damage            # why the log ends where it does (a damaged log's good prefix)
+        self.filter = Filter()
+        self.shown = list(range(len(timeline)))     # the records the filter lets through
+        self.last_search = ""                 # the last search, for n and N
+        self.last_search_back = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="top")
@@ -101,11 +129,13 @@ class ViewerApp(App):
                 yield Static(id="state")
         yield Static(id="note")
         yield JumpInput(id="jump", placeholder="seq to jump to, Enter (Esc cancels)")
-        yield Static("<- -> step  PgUp/PgDn 10  g seq  r rejected  0-9 seat  a all  s spectator  q quit",
-                     id="keys")
+        yield Static("<- -> step  g seq  / ? search  n N again  f filter  r rejected  0-9 seat  a all  "
+                     "s spectator  q quit", id="keys")
 
     def on_mount(self) -> None:
         self.show()
+        if self.damage:
+            self.note(self.damage)
 
     def note(self, text: str = "") -> None:
         """A line saying why a key did nothing (empty: clear it)."""
@@ -118,13 +148,18 @@ class ViewerApp(App):
         i = self.index
         step = tl.steps[i]
         self.query_one("#top", Static).update(Text(
-            f" {self.log_name} | {tl.game.TITLE} | record {i}/{len(tl) - 1} | seq {step.seq} | "
-            f"view: {tl.perspective_name(i, self.perspective)}"))
+            # a damaged (or cut) log says so first, where a long path cannot push it off the line
+            (f" {self.damage.split(':')[0]}: ends early |" if self.damage else "")
+            + f" {self.log_name} | {tl.game.TITLE} | record {i}/{len(tl) - 1} | seq {step.seq} | "
+            f"view: {tl.perspective_name(i, self.perspective)}"
+            + ("" if self.filter.empty else f" | filter: {self.filter.describe()} ({len(self.shown)})")))
         height = max(5, self.query_one("#records", Static).size.height or 12)
-        lo = max(0, min(i - height // 2, len(tl) - height))
+        shown = self.shown
+        at = self._place()
+        lo = max(0, min(at - height // 2, len(shown) - height))
         rec = Text(no_wrap=True, overflow="ellipsis")
-        for k in range(lo, min(len(tl), lo + height)):
-            if k > lo:
+        for n, k in enumerate(shown[lo:lo + height]):
+            if n:
                 rec.append("\n")
             line = tl.record_line(k, self.perspective)
             style = "reverse bold" if k == i else ("red" if line.startswith("REJECTED") else "")
@@ -133,18 +168,51 @@ class ViewerApp(App):
         self.query_one("#detail", Static).update(Text("\n".join(tl.detail_lines(i, self.perspective))))
         self.query_one("#state", Static).update(Text("\n".join(tl.state_lines(i, self.perspective))))
 
+    def _place(self) -> int:
+        """Where the current record stands among the shown ones (the nearest before it
+        when the filter hides it)."""
+        return max(0, bisect.bisect_right(self.shown, self.index) - 1)
+
     def action_step(self, delta: int) -> None:
-        last = len(self.timeline) - 1
-        index = max(0, min(last, self.index + delta))
+        shown = self.shown
+        if not shown:
+            self.note(f"no record passes the filter ({self.filter.describe()}): f and Enter clears it")
+            return
+        at = self._place()
+        if delta > 0 and shown[at] > self.index:
+            at -= 1                 # the current record is hidden and before every shown one
+        index = shown[max(0, min(len(shown) - 1, at + delta))]
         if index == self.index:
-            self.note("this is the first record" if delta < 0 else "this is the last record")
+            which = "first" if delta < 0 else "last"
+            self.note(f"this is the {which} record" + ("" if self.filter.empty else " the filter shows")
+                      + (f"; {self.damage}" if self.damage and delta > 0 else ""))
             return
         self.index = index
         self.note()
         self.show()
 
     def action_go(self, where: int) -> None:
-        self.index = where % len(self.timeline)
+        self.index = self.shown[where] if self.shown else where % len(self.timeline)
+        self.note()
+        self.show()
+
+    def action_again(self, direction: int) -> None:
+        """n: the last search again, the same way; N: the other way."""
+        if not self.last_search:
+            self.note("no search yet: / searches forward, ? back")
+            return
+        self._find(self.last_search, self.last_search_back != (direction < 0))
+
+    def _find(self, text: str, backward: bool) -> None:
+        found = search(self.timeline, text, self.index, backward=backward, perspective=self.perspective,
+                       among=self.shown)
+        if found is None:
+            where = "before" if backward else "after"
+            self.note(f"{text[:40]!r} is not found {where} this record"
+                      + ("" if self.filter.empty else " among those the filter shows")
+                      + (" (End goes to the last)" if backward else " (Home goes back to the first)"))
+            return
+        self.index = found
         self.note()
         self.show()
 
@@ -165,20 +233,39 @@ class ViewerApp(App):
             self.note(f"there is no seat {who}: this table has {seats} seats, 0 to {seats - 1}")
             return
         self.perspective = who
+        if not self.filter.empty:       # a view finds only what it may see (headless/find.py)
+            self.shown = matching(self.timeline, self.filter, who)
         self.note()
         self.show()
 
-    def action_ask_seq(self) -> None:
-        box = self.query_one("#jump", Input)
+    PROMPTS = {"seq": "seq to jump to, Enter (Esc cancels)",
+               "search": "/ search forward for, Enter (Esc cancels)",
+               "back": "? search back for, Enter (Esc cancels)",
+               "filter": "filter: seat N, kind KIND, refused, text WORDS; empty clears (Esc cancels)"}
+
+    def action_ask(self, mode: str) -> None:
+        box = self.query_one("#jump", JumpInput)
+        box.mode = mode
+        box.placeholder = self.PROMPTS[mode]
         box.display = True
         box.value = ""
-        box.focus()
+        # at once, not after the keys already queued (Widget.focus waits its turn): what is
+        # typed right after g, /, ? or f goes to the prompt, not to the viewer's bindings
+        self.screen.set_focus(box)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        box = self.query_one("#jump", Input)
+        box = self.query_one("#jump", JumpInput)
         box.display = False
         self.set_focus(None)
         text = event.value.strip()
+        if box.mode in ("search", "back"):
+            if text:
+                self.last_search, self.last_search_back = text, box.mode == "back"
+                self._find(text, self.last_search_back)
+            return
+        if box.mode == "filter":
+            self._set_filter(text)
+            return
         if text.isascii() and text.isdigit() and len(text) <= 18:
             seq = int(text)
             self.index = self.timeline.index_of_seq(seq)
@@ -188,13 +275,37 @@ class ViewerApp(App):
         elif text:
             self.note(f"g wants a seq, a number from 0 to {self.timeline.steps[-1].seq}, not {text[:30]!r}")
 
+    def _set_filter(self, text: str) -> None:
+        try:
+            f = parse_filter(text, self.timeline.header.seats)
+        except ValueError as e:
+            self.note(str(e))
+            return
+        shown = matching(self.timeline, f, self.perspective)
+        if not shown:
+            self.note(f"no record passes the filter {f.describe()}: it is not applied")
+            return
+        self.filter, self.shown = f, shown
+        if self.index not in shown:         # to the first shown record at or after this one
+            later = [k for k in shown if k >= self.index]
+            self.index = later[0] if later else shown[-1]
+        self.note()
+        self.show()
+
     def on_resize(self) -> None:
         self.show()
 
 
+def damage_sentence(log: str, damage: LogError, last_seq: int) -> str:
+    """Where a damaged log ends early, why, and what to do (docs/LOG-FORMAT.md 5)."""
+    return (f"DAMAGED: the log ends early, after seq {last_seq}: {damage} [{damage.code}]; the records before "
+            f"it are all shown. wildtable replay {log} --salvage OUT keeps them as a log that verifies")
+
+
 def viewer_main(args, data: bytes) -> int:
+    """The viewer, or --plain: the good prefix of a damaged log, then where it ends (exit 1)."""
     try:
-        contents = read_log(data)
+        contents = read_prefix(data)
         timeline = Timeline(contents)
     except (LogError, IllegalAction) as e:
         print(f"wildtable replay: {args.log}: {e}", file=sys.stderr)
@@ -204,11 +315,32 @@ def viewer_main(args, data: bytes) -> int:
     except ValueError as e:
         print(f"wildtable replay: {e}", file=sys.stderr)
         return 2
+    damage = contents.damage
+    if damage_after(damage, args.upto):
+        print(f"note: {args.log}: damaged later ({damage}); --upto {args.upto} stops before it, so the records "
+              "shown are all good", file=sys.stderr)
+        damage = None
     if contents.torn is not None:
-        print(f"warning: {args.log}: torn tail of {contents.torn.dropped} bytes ignored", file=sys.stderr)
+        print(f"warning: {args.log}: torn tail of {contents.torn.dropped} bytes ignored: the log is incomplete, "
+              "its game may have gone on after the cut", file=sys.stderr)
+    said = damage_sentence(str(args.log), damage, timeline.steps[-1].seq) if damage is not None else None
+    if said:
+        print(f"wildtable replay: {args.log}: {damage}", file=sys.stderr)
     if args.plain or not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print_plain(timeline, perspective, args.upto)
-        return 0
+        filt = Filter(getattr(args, "by_seat", None), frozenset(k.lower() for k in getattr(args, "kind", [])),
+                      getattr(args, "refused", False), getattr(args, "find", None) or "")
+        if filt.seat is not None and not 0 <= filt.seat < contents.header.seats:
+            print(f"wildtable replay: --by-seat wants 0..{contents.header.seats - 1}, not {filt.seat}",
+                  file=sys.stderr)
+            return 2
+        print_plain(timeline, perspective, args.upto, filt=filt, events=getattr(args, "events", False))
+        if said:
+            print(said)
+        return 1 if said else 0
     start = timeline.index_of_seq(args.upto) if args.upto is not None else 0
-    ViewerApp(timeline, str(args.log), perspective, start).run()
-    return 0
+    note = said
+    if note is None and contents.torn is not None:      # not damage (exit 0), but said
+        note = (f"INCOMPLETE: the last record was cut mid-write ({contents.torn.dropped} bytes at byte offset "
+                f"{contents.torn.offset} left out): the game may have gone on after it")
+    ViewerApp(timeline, str(args.log), perspective, start, damage=note).run()
+    return 1 if said else 0

@@ -225,6 +225,7 @@ class ClientCore:
         self._accepted_later: list[tuple[int, int, str]] = []   # (seq, intent, command) awaiting their update
         self._mine: set[int] = set()        # seqs of this client's own accepted intents (recent ones)
         self._over_line: str | None = None  # the game's own words for its end (its game_over event)
+        self.logs_kept = True               # False: a private server's, whose logs go when it stops
         self.turn_clock: tuple[int, float, float] | None = None   # (seat to move, deadline, seconds): see turn_left
         self.next_intent = 1
         self.history: list[str] = []
@@ -622,7 +623,7 @@ class ClientCore:
             by_timer = self._timer_played_for_me(before, msg)
             for ev in msg.events:
                 line = plugin.describe(ev, ctx)
-                if isinstance(ev, dict) and ev.get("event") == "game_over":
+                if isinstance(ev, dict) and ev.get("event") in ("game_over", "game_ended"):     # Run Wild's
                     # said once, by the "over" notice that follows (with the scores and the log)
                     self._over_line = line
                     continue
@@ -704,7 +705,10 @@ class ClientCore:
             won = " and ".join(ctx.seat_label(w) for w in msg.winners) or "nobody"
             said, self._over_line = self._over_line, None
             said = said or f"game over: {won} {'wins' if len(msg.winners) == 1 else 'win'}"
-            self.notify("over", f"{said} (scores {scores}; log {msg.log}); type leave for the lobby", msg)
+            # the game's words name the winner; every seat's score comes here, once. A private
+            # server's log (play alone) is deleted when the player quits: not named
+            log = f"; log {msg.log}" if self.logs_kept and msg.log else ""
+            self.notify("over", f"{said} (scores {scores}{log}); type leave for the lobby", msg)
             self.notify("table")
         elif t is m.Left:
             if self.seat_book is not None:

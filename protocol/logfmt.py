@@ -140,6 +140,9 @@ class LogContents:
     good_length: int     # bytes up to the end of the last whole record
     torn: TornTail | None
     offsets: tuple       # byte offset of each record in ``records``
+    #: read_prefix only: what stopped the reader before the end (the records before it
+    #: are all here, ``good_length`` ends the last of them); None: the log read to its end
+    damage: LogError | None = None
 
 
 def _whole_record_after(view: memoryview, pos: int) -> int | None:
@@ -240,6 +243,49 @@ def decode_record(obj: Any) -> Any:
 def read_log(data: bytes) -> LogContents:
     """Decode a whole log. Torn tail: cut and reported. Corruption: LogError with
     the byte offset and the seq expected there."""
+    contents = read_prefix(data)
+    if contents.damage is not None:
+        raise contents.damage
+    return contents
+
+
+#: how a msgpack map (every record's payload) starts
+MAP_START = frozenset(range(0x80, 0x90)) | {0xDE, 0xDF}
+
+
+def looks_like_log(data: bytes) -> bool:
+    """Whether ``data`` starts as every log does (docs/LOG-FORMAT.md, 1): a frame whose
+    length is 1..MAX_RECORD and whose payload starts a msgpack map. Text, images and
+    archives fail this at their first four bytes (read as a length, they are far above
+    the cap); it tells "not a log" from "a log whose header is damaged"."""
+    if len(data) >= 4:
+        length = int.from_bytes(data[:4], "little")
+        if not 0 < length <= MAX_RECORD:
+            return False
+    return len(data) <= FRAME_HEADER or data[FRAME_HEADER] in MAP_START
+
+
+def _not_a_log(data: bytes, why: str) -> LogError:
+    shown = data[:8].hex(" ")
+    return LogError("not_a_log", f"not a wildtable log: it does not start with a log's header record "
+                    f"(its first bytes are {shown}; {why})", offset=0)
+
+
+def read_prefix(data: bytes) -> LogContents:
+    """Decode a log up to its end or up to the first damage, whichever comes first: every
+    record before the damage is returned, and the damage as ``damage`` (a LogError naming
+    its byte offset and the seq expected there). Only a log whose header cannot be read
+    raises: a file that does not start like a log is ``not_a_log``."""
+    try:
+        return _read_prefix(data)
+    except LogError as e:
+        if e.offset == 0 and e.code in ("bad_frame", "bad_crc", "bad_record", "no_header") \
+                and not looks_like_log(data):
+            raise _not_a_log(data, e.message) from None
+        raise
+
+
+def _read_prefix(data: bytes) -> LogContents:
     records = []
     offsets = []
     header = None
@@ -295,10 +341,12 @@ def read_log(data: bytes) -> LogContents:
                 offsets.append(off)
             good = off + FRAME_HEADER + len(payload)
     except LogError as e:
-        if e.seq is None and header is not None:
+        if header is None:
+            raise
+        if e.seq is None:
             e.seq = last_seq + 1
             e.args = (f"{e.message} (seq {e.seq}, byte offset {e.offset})",)
-        raise
+        return LogContents(header, tuple(records), good, None, tuple(offsets), e)
     if header is None:
         if len(data) == 0:
             raise LogError("empty", "the log is empty", offset=0)

@@ -19,7 +19,7 @@ import trio
 
 from wildtable.headless.timeline import parse_perspective
 from wildtable.protocol.errors import LogError
-from wildtable.protocol.logfmt import read_log
+from wildtable.protocol.logfmt import read_prefix
 
 from . import wire
 from .replays import ONE_LOG, TABLE_ID, OneLog, ReplayLog, ReplayRefused, Replays
@@ -62,7 +62,8 @@ async def serve_log(replays: Replays, url_of, open_browser: bool, *, task_status
 def web_main(args, path: Path | str, data: bytes) -> int:
     """Check the log (the same errors as the terminal viewer, exit 1), then serve it."""
     try:
-        header = read_log(data).header
+        contents = read_prefix(data)       # a damaged log: shown up to the damage, as in the terminal
+        header = contents.header
         table = header.table if TABLE_ID.fullmatch(header.table) else "log"
         log = ReplayLog(table, data, finished_only=False)
     except LogError as e:
@@ -76,6 +77,9 @@ def web_main(args, path: Path | str, data: bytes) -> int:
     except ValueError as e:
         print(f"wildtable replay: {e}", file=sys.stderr)
         return 2
+    if contents.damage is not None:
+        print(f"wildtable replay: {path}: {contents.damage}; the viewer shows the records before it "
+              f"(--salvage OUT keeps them as a log that verifies)", file=sys.stderr)
     replays = Replays(OneLog(table, path, data))
     replays.keep(table, ONE_LOG, log)
     # where the page starts: --seat's view, --upto's seq

@@ -48,7 +48,7 @@ import trio
 
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import (
-    ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log,
+    ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, read_log, read_prefix,
 )
 
 from .logwriter import EXPIRED, OVER
@@ -326,7 +326,9 @@ class ReplayLog:
     def __init__(self, table_id: str, data: bytes, *, finished_only: bool = True):
         from wildtable.headless.timeline import Timeline     # (the games' words: loaded when first used)
         try:
-            contents = read_log(data)
+            # the player's own file (replay --web) is shown up to any damage, as the terminal
+            # viewer does (docs/LOG-FORMAT.md 5); a server's finished game must read whole
+            contents = read_log(data) if finished_only else read_prefix(data)
             self.timeline = Timeline(contents, keep_every=KEEP_EVERY)
         except (LogError, IllegalAction) as e:
             raise ReplayRefused(422, f"the log of {table_id!r} cannot be replayed: {e}") from None
@@ -334,6 +336,8 @@ class ReplayLog:
         self.table_id = table_id
         self.size = len(data)
         self.torn = contents.torn
+        self.damage = contents.damage
+        self.filters: dict = {}             # (filter, view) -> its steps (server/replay_find.py)
         if finished_only and not tl.game.outcome(tl.step(len(tl) - 1).state).over:
             raise ReplayRefused(409, f"the log of {table_id!r} does not end its game: only a finished game can be "
                                      "replayed (if it has just ended, its last records may still be on their way "
@@ -378,7 +382,8 @@ class ReplayLog:
         h = tl.header
         g = tl.game
         if perspective == ALL:
-            state = {"board": g.view(s.state, None), "hands": [g.view(s.state, seat) for seat in range(h.seats)]}
+            state = {"board": g.view(s.state, None), "hands": [g.view(s.state, seat) for seat in range(h.seats)],
+                     "piles": pile_lines(tl.state_lines(i, ALL))}
         else:
             state = {"view": g.view(s.state, None if perspective == SPECTATOR else perspective)}
         before = bisect.bisect_left(self.rejected, i)
@@ -394,6 +399,8 @@ class ReplayLog:
             "hashes": {"checked": self.hashes, "mismatched": len(self.mismatched),
                        "first_mismatch": self.mismatched[0] if self.mismatched else None},
             "torn": None if self.torn is None else {"dropped": self.torn.dropped, "offset": self.torn.offset},
+            "damage": None if self.damage is None else {"code": self.damage.code, "message": str(self.damage),
+                                                        "seq": self.damage.seq, "offset": self.damage.offset},
             "state": state,
             "text": tl.state_lines(i, perspective),
         }
@@ -427,6 +434,24 @@ class ReplayLog:
 
 _KINDS = {type(None): "header", ActionAccepted: "action", ChanceRecorded: "chance", IntentRejected: "rejected",
           SeatClaimed: "seat", StateHashed: "hash"}
+
+
+#: the lines of the all-seeing text (the terminal viewer's) that show cards no view shows:
+#: every pile, deck, discard pile and set-aside in order (docs/PLAYING.md, Replays)
+_PILE_LINE = re.compile(r"^\s*(pile|deck|discard pile|set aside|Snake Oil)\b")
+
+
+def pile_lines(text: list[str]) -> list[str]:
+    """The all-seeing text's pile lines, each named by the seat whose it is where it is a
+    seat's (Run Wild: "ann: pile (16, top first): W P5 ..."), as the web viewer shows them
+    beside the hands: the seats' views, which it draws, show a pile's count only."""
+    out, seat = [], None
+    for line in text:
+        if line.startswith("  ") and not line.startswith("    "):
+            seat = line.strip().split(":")[0]
+        if _PILE_LINE.match(line):
+            out.append(f"{seat}: {line.strip()}" if line.startswith("    ") and seat else line.strip())
+    return out
 
 
 def _short(value: Any) -> str:
@@ -517,6 +542,9 @@ class Replays:
         perspective = log.perspective((q.get("view") or [None])[-1])
         seq = _query_int(q, "seq")
         step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
+        if q.get("find") or q.get("only"):
+            from .replay_find import answer        # search and filters (docs/PROTOCOL.md)
+            return _json(answer(log, step, perspective, self.source.lobby, q))
         return _json(log.answer(step, perspective, self.source.lobby))
 
     def _log(self, tid: str, tables: Tables) -> ReplayLog:

@@ -64,7 +64,9 @@ def render_rich(view: dict, ctx: Ctx) -> Sections:
         s = p["seat"]
         top.append("\n")
         seat_cell(top, ctx, s)
-        top.append(f" {p.get('hand', 0):>2} cards {p.get('score', 0):>2} pts")
+        n, pts = p.get('hand', 0), p.get('score', 0)
+        # "1 card ", "1 pt ": singular, padded to keep the columns (issue #27: "1 cards")
+        top.append(f" {n:>2} {'card ' if n == 1 else 'cards'} {pts:>2} {'pt ' if pts == 1 else 'pts'}")
         for f in _flags(p, view, ctx):
             word, style = _RICH_FLAGS.get(f, (f, "dim"))
             top.append(" ")

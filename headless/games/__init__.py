@@ -178,6 +178,17 @@ def you_label(ctx: Ctx, seat: int) -> str:
     return ctx.seat_label(seat) + (" (you)" if seat == ctx.me else "")
 
 
+def round_words(rnd: int, rounds: int | None) -> str:
+    """"round 3 of 4"; past the last round, a Run Wild tie-break round says so (docs/RULES.md,
+    Run Wild: tied leaders play more rounds), never "round 5 of 4"."""
+    if rounds is None:
+        return f"round {rnd}"
+    if rnd > rounds:
+        extra = rnd - rounds
+        return f"tie-break round{f' {extra}' if extra > 1 else ''} (after {rounds} round{'s' if rounds != 1 else ''})"
+    return f"round {rnd} of {rounds}"
+
+
 def with_flags(row: str, flags: list[str]) -> str:
     """A player row with its flags after a dash: "ann: 3 cards - to play, offline"."""
     return row + (" - " + ", ".join(flags) if flags else "")

@@ -29,7 +29,7 @@ from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, c
 
 from ..levels import TURN_BASED
 from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
-from . import (CommandError, Ctx, command_of, first, seat_values, unique,
+from . import (CommandError, Ctx, command_of, first, unique,
                winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
@@ -576,9 +576,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         w = ev.get("winners") or []
         best = scores[w[0]] if w and w[0] < len(scores) else 0
         each = " each" if len(w) > 1 else ""
-        return ("game over: " + winners_text(w, ctx)
-                + f" with {best} set{'s' if best != 1 else ''}{each}; sets: "
-                + seat_values(scores, ctx))
+        # every seat's sets come once, in the "over" line after it (client/core.py)
+        return "game over: " + winners_text(w, ctx) + f" with {best} set{'s' if best != 1 else ''}{each}"
     from . import generic
     return generic.describe(ev, ctx)
 

@@ -30,7 +30,7 @@ import re
 from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR, WILD
 
 from ..levels import TURN_BASED
-from . import (CommandError, Ctx, action_key, command_of, compact, seat_values, with_flags,
+from . import (CommandError, Ctx, action_key, command_of, compact, seat_values, winners_text, with_flags,
                you_label)
 
 NAME = "go-wild"
@@ -353,7 +353,8 @@ def render_text(view: dict, ctx: Ctx) -> list[str]:
         s = p["seat"]
         who = you_label(ctx, s)
         flags = _flags(p, view, ctx)
-        lines.append(with_flags(f"  {who}: {p.get('hand', 0)} cards, score {p.get('score', 0)}", flags))
+        n = p.get('hand', 0)
+        lines.append(with_flags(f"  {who}: {n} card{'s' if n != 1 else ''}, score {p.get('score', 0)}", flags))
     lines += _trick_lines(view, ctx)
     if view.get("phase") not in ("choosing_leader", "dealing"):
         lines.append(f"deck {view.get('deck_count', 0)}, discard pile {view.get('discard_count', 0)}")
@@ -452,8 +453,9 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
     if e == "game_over":
         winners = ev.get("winners") or []
         scores = ev.get("scores") or []
-        return "game over: " + " and ".join(f"{ctx.seat_label(x)} wins with {scores[x]}" for x in winners
-                                            if x < len(scores)) + f" (scores {seat_values(scores, ctx)})"
+        # the winner and their score; the "over" line after it adds every seat's (client/core.py)
+        best = scores[winners[0]] if winners and winners[0] < len(scores) else 0
+        return "game over: " + winners_text(winners, ctx) + f" with {best}" + (" each" if len(winners) > 1 else "")
     from . import generic
     return generic.describe(ev, ctx)
 

@@ -28,7 +28,7 @@ from wildtable.protocol.games.run_wild import (
 )
 
 from ..levels import REAL_TIME
-from . import (CommandError, Ctx, action_key, command_of, first, seat_values, unique,
+from . import (CommandError, Ctx, action_key, command_of, first, round_words, seat_values, unique,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "run-wild"
@@ -242,6 +242,24 @@ def _wild_value_for(meld: dict | None) -> int | None:
     return vals[-1] + 1 if vals[-1] < 12 else vals[0] - 1
 
 
+def _not_now(view: dict) -> str | None:
+    """Why no card can be played in this phase, in the server's words (protocol/games/
+    run_wild.py apply): checked before the hand, which between rounds is the next one's
+    (issue #27: a late draw3 was refused as "you hold no Draw-3")."""
+    phase, rnd = view.get("phase"), view.get("round", 1)
+    if phase in (None, "playing"):
+        return None
+    if phase == "ready" and (view.get("round_scores") or rnd > 1):
+        return f"round {rnd - 1} is over; round {rnd} starts at Go! once everyone is ready"
+    if phase == "ready":
+        return "no play before the round's Go!: type ready, and wait for it"
+    if phase == "scored":
+        return f"round {rnd} is over; wait for the next deal"
+    if phase == "over":
+        return "the game is over"
+    return "the cards have not been dealt yet"
+
+
 def parse(words: list[str], view: dict) -> dict:
     """A typed command (its words, the command word first) -> the action map."""
     cmd = command_of(words, ALIASES)
@@ -250,6 +268,8 @@ def parse(words: list[str], view: dict) -> dict:
         if len(words) > 1:
             raise CommandError(f"{cmd} takes nothing after it")
         return {"kind": cmd}
+    if cmd in ("draw3", "meld", "add", "take", "swap") and (why := _not_now(view)):
+        raise CommandError(why)     # the phase first: the hand may be the next round's already
     hand = _Hand(view)
     if cmd == "draw3":
         if melds or len(cards) > 1:
@@ -388,7 +408,7 @@ def _header(view: dict, ctx: Ctx, short: bool = False) -> str:
     phase = view.get("phase", "?")
     dealer = view.get("dealer")
     words = (_SHORT_PHASES if short else _PHASES).get(phase, phase)
-    head = f"Run Wild - round {view.get('round', 1)} of {view.get('rounds', 4)} - {words}"
+    head = f"Run Wild - {round_words(view.get('round', 1), view.get('rounds', 4))} - {words}"
     if dealer is not None:
         head += f" - dealer {ctx.seat_label(dealer)[:10]}"
     return head
@@ -506,7 +526,9 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
         return "tie for the lowest total: " + ", ".join(ctx.seat_label(x) for x in ev["seats"]) + " play another round"
     if e == "game_ended":
         w = ev.get("winners") or []
-        return "game over: " + winners_text(w, ctx)
+        scored = ev.get("totals") or []
+        best = f" with the lowest total, {scored[w[0]]}" if w and w[0] < len(scored) else ""
+        return "game over: " + winners_text(w, ctx) + best + (" each" if len(w) > 1 else "")
     from . import generic
     return generic.describe(ev, ctx)
 

@@ -389,7 +389,8 @@ def describe(ev: dict, ctx: Ctx) -> str | None:
     if e == "game_over":
         w = ev.get("winners") or []
         scored = ev.get("totals") or []
-        best = f" with {scored[w[0]]} penalty points" if w and w[0] < len(scored) else ""
+        pts = scored[w[0]] if w and w[0] < len(scored) else None
+        best = "" if pts is None else f" with {pts} penalty point{'s' if pts != 1 else ''}" + (" each" if len(w) > 1 else "")
         return "game over: " + winners_text(w, ctx) + best
     from . import generic
     return generic.describe(ev, ctx)

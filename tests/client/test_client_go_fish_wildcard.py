@@ -228,7 +228,7 @@ def test_events_read_as_sentences_and_flash():
     assert d({"event": "last_asks_began", "drawer": 1, "order": [2, 0, 1]}, ctx) == \
         "the pile is empty (bob drew the last card): one last ask each: cy, you, bob"
     assert d({"event": "game_over", "scores": [3, 5, 5], "winners": [1, 2]}, ctx) == \
-        "game over: bob and cy win with 5 sets each; sets: ann 3, bob 5, cy 5"
+        "game over: bob and cy win with 5 sets each"    # every seat's sets: once, in the "over" line
     assert gf.flash({"event": "asked", "seat": 1, "target": 0, "rank": "Q", "handed": 0}, ctx) == "Go fish!"
     assert gf.flash({"event": "asked", "seat": 1, "target": 2, "rank": "Q", "handed": 0}, ctx) is None
     assert gf.flash({"event": "set_placed", "seat": 1, "new_wild": ["K"]}, ctx) == "Kings wild!"

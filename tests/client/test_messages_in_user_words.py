@@ -54,6 +54,7 @@ def test_the_viewer_says_why_a_key_does_nothing(tmp_path):
         tmux.keys("r")
         tmux.wait_for("this log has no rejected intents: r has nothing to jump to")
         tmux.keys("g")
+        tmux.wait_for("seq to jump to")         # the prompt is up: what is typed goes there
         tmux.type("abc")
         tmux.wait_for("g wants a seq, a number from 0 to")
         tmux.wait_for("not 'abc'")

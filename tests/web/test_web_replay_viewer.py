@@ -66,6 +66,9 @@ def test_the_replay_viewer_steps_through_a_finished_game_and_shows_a_refused_int
     page.keyboard.press("a")
     page.wait_for_selector('#replay[data-view="all"]')
     assert page.locator("#replay section[data-seat]").count() == 2
+    # ... and the cards no seat sees, in order, as the terminal viewer shows them
+    piles = page.inner_text("#replay-piles")
+    assert "deck (" in piles and "top first" in piles and "discard pile (" in piles, piles
     page.select_option("#replay-view", "0")
     page.wait_for_selector('#replay[data-view="0"]')
     doc_shot(p, "web-replay.png")

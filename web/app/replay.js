@@ -11,7 +11,9 @@ import { gameFor, seatName } from "./games/index.js";
 const root = document.getElementById("app");
 // ``want``: the step last asked for, while its answer is on its way (keys pressed quickly
 // move on from there, not from the step shown)
-const view = { list: null, at: null, route: null, loading: 0, error: null, want: null };
+// ``only``: the filter (refused, seat:N, kind:K; "" none); ``query``/``queryBack``: the last
+// search, for n and N; ``note``: why a search found nothing
+const view = { list: null, at: null, route: null, loading: 0, error: null, want: null, only: "", query: "", queryBack: false, note: null };
 export const replayState = view;     // window.wildtable.replay (main.js): for the tests, read only
 
 function hashFor(r) {
@@ -69,6 +71,11 @@ export async function showReplay(route) {
   const params = new URLSearchParams({ view: route.view });
   if (route.seq !== null) params.set("seq", route.seq);
   else params.set("step", route.step || 0);
+  if (view.only) params.set("only", view.only);
+  if (route.find) {
+    params.set("find", route.find);
+    if (route.back) params.set("back", "1");
+  }
   const ticket = ++view.loading;
   const got = await getJSON(`/replay/${encodeURIComponent(route.table)}.json?${params}`);
   if (ticket !== view.loading || view.route !== route) return;      // a newer request, or left
@@ -81,6 +88,8 @@ export async function showReplay(route) {
     }
   } else {
     view.error = null;
+    view.note = got.found === false
+      ? `"${route.find}" is not found ${route.back ? "before" : "after"} this record${view.only ? " among those the filter shows" : ""}` : null;
     view.at = got;
     view.want = null;
     // the address names this record and view (not the seq asked for): a reload shows it again
@@ -89,6 +98,23 @@ export async function showReplay(route) {
   }
   draw();
 }
+
+// / and ?: search the records' lines from the record shown; n and N again (docs/PLAYING.md)
+function search(back) {
+  const at = view.at;
+  if (!at || !view.query) return;
+  showReplay({ table: at.table, step: at.step, seq: null, view: String(at.view_as), find: view.query, back });
+}
+
+function setFilter(only) {
+  view.only = only;
+  const at = view.at;
+  if (at) showReplay({ table: at.table, step: at.step, seq: null, view: String(at.view_as) });
+}
+
+// the records the arrows step to: the filter's neighbours when one is set
+const nextStep = (at) => (at.only ? at.only.next : at.step + 1);
+const prevStep = (at) => (at.only ? at.only.prev : at.step - 1);
 
 function go(step, viewAs) {
   const at = view.at;
@@ -175,13 +201,43 @@ function controls(at) {
   return h("div", { class: "actions replay-controls", role: "toolbar", "aria-label": "replay controls" },
     b("|<", 0, "replay-first", { "aria-label": "first record" }),
     b("-10", Math.max(0, at.step - 10), "replay-back10", { "aria-label": "ten records back" }),
-    b("< Back", at.step - 1, "replay-prev"),
-    b("Next >", at.step + 1, "replay-next"),
+    b("< Back", prevStep(at), "replay-prev"),
+    b("Next >", nextStep(at), "replay-next"),
     b("+10", Math.min(last, at.step + 10), "replay-fwd10", { "aria-label": "ten records on" }),
     b(">|", last, "replay-last", { "aria-label": "last record" }),
     b("< refused", at.prev_rejected, "replay-prev-rejected", { "aria-label": "previous refused intent" }),
     b("refused >", at.next_rejected, "replay-next-rejected", { "aria-label": "next refused intent" }),
-    jump, h("label", {}, "view ", sel));
+    jump, h("label", {}, "view ", sel), findForm(), onlyForm(at));
+}
+
+function findForm() {
+  const box = h("input", { id: "replay-find", type: "search", maxlength: 100, value: view.query, "data-key": "replay-find", "aria-label": "search the records" });
+  const ask = (back) => {
+    view.query = box.value.trim();
+    view.queryBack = back;
+    search(back);
+  };
+  return h("form", { id: "replay-search", class: "inline", onsubmit: (e) => { e.preventDefault(); ask(false); } },
+    h("label", { for: "replay-find" }, "find "), box, " ",
+    button("<", () => ask(true), { class: "small", id: "replay-find-back", "aria-label": "find before" }),
+    button(">", () => ask(false), { class: "small", id: "replay-find-next", "aria-label": "find after" }));
+}
+
+function onlyForm(at) {
+  const sel = h("select", { id: "replay-only", "data-key": "replay-only", "aria-label": "which records",
+    onchange: (e) => setFilter(e.target.value) },
+  h("option", { value: "" }, "every record"), h("option", { value: "refused" }, "refused only"),
+  at.players.map((p, s) => h("option", { value: `seat:${s}` }, `seat ${s}${p ? ` (${p})` : ""} only`)),
+  h("option", { value: "kind:chance" }, "shuffles and draws by lot"));
+  const kind = h("input", { id: "replay-kind", size: 8, "data-key": "replay-kind", "aria-label": "action kind", placeholder: "kind" });
+  if (view.only.startsWith("kind:") && view.only !== "kind:chance") {
+    sel.append(h("option", { value: view.only }, view.only.slice(5) + " only"));
+    kind.value = view.only.slice(5);
+  }
+  sel.value = view.only;
+  return h("form", { id: "replay-filter", class: "inline", onsubmit: (e) => { e.preventDefault(); setFilter(kind.value.trim() ? `kind:${kind.value.trim()}` : ""); } },
+    h("label", {}, "show ", sel), " ", kind,
+    at.only ? h("span", { id: "replay-only-count" }, ` ${at.only.count} shown`) : null);
 }
 
 function draw() {
@@ -203,6 +259,10 @@ function draw() {
         if (part) hands.push(h("section", { "aria-label": `hand of seat ${s}`, dataset: { seat: s } }, h("h3", {}, `${seatName(ctxFor(at, null), s)}'s hand`), part));
       });
     }
+    // the all-seeing view: every pile's cards in order, as the terminal viewer shows them
+    // (the seats' views drawn above show a pile's count only)
+    const piles = st.piles && st.piles.length ? h("section", { id: "replay-piles", "aria-label": "piles" },
+      h("h3", {}, "Piles, top first"), h("pre", { class: "raw" }, st.piles.join("\n"))) : null;
     const who = viewAs === "all" ? "all-seeing" : viewAs === "spectator" ? "spectator" : `seat ${seat}${at.players[seat] ? ` (${at.players[seat]})` : ""}`;
     root.append(h("section", {
       id: "replay", "aria-label": "replay", dataset: { table: at.table, step: at.step, seq: at.seq, view: String(viewAs), kind: at.record.kind },
@@ -212,13 +272,17 @@ function draw() {
       h("p", { id: "replay-pos" }, `record ${at.step} of ${at.steps - 1} - seq ${at.seq} of ${at.last_seq} - view: ${who}`),
       h("p", {}, hashLine(at)),
       at.torn ? h("p", { class: "hint" }, `the log's last ${at.torn.dropped} bytes are a record cut mid-write: left out`) : null,
+      // a damaged log (replay --web of the player's own file): its records up to the damage
+      at.damage ? h("p", { class: "refusal", id: "replay-damage" }, `DAMAGED: the log ends early, after seq ${at.last_seq}: ${at.damage.message} [${at.damage.code}]; the records before it are all shown (wildtable replay LOG --salvage OUT keeps them)`) : null,
       h("p", {}, h("a", { href: "#replays" }, "Finished games"), at.lobby ? [" - ", h("a", { href: "#", id: "to-lobby" }, "Back to the lobby")] : null)),
     controls(at),
     view.error ? h("p", { class: "refusal", role: "alert" }, view.error) : null,
+    view.note ? h("p", { class: "hint", id: "replay-note" }, view.note) : null,
     recordBox(at, g, ctxFor(at, null)),
     h("p", { id: "replay-status" }, g.status(ctxFor(at, seat, st.view || st.board))),
     h("div", { class: "board" }, main.board),
     hands,
+    piles,
     recordList(at),
     h("details", {}, h("summary", {}, "the state as text (as wildtable replay shows it)"),
       h("pre", { class: "raw", id: "replay-text" }, at.text.join("\n")))));
@@ -232,8 +296,16 @@ export function replayKey(ev) {
   const t = ev.target;
   if (t && (t.tagName === "INPUT" || t.tagName === "SELECT" || t.tagName === "TEXTAREA")) return false;
   const k = ev.key;
-  if (k === "ArrowRight") go(here() + 1);
+  // with a filter, the arrows step through the records it shows
+  if (k === "ArrowRight" && at.only) {
+    if (at.only.next !== null) go(at.only.next);
+  } else if (k === "ArrowLeft" && at.only) {
+    if (at.only.prev !== null) go(at.only.prev);
+  } else if (k === "ArrowRight") go(here() + 1);
   else if (k === "ArrowLeft") go(here() - 1);
+  else if (k === "/") document.getElementById("replay-find")?.focus();
+  else if (k === "n") search(view.queryBack);
+  else if (k === "N") search(!view.queryBack);
   else if (k === "PageDown") go(here() + 10);
   else if (k === "PageUp") go(here() - 10);
   else if (k === "Home") go(0);

@@ -303,7 +303,10 @@ function results(ctx) {
 function status(ctx) {
   const v = ctx.view;
   if (!v.phase) return "";
-  const round = v.round ? `round ${v.round} of ${v.rounds}` : "";
+  // past the last round, a tie-break round (docs/RULES.md), never "round 5 of 4"
+  const extra = v.round - v.rounds;
+  const round = !v.round ? "" : extra > 0
+    ? `tie-break round${extra > 1 ? ` ${extra}` : ""} (after ${v.rounds} rounds)` : `round ${v.round} of ${v.rounds}`;
   const why = v.phase === "scored" && v.ended_by ? ` (${v.ended_by.replace("_", " ")})` : "";
   return `${round} - ${PHASES[v.phase] || v.phase}${why}`;
 }
