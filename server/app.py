@@ -36,6 +36,7 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
+from .framebudget import MAX_FRAGMENTS
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
@@ -114,7 +115,7 @@ class Server:
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
-                 public_url: str | None = None, table_ids=None):
+                 public_url: str | None = None, table_ids=None, max_fragments: int = MAX_FRAGMENTS):
         self.data_dir = Path(data_dir)
         self.finished_dir = self.data_dir / FINISHED_DIR
         self.expired_dir = self.data_dir / EXPIRED_DIR
@@ -142,6 +143,7 @@ class Server:
         self.rate_burst = rate_burst
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
+        self.max_fragments = max_fragments      # frames one client message may come in
         self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins))
         self.hello_timeout = hello_timeout
         self.send_timeout = send_timeout        # seconds a peer may take no byte of what waits for it

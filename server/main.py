@@ -18,6 +18,7 @@ from wildtable.client.net import url_problem
 from . import wire
 from .app import Server
 from .datadir import DataDirError
+from .framebudget import MAX_FRAGMENTS
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 from .store_pg import StoreError, psycopg_module, redact
 
@@ -140,6 +141,9 @@ def main(args) -> int:
     if args.max_handshakes < 1:
         print("wildtable serve: --max-handshakes wants a count, 1 or more", file=sys.stderr)
         return 2
+    if getattr(args, "max_fragments", 1) < 1:
+        print("wildtable serve: --max-fragments wants a count, 1 or more", file=sys.stderr)
+        return 2
     if args.max_waiting_per_address < 0:
         print("wildtable serve: --max-waiting-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
         return 2
@@ -186,7 +190,8 @@ def main(args) -> int:
                     max_connections=max_connections, rate_limit=args.rate_limit,
                     rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
                     max_handshakes=args.max_handshakes, allow_origins=args.allow_origin,
-                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url)
+                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url,
+                    max_fragments=getattr(args, "max_fragments", MAX_FRAGMENTS))
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []

@@ -32,6 +32,8 @@ from websockets.server import ServerProtocol
 
 from wildtable.protocol.codec import MAX_FRAME
 
+from .framebudget import FEED_SLICE, FrameRules, spend
+
 log = logging.getLogger("wildtable.server")
 # websockets logs every open and close at INFO; ours says what matters
 _ws_log = logging.getLogger("wildtable.server.websocket")
@@ -47,6 +49,7 @@ RECV_SIZE = 65536
 
 CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_BAD_DATA = 1007
+CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 
 _BINARY, _TEXT, _CONT = Opcode.BINARY, Opcode.TEXT, Opcode.CONT
@@ -95,7 +98,8 @@ class Peer:
 
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
-                 "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt")
+                 "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt", "rules", "_tokens", "_spent_at",
+                 "cut")
 
     def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int):
         self._sock = sock
@@ -118,6 +122,12 @@ class Peer:
         self.on_rtt: Callable[[float], None] | None = None   # given each probe's round trip (s)
         self._aborted = False                   # give up on the close handshake: drop the socket at once
         self.wake: Callable[[], None] | None = None   # called when control frames wait in the backlog
+        # the frame budget and caps (docs/PROTOCOL.md, "Connection lifetime" 5, 6): set by
+        # whoever serves the peer before its first receive
+        self.rules = FrameRules()
+        self._tokens = self.rules.burst
+        self._spent_at = trio.current_time()
+        self.cut: str | None = None             # why we closed it at once, dropping what waited (a policy close)
 
     # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
@@ -141,9 +151,18 @@ class Peer:
                 self._lost(f"connection lost: {e.strerror or e}")
                 continue
             if data:
-                self._proto.receive_data(data)
-                self._take_events()
-                # a peer with more to read must not keep the other tasks from running
+                # a peer with more to read must not keep the other tasks from running: at
+                # most FEED_SLICE bytes are parsed between two checkpoints
+                if len(data) <= FEED_SLICE:
+                    self._feed(data)
+                else:
+                    view = memoryview(data)
+                    for i in range(0, len(data), FEED_SLICE):
+                        if self._gone:
+                            break       # over its budget, or closed: the rest is not parsed
+                        self._feed(view[i:i + FEED_SLICE])
+                        if i + FEED_SLICE < len(data):
+                            await trio.lowlevel.checkpoint()
                 await trio.lowlevel.checkpoint()
             else:
                 self._proto.receive_eof()
@@ -151,10 +170,25 @@ class Peer:
                 self._lost("the peer closed the connection without a close frame")
         return messages.popleft()
 
-    def _take_events(self) -> None:
+    def _feed(self, data) -> None:
+        """Parse ``data`` (at most FEED_SLICE bytes); every frame in it costs a token of the
+        peer's budget first: a peer over it is closed (1008), none of these frames handled."""
+        proto = self._proto
+        proto.receive_data(data)
+        events = proto.events_received()
+        if events:
+            now = trio.current_time()
+            self._tokens = spend(self._tokens, self._spent_at, now, len(events), self.rules)
+            self._spent_at = now
+            if self._tokens < 0:
+                self._cut(CLOSE_POLICY, self.rules.over_rate())
+                return
+        self._take_events(events)
+
+    def _take_events(self, events=None) -> None:
         """Turn what the protocol parsed into messages; answer what must be answered."""
         proto = self._proto
-        for frame in proto.events_received():
+        for frame in proto.events_received() if events is None else events:
             op = frame.opcode
             if op is _BINARY or op is _TEXT:
                 if frame.fin:
@@ -163,6 +197,9 @@ class Peer:
                     self._parts, self._parts_text = [frame.data], op is _TEXT
             elif op is _CONT:
                 self._parts.append(frame.data)
+                if len(self._parts) > self.rules.max_fragments:
+                    self._cut(CLOSE_POLICY, self.rules.too_many_fragments())
+                    return
                 if frame.fin:
                     data, self._parts = b"".join(self._parts), []
                     self._message(data, self._parts_text)
@@ -199,6 +236,11 @@ class Peer:
         out = proto.data_to_send()
         if out and not self._closing:
             self._control([d for d in out if d])
+            # what we owe (pongs) waits under the caps our data does (docs/PROTOCOL.md,
+            # "Connection lifetime" 6): a peer that asks for more than it reads is closed
+            if self._backlog and (why := self.rules.owed_too_much(len(self._backlog), self._backlog_bytes)):
+                self._cut(CLOSE_POLICY, why)
+                return
         if proto.close_sent is not None:
             self._closing = True
 
@@ -220,6 +262,33 @@ class Peer:
             self._control([d for d in self._proto.data_to_send() if d])
         self._closing = True
         self._end(code, reason)
+
+    def _cut(self, code: int, reason: str) -> None:
+        """Close at once for a policy (docs/PROTOCOL.md, "Connection lifetime" 5, 6): what
+        waits and what the protocol queued (pongs) is dropped, our close frame goes out
+        next, and nothing more the peer sent is parsed. ``cut`` says why, for the one log
+        line. Already closing: our close frame is on its way; the parsing stops."""
+        if self._closing:
+            self._end(code, reason)
+            return
+        proto = self._proto
+        self.drop_backlog()
+        queued = [d for d in proto.data_to_send() if d]
+        if proto.state is State.OPEN:
+            proto.fail(code, _clip_reason(reason))
+            queued = [d for d in proto.data_to_send() if d]
+        else:
+            queued = queued[-1:]    # the peer's close came in this slice: the answer to it, not the pongs before
+        self._control(queued)
+        self.cut = reason
+        self._closing = True
+        self._end(code, reason)
+
+    def budget(self, rules: FrameRules) -> None:
+        """Set the frame budget and caps (before the first receive): the bucket starts full."""
+        self.rules = rules
+        self._tokens = rules.burst
+        self._spent_at = trio.current_time()
 
     def _control(self, frames: list[bytes]) -> None:
         """Write frames the protocol made (pong, ping, close) in order with ours; if they
@@ -443,6 +512,7 @@ class Peer:
                 try:
                     if not sock.recv(RECV_SIZE):
                         return
+                    await trio.lowlevel.checkpoint()    # a peer that floods on must not hold the loop
                 except BlockingIOError:
                     await trio.lowlevel.wait_readable(sock)
                 except OSError:
