@@ -30,16 +30,19 @@ def chunk_of(frames: bytes, size: int = CHUNK) -> bytes:
     return frames * max(1, size // len(frames))
 
 
-async def write_flat_out(raw: Raw, data: bytes, *, stop: trio.Event | None = None, pace: float = 0.0) -> int:
-    """Write ``data`` again and again as fast as the socket takes it (or every ``pace``
-    s), until the server ends the connection or ``stop`` is set; the bytes written."""
+async def write_flat_out(raw: Raw, data: bytes, *, stop: trio.Event | None = None, rate: float = 0.0) -> int:
+    """Write ``data`` again and again as fast as the socket takes it (or ``rate`` times a
+    second on average, by the clock: a late wake-up sends what is due at once), until the
+    server ends the connection or ``stop`` is set; the bytes written."""
     sent = 0
+    t0 = trio.current_time()
     while stop is None or not stop.is_set():
-        if not await raw.send(data):
+        due = 1 if not rate else int((trio.current_time() - t0) * rate) - sent // len(data)
+        if due > 0 and not await raw.send(data * due):
             break
-        sent += len(data)
-        if pace:
-            await trio.sleep(pace)
+        sent += len(data) * max(due, 0)
+        if rate:
+            await trio.sleep(1 / rate)
     return sent
 
 

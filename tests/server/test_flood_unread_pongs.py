@@ -17,9 +17,9 @@ PING = client_frame(OP_PING, b"p" * 125)
 CAP = 1024 * 1024       # the backlog's byte cap (docs/PROTOCOL.md)
 
 
-async def unread_pinger(srv, first: bytes, then: bytes, pace: float, within: float) -> tuple[float, PeakRss]:
+async def unread_pinger(srv, first: bytes, then: bytes, rate: float, within: float) -> tuple[float, PeakRss]:
     """A connection with a 4 KiB receive buffer that says hello, sends ``first``, then
-    ``then`` every ``pace`` s (0: flat out), and never reads; the server's peak RSS is
+    ``then`` ``rate`` times a second (0: flat out), and never reads; the server's peak RSS is
     watched meanwhile. Returns when the server has ended the connection (the seconds it
     took from the first ping) and the RSS seen."""
     raw = await said_hello(port_of(srv.url), "pinger", source=ATTACKER, rcvbuf=4096)
@@ -30,9 +30,8 @@ async def unread_pinger(srv, first: bytes, then: bytes, pace: float, within: flo
             t0 = trio.current_time()
             with trio.move_on_after(within) as scope:
                 if await raw.send(first):
-                    await write_flat_out(raw, then, pace=pace)
+                    await write_flat_out(raw, then, rate=rate)
             n.cancel_scope.cancel()
-    print("PINGER", trio.current_time() - t0, watch.growth, watch.before)
     assert not scope.cancelled_caught, (f"the server still took pings after {within:g} s; its RSS grew by "
                                         f"{watch.growth / 1e6:.1f} MB")
     return trio.current_time() - t0, watch
@@ -41,7 +40,7 @@ async def unread_pinger(srv, first: bytes, then: bytes, pace: float, within: flo
 async def test_a_flat_out_pinger_that_never_reads_costs_a_few_mb(tmp_path):
     with trio.fail_after(60):
         async with attacked(tmp_path / "data") as srv:
-            took, watch = await unread_pinger(srv, b"", chunk_of(PING), pace=0, within=8)
+            took, watch = await unread_pinger(srv, b"", chunk_of(PING), rate=0, within=8)
             assert watch.growth < 4 * CAP, f"server RSS grew by {watch.growth / 1e6:.1f} MB"
             await logged(srv, "too many frames")
         assert srv.log.count("too many frames") == 1, srv.log
@@ -53,7 +52,7 @@ async def test_a_pinger_within_the_rate_that_never_reads_is_closed_at_the_backlo
     of the send timeout, which is all that closed it at 08d2ea1."""
     with trio.fail_after(60):
         async with attacked(tmp_path / "data") as srv:
-            took, watch = await unread_pinger(srv, PING * 350, PING * 3, pace=0.02, within=8)
+            took, watch = await unread_pinger(srv, PING * 350, PING, rate=150, within=9)
             assert watch.growth < 4 * CAP, f"server RSS grew by {watch.growth / 1e6:.1f} MB"
             await logged(srv, "too much owed")
             assert "took no bytes" not in srv.log, srv.log
