@@ -99,7 +99,7 @@ class Peer:
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
                  "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt", "rules", "_tokens", "_spent_at",
-                 "cut")
+                 "cut", "_unfed")
 
     def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int):
         self._sock = sock
@@ -128,6 +128,7 @@ class Peer:
         self._tokens = self.rules.burst
         self._spent_at = trio.current_time()
         self.cut: str | None = None             # why we closed it at once, dropping what waited (a policy close)
+        self._unfed: memoryview | None = None   # the rest of a read, not parsed yet (FEED_SLICE at a time)
 
     # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
@@ -141,33 +142,32 @@ class Peer:
         sock = self._sock
         while not messages:
             if self._gone:
-                raise ConnectionClosed(*self._ended)
-            try:
-                data = sock.recv(RECV_SIZE)
-            except BlockingIOError:
-                await trio.lowlevel.wait_readable(sock)
-                continue
-            except OSError as e:            # reset
-                self._lost(f"connection lost: {e.strerror or e}")
-                continue
-            if data:
-                # a peer with more to read must not keep the other tasks from running: at
-                # most FEED_SLICE bytes are parsed between two checkpoints
-                if len(data) <= FEED_SLICE:
-                    self._feed(data)
-                else:
-                    view = memoryview(data)
-                    for i in range(0, len(data), FEED_SLICE):
-                        if self._gone:
-                            break       # over its budget, or closed: the rest is not parsed
-                        self._feed(view[i:i + FEED_SLICE])
-                        if i + FEED_SLICE < len(data):
-                            await trio.lowlevel.checkpoint()
-                await trio.lowlevel.checkpoint()
+                raise ConnectionClosed(*self._ended)     # over its budget, or closed: the rest is not parsed
+            data = self._unfed
+            if data is None:
+                try:
+                    data = sock.recv(RECV_SIZE)
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(sock)
+                    continue
+                except OSError as e:            # reset
+                    self._lost(f"connection lost: {e.strerror or e}")
+                    continue
+                if not data:
+                    self._proto.receive_eof()
+                    self._take_events()
+                    self._lost("the peer closed the connection without a close frame")
+                    continue
+            # a peer with more to read must not keep the other tasks from running: at most
+            # FEED_SLICE bytes are parsed between two checkpoints; the rest of the read
+            # waits here (kept if this task is cancelled meanwhile)
+            if len(data) > FEED_SLICE:
+                view = memoryview(data)
+                data, self._unfed = view[:FEED_SLICE], view[FEED_SLICE:]
             else:
-                self._proto.receive_eof()
-                self._take_events()
-                self._lost("the peer closed the connection without a close frame")
+                self._unfed = None
+            self._feed(data)
+            await trio.lowlevel.checkpoint()
         return messages.popleft()
 
     def _feed(self, data) -> None:
