@@ -1,9 +1,9 @@
 """What one connection may make the WebSocket layer do, frame by frame (docs/PROTOCOL.md,
 "Connection lifetime", 5 and 6): every frame a peer sends costs it one token of a bucket,
 data, control (ping, pong, close) and continuation alike; a message holds a bounded number
-of fragments; and what we owe it (pongs) waits under the same caps as our data. Pure: the
-rules are a value, the bucket's tokens go in and come out (server/wire.py holds them), so
-a per-frame check costs one subtraction per slice of input.
+of fragments; and what we owe it (pongs) waits under the same caps as our data. The rules
+are a value; server/wire.py's Peer holds the bucket's tokens and charges each slice of
+input at once (one clock read and a subtraction a slice, not a check a frame).
 """
 
 from __future__ import annotations
@@ -51,9 +51,3 @@ class FrameRules:
                     f"(at most {self.backlog_frames}, {self.backlog_bytes}); read what you ask for")
         return None
 
-
-def spend(tokens: float, since: float, now: float, frames: int, rules: FrameRules) -> float:
-    """The tokens left after ``frames`` frames read at ``now``, from ``tokens`` left at
-    ``since``: refilled at ``rules.rate`` a second up to ``rules.burst`` first. Below 0:
-    the peer is over its budget."""
-    return min(rules.burst, tokens + (now - since) * rules.rate) - frames
