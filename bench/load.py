@@ -477,6 +477,8 @@ def report(args, rows: dict) -> None:
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
           f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
     for name, r in rows.items():
+        if not isinstance(r, dict):
+            continue            # a ratio stored beside the rows above (RATIO_KEYS), not a row
         if r.get("log_writer"):
             print(f"log writer ({name}, {r['store']}): {r['log_writer']}")
         if r.get("store") == "postgresql":

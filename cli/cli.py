@@ -45,7 +45,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-open-logs", type=int, default=None, metavar="N",
                    help="table log files open at once at most (default 256, or what the open-file limit holds); "
                    "idle and finished tables' files are closed and opened again when written")
-    s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50)")
+    s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50; "
+                   "frames of any kind, pings and fragments included: 200 a second, bursts of 400, or twice the "
+                   "message rate and burst if more; over that a connection is closed, 1008)")
+    s.add_argument("--max-fragments", type=int, default=64, metavar="N",
+                   help="frames one client message may come in (default 64); a message in more is closed with 1008")
     s.add_argument("--max-per-address", type=int, default=32, metavar="N",
                    help="connections from one IP address at once (default 32; 0: no cap). Behind a reverse "
                    "proxy, see --trusted-proxy")

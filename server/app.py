@@ -39,6 +39,7 @@ from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
 from .forwarded import Address, TrustedProxies
+from .framebudget import MAX_FRAGMENTS
 from .health import Health, probe_data_dir
 from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
@@ -125,7 +126,7 @@ class Server:
                  trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
-                 metrics_port: int | None = None, kernel_delay=None):
+                 metrics_port: int | None = None, kernel_delay=None, max_fragments: int = MAX_FRAGMENTS):
         self.data_dir = Path(data_dir)
         # what an operator asks of it (docs/OPERATING.md): counters (server/metrics.py),
         # readiness (server/health.py), both on the ops port if metrics_port is given
@@ -162,6 +163,7 @@ class Server:
         self.rate_burst = rate_burst
         self.outbox = outbox                    # frames waiting per connection before it counts as slow
         self.outbox_bytes = outbox_bytes        # bytes waiting (beyond one frame) before it counts as slow
+        self.max_fragments = max_fragments      # frames one client message may come in
         self.limits = wire.Limits(max_handshakes, max_per_address, handshake_timeout, tuple(allow_origins),
                                   trusted=trusted_proxies, proxy_protocol=proxy_protocol)
         self.hello_timeout = hello_timeout

@@ -20,6 +20,7 @@ from wildtable.protocol.errors import IllegalAction, ProtocolError
 
 from . import fairorder, wire
 from .cluster import Redirected
+from .framebudget import BACKLOG_BYTES, BACKLOG_FRAMES, FrameRules
 from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 
 if TYPE_CHECKING:
@@ -27,8 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("wildtable.server")
 
-OUTBOX = 512                 # frames queued for one client at most
-OUTBOX_BYTES = 1024 * 1024   # bytes queued for one client at most (beyond one frame, however big)
+OUTBOX = BACKLOG_FRAMES      # frames queued for one client at most (512), ours and the pongs we owe
+OUTBOX_BYTES = BACKLOG_BYTES   # bytes queued for one client at most (1 MiB, beyond one frame, however big)
 HELLO_TIMEOUT = 10.0         # seconds to say hello after connecting
 IDLE_TIMEOUT = 600.0         # seconds without any frame from the client
 HEARTBEAT = 20.0             # seconds between pings
@@ -112,6 +113,10 @@ class Connection:
         # rung when frames wait in the peer's backlog; the writer task then writes them
         self._bell_send, self._bell_recv = trio.open_memory_channel(1)
         peer.wake = self._ring      # the WebSocket layer's own frames (pong, ping) wait too
+        # every frame costs budget, and what we owe waits under our caps (docs/PROTOCOL.md,
+        # "Connection lifetime" 5, 6)
+        peer.budget(FrameRules.for_messages(server.rate_limit, server.rate_burst, max_fragments=server.max_fragments,
+                                            backlog_frames=server.outbox, backlog_bytes=server.outbox_bytes))
         self._open = True            # False once closing: nothing more is sent
         self._scope = trio.CancelScope()         # the connection's nursery, once running
         self._close = (1000, "")
@@ -225,7 +230,11 @@ class Connection:
                 with self._reader_scope:
                     await self._reader()
             except wire.ConnectionClosed:
-                pass
+                if self.peer.cut is not None:
+                    # over its frame budget or caps: closed at once, what waited dropped;
+                    # one line for the whole flood (the peer parses nothing more)
+                    log.warning("closing %s (%s): %s", self.peer.remote, self.name, self.peer.cut)
+                    nursery.cancel_scope.cancel()
             finally:
                 self._stop_writing()
         self.closed = True
@@ -247,6 +256,8 @@ class Connection:
             # only the rest of a frame cut short goes out before the close frame
             self.peer.drop_backlog()
             await self.peer.close(*self._close)     # bounded: Peer.close gives up after 2 s
+        elif self.peer.cut is not None:
+            await self.peer.close()         # its close frame waits already: out within 2 s, or dropped
 
     def _detach_hard(self):
         """Last resort, when the table's inbox stayed full for 5 s: forget this connection

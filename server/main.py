@@ -19,6 +19,7 @@ from . import wire
 from .app import Server
 from .datadir import DataDirError
 from .forwarded import TrustedProxies
+from .framebudget import MAX_FRAGMENTS
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 from .oplog import configure as configure_logs
 from .sdnotify import notify
@@ -165,6 +166,9 @@ def main(args) -> int:
     if args.max_handshakes < 1:
         print("wildtable serve: --max-handshakes wants a count, 1 or more", file=sys.stderr)
         return 2
+    if getattr(args, "max_fragments", 1) < 1:
+        print("wildtable serve: --max-fragments wants a count, 1 or more", file=sys.stderr)
+        return 2
     if args.max_waiting_per_address < 0:
         print("wildtable serve: --max-waiting-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
         return 2
@@ -224,7 +228,8 @@ def main(args) -> int:
                     max_handshakes=args.max_handshakes, allow_origins=args.allow_origin, trusted_proxies=trusted,
                     proxy_protocol=proxy_protocol,
                     store=store, lease_seconds=lease, node_id=node_id, public_url=public_url,
-                    metrics_host=getattr(args, "metrics_host", "127.0.0.1"), metrics_port=metrics_port)
+                    metrics_host=getattr(args, "metrics_host", "127.0.0.1"), metrics_port=metrics_port,
+                    max_fragments=getattr(args, "max_fragments", MAX_FRAGMENTS))
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []

@@ -34,6 +34,7 @@ from wildtable.protocol.codec import MAX_FRAME
 
 from . import proxyproto
 from .forwarded import Address, TrustedProxies
+from .framebudget import FEED_SLICE, FrameRules
 
 log = logging.getLogger("wildtable.server")
 # websockets logs every open and close at INFO; ours says what matters
@@ -50,6 +51,7 @@ RECV_SIZE = 65536
 
 CLOSE_PROTOCOL_ERROR = 1002
 CLOSE_BAD_DATA = 1007
+CLOSE_POLICY = 1008
 CLOSE_TOO_BIG = 1009
 
 _BINARY, _TEXT, _CONT = Opcode.BINARY, Opcode.TEXT, Opcode.CONT
@@ -102,7 +104,8 @@ class Peer:
 
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
-                 "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt")
+                 "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt", "rules", "_tokens", "_spent_at",
+                 "cut", "_unfed")
 
     def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int | None):
         self._sock = sock
@@ -125,6 +128,13 @@ class Peer:
         self.on_rtt: Callable[[float], None] | None = None   # given each probe's round trip (s)
         self._aborted = False                   # give up on the close handshake: drop the socket at once
         self.wake: Callable[[], None] | None = None   # called when control frames wait in the backlog
+        # the frame budget and caps (docs/PROTOCOL.md, "Connection lifetime" 5, 6): set by
+        # whoever serves the peer before its first receive
+        self.rules = FrameRules()
+        self._tokens = self.rules.burst
+        self._spent_at = trio.current_time()
+        self.cut: str | None = None             # why we closed it at once, dropping what waited (a policy close)
+        self._unfed: memoryview | None = None   # the rest of a read, not parsed yet (FEED_SLICE at a time)
 
     # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
@@ -138,30 +148,60 @@ class Peer:
         sock = self._sock
         while not messages:
             if self._gone:
-                raise ConnectionClosed(*self._ended)
-            try:
-                data = sock.recv(RECV_SIZE)
-            except BlockingIOError:
-                await trio.lowlevel.wait_readable(sock)
-                continue
-            except OSError as e:            # reset
-                self._lost(f"connection lost: {e.strerror or e}")
-                continue
-            if data:
-                self._proto.receive_data(data)
-                self._take_events()
-                # a peer with more to read must not keep the other tasks from running
-                await trio.lowlevel.checkpoint()
+                raise ConnectionClosed(*self._ended)     # over its budget, or closed: the rest is not parsed
+            data: bytes | memoryview | None = self._unfed
+            if data is None:
+                try:
+                    data = sock.recv(RECV_SIZE)
+                except BlockingIOError:
+                    await trio.lowlevel.wait_readable(sock)
+                    continue
+                except OSError as e:            # reset
+                    self._lost(f"connection lost: {e.strerror or e}")
+                    continue
+                if not data:
+                    self._proto.receive_eof()
+                    self._take_events()
+                    self._lost("the peer closed the connection without a close frame")
+                    continue
+            # a peer with more to read must not keep the other tasks from running: at most
+            # FEED_SLICE bytes are parsed between two checkpoints; the rest of the read
+            # waits here (kept if this task is cancelled meanwhile)
+            if len(data) > FEED_SLICE:
+                view = memoryview(data)
+                data, self._unfed = view[:FEED_SLICE], view[FEED_SLICE:]
             else:
-                self._proto.receive_eof()
-                self._take_events()
-                self._lost("the peer closed the connection without a close frame")
+                self._unfed = None
+            self._feed(data)
+            await trio.lowlevel.checkpoint()
         return messages.popleft()
 
-    def _take_events(self) -> None:
+    def _feed(self, data) -> None:
+        """Parse ``data`` (at most FEED_SLICE bytes); every frame in it costs a token of the
+        peer's budget first: a peer over it is closed (1008), none of these frames handled."""
+        proto = self._proto
+        proto.receive_data(data)
+        events = proto.events_received()
+        if events:
+            # the token bucket of FrameRules: refilled at ``rate`` a second up to ``burst``,
+            # one token a frame; below 0, the peer is over its budget. Inline: as a function
+            # call it cost ~0.5 us a read, 4% of the receive path (bench/ws_receive.py)
+            now = trio.current_time()
+            rules = self.rules
+            tokens = self._tokens + (now - self._spent_at) * rules.rate
+            if tokens > rules.burst:
+                tokens = rules.burst
+            self._tokens = tokens = tokens - len(events)
+            self._spent_at = now
+            if tokens < 0:
+                self._cut(CLOSE_POLICY, rules.over_rate())
+                return
+        self._take_events(events)
+
+    def _take_events(self, events=None) -> None:
         """Turn what the protocol parsed into messages; answer what must be answered."""
         proto = self._proto
-        for frame in cast("list[Frame]", proto.events_received()):    # after the handshake: frames only
+        for frame in cast("list[Frame]", proto.events_received() if events is None else events):    # after the handshake: frames only
             op = frame.opcode
             if op is _BINARY or op is _TEXT:
                 if frame.fin:
@@ -170,6 +210,9 @@ class Peer:
                     self._parts, self._parts_text = [frame.data], op is _TEXT  # type: ignore[list-item]  # the parser's frames hold bytes
             elif op is _CONT:
                 self._parts.append(frame.data)  # type: ignore[arg-type]  # the parser's frames hold bytes
+                if len(self._parts) > self.rules.max_fragments:
+                    self._cut(CLOSE_POLICY, self.rules.too_many_fragments())
+                    return
                 if frame.fin:
                     data, self._parts = b"".join(self._parts), []
                     self._message(data, self._parts_text)
@@ -206,6 +249,11 @@ class Peer:
         out = proto.data_to_send()
         if out and not self._closing:
             self._control([d for d in out if d])
+            # what we owe (pongs) waits under the caps our data does (docs/PROTOCOL.md,
+            # "Connection lifetime" 6): a peer that asks for more than it reads is closed
+            if self._backlog and (owed := self.rules.owed_too_much(len(self._backlog), self._backlog_bytes)):
+                self._cut(CLOSE_POLICY, owed)
+                return
         if proto.close_sent is not None:
             self._closing = True
 
@@ -227,6 +275,33 @@ class Peer:
             self._control([d for d in self._proto.data_to_send() if d])
         self._closing = True
         self._end(code, reason)
+
+    def _cut(self, code: int, reason: str) -> None:
+        """Close at once for a policy (docs/PROTOCOL.md, "Connection lifetime" 5, 6): what
+        waits and what the protocol queued (pongs) is dropped, our close frame goes out
+        next, and nothing more the peer sent is parsed. ``cut`` says why, for the one log
+        line. Already closing: our close frame is on its way; the parsing stops."""
+        if self._closing:
+            self._end(code, reason)
+            return
+        proto = self._proto
+        self.drop_backlog()
+        queued = [d for d in proto.data_to_send() if d]
+        if proto.state is State.OPEN:
+            proto.fail(code, _clip_reason(reason))
+            queued = [d for d in proto.data_to_send() if d]
+        else:
+            queued = queued[-1:]    # the peer's close came in this slice: the answer to it, not the pongs before
+        self._control(queued)
+        self.cut = reason
+        self._closing = True
+        self._end(code, reason)
+
+    def budget(self, rules: FrameRules) -> None:
+        """Set the frame budget and caps (before the first receive): the bucket starts full."""
+        self.rules = rules
+        self._tokens = rules.burst
+        self._spent_at = trio.current_time()
 
     def _control(self, frames: list[bytes]) -> None:
         """Write frames the protocol made (pong, ping, close) in order with ours; if they
@@ -458,6 +533,7 @@ class Peer:
                 try:
                     if not sock.recv(RECV_SIZE):
                         return
+                    await trio.lowlevel.checkpoint()    # a peer that floods on must not hold the loop
                 except BlockingIOError:
                     await trio.lowlevel.wait_readable(sock)
                 except OSError:
