@@ -93,13 +93,13 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await nursery.start(bob.run)
                 await ann.command("meld B1 B2 B3")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected")
-                assert n.data[1] == "bad_command" and "not at a table" in n.data[2]
+                assert n.code == "bad_command" and "not at a table" in n.reason
                 await ann.command("create run-wild 2 rounds=1")
                 await ann_seen.wait(lambda n: n.kind == "info" and "joined table" in n.text)
                 assert ann.mirror.seat == 0 and ann.mirror.game == "run-wild"
                 # bob lists the tables and joins the first by its number
                 await bob.command("list")
-                await bob_seen.wait(lambda n: n.kind == "tables" and n.data[1])
+                await bob_seen.wait(lambda n: n.kind == "tables" and n.asked)
                 assert completions(bob, "join t") == [ann.mirror.table]
                 await bob.command("join 1")
                 await bob_seen.wait(lambda n: n.kind == "info" and "joined table" in n.text)
@@ -110,7 +110,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await ann_seen.wait(lambda n: n.kind == "accepted" and n.text.startswith("act"))
                 await ann.command("ready")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected" and n.text == "ready")
-                assert n.data[1] == "already_ready" and "already ready" in n.data[2]
+                assert n.code == "already_ready" and "already ready" in n.reason
                 # errors from the lobby carry the server's code and sentence
                 await bob.command("spectate tnosuch")
                 n = await bob_seen.wait(lambda n: n.kind == "error")
@@ -122,7 +122,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await bob_seen.wait(lambda n: n.kind == "info" and n.text.startswith("watching"))
                 await bob.command("draw")
                 n = await bob_seen.wait(lambda n: n.kind == "rejected" and n.text == "draw")
-                assert "watching" in n.data[2]
+                assert "watching" in n.reason
                 await bob.command("help take")
                 assert (await bob_seen.wait(lambda n: n.kind == "help")).text.startswith("take CARD from mN")
                 await bob.command("show")
@@ -138,7 +138,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 assert sorted(p["name"] for p in ann.mirror.players[1:]) == ["bot1", "bot2"]
                 await ann.command("bots 1")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected" and n.text == "bots 1")
-                assert "0 seat(s) free" in n.data[2]
+                assert "0 seat(s) free" in n.reason
                 nursery.cancel_scope.cancel()
 
 
