@@ -4,7 +4,7 @@ what typed commands come to is headless/commands.py's. The full-screen UI hosts 
 mode, the line mode and the bots run it under ``trio.run``; all of them see it only through
 typed notices (headless/notices.py: what to show) and ``command``/``submit`` (what the
 player typed). Why this split: the I/O waits and retries here, the decisions are values in
-and values out elsewhere, tested without sockets (docs/ARCHITECTURE.md, "The client").
+and values out elsewhere, tested without sockets (docs/ARCHITECTURE.md, "headless/ (wildtable.headless)").
 
 A dropped connection is reopened by itself with backoff; a seated player resumes the
 seat with its secret token (``rejoin``), a spectator spectates again, and the player is

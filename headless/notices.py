@@ -3,7 +3,7 @@
 Why: a UI or a bot decides what to do by the notice's type and fields (a lost connection,
 a refused intent, the timer playing for you), never by reading its wording back. The
 wording is made here and only here (each class's ``text``), so it can change without
-breaking a decision (docs/ARCHITECTURE.md, "The client").
+breaking a decision (docs/ARCHITECTURE.md, "headless/ (wildtable.headless)").
 
 ``kind`` is the line mode's tag word for the notice (``wildtable play --plain``: info,
 conn, event, ...): a label to print, not something to compare in code.

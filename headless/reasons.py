@@ -1,6 +1,6 @@
 """Why a connection failed, as one sentence for the player, and whether a failure is the
 network's (retried) rather than a bug of ours (raised). Apart from the connection layer
-(headless/core.py) so that it keeps to moving bytes (docs/ARCHITECTURE.md, "The client")."""
+(headless/core.py) so that it keeps to moving bytes (docs/ARCHITECTURE.md, "headless/ (wildtable.headless)")."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ taken back after a reconnect, an update older than the mirror) is decided here w
 socket or a clock of its own, so it is tested with values (tests/client/test_reducer.py)
 and the UIs get typed notices (headless/notices.py). Time comes in as ``now``; what needs
 I/O (a seat token to keep or forget, a message to send) goes out as an effect for the
-shell to carry out (docs/ARCHITECTURE.md, "The client").
+shell to carry out (docs/ARCHITECTURE.md, "headless/ (wildtable.headless)").
 """
 
 from __future__ import annotations

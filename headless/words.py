@@ -1,6 +1,6 @@
 """Small text helpers the client's modules share: a peer's text made fit for one line, the
 server's protocol words put as the player's commands, a lobby row. Apart from the notices
-and the reducer so that each of those reads as one job (docs/ARCHITECTURE.md, "The client")."""
+and the reducer so that each of those reads as one job (docs/ARCHITECTURE.md, "headless/ (wildtable.headless)")."""
 
 from __future__ import annotations
 
