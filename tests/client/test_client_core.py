@@ -12,6 +12,7 @@ import sys
 import trio
 
 from wildtable.headless.bots import Bot
+from wildtable.headless import notices
 from wildtable.headless.core import ClientCore, Notice, completions
 from wildtable.headless.net import connect
 from wildtable.headless.seats import SeatBook
@@ -171,12 +172,13 @@ async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
                     hand_before = list(core.mirror.view["hand"])
                 await first.shutdown("restart")
             # the first server is gone (its run() returned): nothing listens on the port
-            await seen.wait(lambda n: n.kind == "connection" and "lost" in n.text)
+            await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
             seen._pos = len(seen.notices)
             second = Server(data)
             await outer.start(second.run, "127.0.0.1", port)
-            back = await seen.wait(lambda n: n.kind == "connection" and n.text.startswith("back at table"))
-            assert f"back at table {reply.table} (seat 0)" in back.text
+            back = await seen.wait(lambda n: isinstance(n, notices.BackAtTable))
+            assert (back.table, back.seat) == (reply.table, 0)
+            assert back.text == f"back at table {reply.table} (seat 0) at seq {back.seq}"
             assert core.mirror.view["hand"] == hand_before and core.online
             await core.command("ready")
             await seen.wait(lambda n: n.kind == "accepted" and n.text == "ready")
@@ -201,11 +203,11 @@ async def test_a_frozen_server_is_noticed_by_ping_and_the_client_comes_back(tmp_
                 reply = await core.create("run-wild", 2, {"rounds": 1})
                 await core.join(reply.table, 0)
                 proc.send_signal(signal.SIGSTOP)
-                lost = await seen.wait(lambda n: n.kind == "connection" and "lost" in n.text)
+                lost = await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
                 assert "no answer to a ping within 0.5 s" in lost.text
                 proc.send_signal(signal.SIGCONT)
-                back = await seen.wait(lambda n: n.kind == "connection" and n.text.startswith("back at table"), 20)
-                assert f"back at table {reply.table} (seat 0)" in back.text
+                back = await seen.wait(lambda n: isinstance(n, notices.BackAtTable), 20)
+                assert (back.table, back.seat) == (reply.table, 0)
                 nursery.cancel_scope.cancel()
     finally:
         proc.send_signal(signal.SIGCONT)
