@@ -24,7 +24,8 @@ async def _create(url: str, game: str, seats: int, settings: dict, name: str):
 
 
 def create_main(args) -> int:
-    from wildtable.headless.core import _reason, is_network_error
+    from wildtable.headless.reasons import is_network_error
+    from wildtable.headless.reasons import reason as _reason
     from wildtable.headless.net import url_problem
     from wildtable.protocol import messages as m
     from wildtable.protocol.engine import game as find_game

@@ -20,7 +20,10 @@ from typing import TextIO
 
 import trio
 
-from wildtable.headless.core import CannotConnect, ClientCore, Notice, lobby_row
+from wildtable.headless import notices
+from wildtable.headless.core import CannotConnect, ClientCore
+from wildtable.headless.notices import Notice
+from wildtable.headless.words import lobby_row
 from wildtable.headless.games import round_words
 from .session import Launch, server_for, start_session
 
@@ -41,36 +44,28 @@ class PlainOutput:
         self.out.flush()
 
     def __call__(self, n: Notice) -> None:
-        k = n.kind
-        if k in ("info", "event", "flash", "over"):
-            self.line(k, n.text)
-        elif k == "connection":
-            self.line("conn", n.text)
-        elif k == "error":
-            self.line("error", n.text)
-        elif k == "accepted":
+        """One notice as tagged lines, chosen by its type (headless/notices.py)."""
+        if isinstance(n, notices.TableChanged):
+            self._table_changed()
+        elif isinstance(n, notices.IntentAccepted):
             self.line("ok", n.text)
             self._hand_due = True       # the table after it follows: print the hand even if unchanged
-        elif k == "rejected":
-            _, code, reason = n.data
-            self.line("rejected", f"{n.text} :: {code}: {reason}")
-        elif k in ("help", "show"):
+        elif isinstance(n, notices.IntentRejected):
+            self.line("rejected", f"{n.text} :: {n.code}: {n.reason}")
+        elif isinstance(n, (notices.HelpText, notices.TableText)):
             for text in n.text.splitlines():
-                self.line(k, text)
-        elif k == "tables":
-            tables, asked, omitted = n.data
-            if asked:
-                more = f" (and {omitted} more the server did not list: games in play and finished ones)" if omitted else ""
-                self.line("tables", f"{len(tables)} table(s)" + ("" if tables or omitted else ": create one with create")
-                          + more)
-                for i, t in enumerate(tables, 1):
+                self.line(n.kind, text)
+        elif isinstance(n, notices.TablesListed):
+            if n.asked:
+                self.line("tables", n.text)
+                for i, t in enumerate(n.tables, 1):
                     r = lobby_row(t)
                     self.line("table", f"{i} {r.table} {r.game} {r.status} seats {r.seats} players {r.players}"
                                        + (f" name {r.name}" if r.name else ""))
-        elif k == "table":
-            self._table_changed()
-        elif k == "quit":
-            pass
+        elif isinstance(n, notices.ConnectionNews):
+            self.line("conn", n.text)
+        elif not isinstance(n, (notices.IntentSent, notices.QuitAsked)):
+            self.line(n.kind, n.text)       # info, event, flash, over, error: the tag is the kind
 
     def _table_changed(self) -> None:
         core = self._core()

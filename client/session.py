@@ -17,7 +17,10 @@ from wildtable.protocol.engine import TableConfig, games as engine_games
 from wildtable.protocol.errors import IllegalAction
 
 from wildtable.headless import games
-from wildtable.headless.core import ClientCore, NotConnected, seat_bots, user_words
+from wildtable.headless import notices
+from wildtable.headless.commands import seat_bots
+from wildtable.headless.core import ClientCore, NotConnected
+from wildtable.headless.words import user_words
 from wildtable.headless.games import CommandError
 from wildtable.headless.levels import level_problem
 from wildtable.headless.net import DEFAULT_URL, url_problem
@@ -168,10 +171,10 @@ async def start_session(core: ClientCore, launch: Launch, nursery: trio.Nursery)
     try:
         return await _first_steps(core, launch, nursery)
     except (NotConnected, trio.TooSlowError):
-        core.notify("error", "the server did not answer the first request; the lobby commands still work "
-                             "once the connection is back")
+        core.notify(notices.Problem("the server did not answer the first request; the lobby commands still "
+                                    "work once the connection is back"))
     except CommandError as e:       # e.g. a --set value that cannot be sent
-        core.notify("error", f"cannot create the table: {e}")
+        core.notify(notices.CannotCreate(str(e)))
     return False
 
 
@@ -180,7 +183,7 @@ async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) 
         seats = launch.players or launch.bots + 1
         reply = await core.create(launch.game, seats, launch.settings, quiet=True)
         if isinstance(reply, m.Error):
-            core.notify("error", f"cannot create the table: {reply.code}: {user_words(reply.message)}")
+            core.notify(notices.CannotCreate(f"{reply.code}: {user_words(reply.message)}"))
             return False
         joined = await core.join(reply.table, 0)
         if isinstance(joined, m.Error):
@@ -193,7 +196,7 @@ async def _first_steps(core: ClientCore, launch: Launch, nursery: trio.Nursery) 
                 return True         # the reader showed why; the player is at the table all the same
         free = seats - 1 - launch.bots
         if free:
-            core.notify("info", f"{free} seat(s) wait for friends: wildtable play {core.url} --table {reply.table}")
+            core.notify(notices.SeatsWaiting(free, core.url, reply.table))
         elif launch.bots:
             await _until_every_seat_is_taken(core)
         return True
@@ -210,4 +213,4 @@ async def _until_every_seat_is_taken(core: ClientCore) -> None:
     with trio.move_on_after(BOTS_SEATED_WAIT):
         while not (core.mirror.players and all(p.get("name") for p in core.mirror.players)):
             await trio.sleep(0.02)
-        core.notify("info", "every seat is taken: the game starts")
+        core.notify(notices.EverySeatTaken())

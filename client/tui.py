@@ -34,16 +34,16 @@ from textual.suggester import Suggester
 from textual.timer import Timer
 from textual.widgets import ContentSwitcher, DataTable, Input, RichLog, Static
 
-from wildtable.headless.core import (
-    CannotConnect, ClientCore, Notice, completions, complete_line, lobby_row, split_for_completion,
-)
+from wildtable.headless import notices
+from wildtable.headless.commands import completions, complete_line, split_for_completion
+from wildtable.headless.core import CannotConnect, ClientCore
+from wildtable.headless.notices import Notice
+from wildtable.headless.words import lobby_row
 from . import screens
 from .session import Launch, server_for, start_session
 from .termsignals import quit_on_signals
 
 FLASH_SECONDS = 2.5
-# info lines that answer a lobby command, shown on the result line too
-_LOBBY_OUTCOMES = ("joined table", "watching table", "you left", "created table", "took your seat", "seating")
 LOBBY_REFRESH = 3.0
 NARROW = 64         # columns: narrower, the events pane hides and the table takes the width
 LOBBY_COLUMNS = ("#", "table", "game", "seats", "status", "players", "name")
@@ -284,7 +284,7 @@ class PlayApp(App):
                     try:
                         await nursery.start(core.run)
                     except CannotConnect as e:
-                        self._from_trio(Notice("fatal", str(e)))
+                        self._from_trio(notices.Fatal(str(e)))
                         return
                     await start_session(core, self.launch, nursery)
 
@@ -326,61 +326,60 @@ class PlayApp(App):
 
     # ---------------------------------------------------------------- notices
     def on_core_notice(self, message: CoreNotice) -> None:
+        """Show one notice, chosen by its type (headless/notices.py), never by its words."""
         n = message.notice
-        k = n.kind
-        if k == "table":
+        if isinstance(n, notices.TableChanged):
             self.redraw()
-        elif k == "event":
+        elif isinstance(n, notices.TimerPlayed):
             self._event_line(n.text)
-            if n.text.startswith("the timer played for you"):
-                self._result(n.text, "bold yellow")     # not only in the events pane: you did not do it
-        elif k == "flash":
+            self._result(n.text, "bold yellow")     # not only in the events pane: you did not do it
+        elif isinstance(n, notices.GameEvent):
+            self._event_line(n.text)
+        elif isinstance(n, notices.Flash):
             self.flash(n.text)
-        elif k == "info":
-            self._event_line(n.text, "dim")
-            if n.text.startswith(_LOBBY_OUTCOMES):
-                self._result(n.text)
-        elif k == "connection":
+        elif isinstance(n, notices.ConnectionNews):
             core = self.core
             self._status = "online" if core is not None and core.online else "offline: reconnecting"
             self._update_top()
             self._event_line(n.text, "bold yellow")
             self._result(n.text, "bold yellow")
-        elif k == "error":
+        elif isinstance(n, notices.Trouble):
             self._event_line(n.text, "bold red")
             self._result("error: " + n.text, "bold red")
-        elif k == "tables":
-            tables, asked, omitted = n.data
-            self._fill_lobby(tables)
-            if asked:
-                more = f" (and {omitted} more not listed)" if omitted else ""
-                self._result(f"{len(tables)} table(s) on this server{more}")
-        elif k == "sent":
+        elif isinstance(n, notices.TablesListed):
+            self._fill_lobby(list(n.tables))
+            if n.asked:
+                more = f" (and {n.omitted} more not listed)" if n.omitted else ""
+                self._result(f"{len(n.tables)} table(s) on this server{more}")
+        elif isinstance(n, notices.IntentSent):
             self._result(f"... {n.text} (sent)", "dim")
-        elif k == "accepted":
+        elif isinstance(n, notices.IntentAccepted):
             self._result(f"ok: {n.text}", "green")
-        elif k == "rejected":
-            _, code, reason = n.data
-            self._result(f"refused: {n.text} - {code}: {reason}", "bold red")
-            self._event_line(f"refused: {n.text} - {reason}", "red")
-        elif k == "over":
+        elif isinstance(n, notices.IntentRejected):
+            self._result(f"refused: {n.text} - {n.code}: {n.reason}", "bold red")
+            self._event_line(f"refused: {n.text} - {n.reason}", "red")
+        elif isinstance(n, notices.GameOver):
             self._event_line(n.text, "bold")
             self._result(n.text, "bold")
             self.flash("Game over!")
             self.redraw()
-        elif k == "help":
+        elif isinstance(n, notices.HelpText):
             self.push_screen(HelpScreen(n.text + "\n\n" + KEYS_HELP))
-        elif k == "show":
+        elif isinstance(n, notices.TableText):
             for line in n.text.splitlines():
                 self._event_line(line)
             if not self.query_one("#events", RichLog).display:
                 # a narrow terminal hides the events pane: show the table in a window instead
                 self.push_screen(HelpScreen(n.text, "The table", flow=False))
-        elif k == "quit":
+        elif isinstance(n, notices.QuitAsked):
             self.run_worker(self.action_quit(), exclusive=True)
-        elif k == "fatal":
+        elif isinstance(n, notices.Fatal):
             self.fatal = f"wildtable play: {n.text}"
             self.exit(return_code=1, message=Text(self.fatal))
+        else:                       # the other players, seats, the lobby: a dim line
+            self._event_line(n.text, "dim")
+            if isinstance(n, notices.LOBBY_OUTCOMES):
+                self._result(n.text)
 
     def _event_line(self, text: str, style: str = "") -> None:
         line = Text(text, style=style)

@@ -20,8 +20,10 @@ import trio
 
 from wildtable.protocol import messages as m
 
-from . import games, levels
-from .core import CannotConnect, ClientCore, Notice, NotConnected, user_words
+from . import games, levels, notices
+from .core import CannotConnect, ClientCore, NotConnected
+from .notices import Notice
+from .words import user_words
 from .net import connect
 
 ANSWER_TIMEOUT = 10.0
@@ -53,30 +55,29 @@ class Bot:
         self.core = ClientCore(url, name, self._on_notice, seat_book=seat_book, dial=dial)
         self._changed = trio.Event()
         self._answers: dict[int, trio.Event] = {}
-        self._outcomes: dict[int, tuple] = {}     # intent id -> ("accepted", seq) | ("rejected", code)
+        self._outcomes: dict[int, notices.IntentAccepted | notices.IntentRejected] = {}    # intent id -> its answer
         self._refused: tuple[int, set] = (-1, set())
         self.actions = 0
         self.refusals = 0
         self._seated = False            # until then, a refusal is reported once, by run's BotError
 
     def _on_notice(self, n: Notice) -> None:
-        if n.kind in ("table", "over"):
+        if isinstance(n, (notices.TableChanged, notices.GameOver)):
             watch = getattr(self.core.plugin, "bot_watch", None)
             if watch is not None and self.core.mirror.view:
                 watch(self.core.mirror.view, trio.current_time(), self._memo)
             self._changed.set()
-        elif n.kind in ("accepted", "rejected"):
-            iid = n.data[0]
-            if n.kind == "rejected" and n.data[1] != "connection_lost":
+        elif isinstance(n, (notices.IntentAccepted, notices.IntentRejected)) and n.intent is not None:
+            if isinstance(n, notices.IntentRejected) and n.code != "connection_lost":
                 self.refusals += 1
-            self._outcomes[iid] = (n.kind, n.data[1])
-            ev = self._answers.pop(iid, None)
+            self._outcomes[n.intent] = n
+            ev = self._answers.pop(n.intent, None)
             if ev is not None:
                 ev.set()
             self._changed.set()
-        elif n.kind == "connection" and "lost" in n.text:
+        elif isinstance(n, notices.ConnectionLost):
             self.report(f"{self.name}: {n.text}")
-        elif n.kind == "error" and self._seated:
+        elif isinstance(n, notices.Trouble) and self._seated:
             self.report(f"{self.name}: {n.text}")
 
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> m.GameOver | None:
@@ -165,8 +166,8 @@ class Bot:
                     await answered.wait()
                 self._answers.pop(iid, None)
             self.actions += 1
-            kind, detail = self._outcomes.pop(iid, (None, None))
-            if kind == "rejected" and detail != "connection_lost":
+            outcome = self._outcomes.pop(iid, None)
+            if isinstance(outcome, notices.IntentRejected) and outcome.code != "connection_lost":
                 refused.add(plugin.action_key(action))
             self._changed.set()
 
@@ -206,10 +207,10 @@ async def _bots_main(args) -> int:
     try:
         info = await table_info(args.url, args.table)
     except Exception as e:
-        from .core import is_network_error, _reason
+        from .reasons import is_network_error, reason
         if not is_network_error(e):
             raise
-        print(f"wildtable bots: cannot connect to {args.url}: {_reason(e)}", file=sys.stderr)
+        print(f"wildtable bots: cannot connect to {args.url}: {reason(e)}", file=sys.stderr)
         return 1
     if info is None:
         print(f"wildtable bots: no table {args.table!r} on {args.url} (the lobby lists its tables: "

@@ -258,10 +258,10 @@ async def test_bots_n_level_in_the_client(tmp_path):
             await wait(lambda n: n.kind == "info" and "joined table" in n.text)
             await core.command("bots 1 nightmare")
             n = await wait(lambda n: n.kind == "rejected" and n.text == "bots 1 nightmare")
-            assert n.data[2] == "there is no bot level 'nightmare'; choose easy, normal (the default) or hard"
+            assert n.reason == "there is no bot level 'nightmare'; choose easy, normal (the default) or hard"
             await core.command("bots 1 easy 2")
             n = await wait(lambda n: n.kind == "rejected" and n.text == "bots 1 easy 2")
-            assert "bots 2 easy" in n.data[2]
+            assert "bots 2 easy" in n.reason
             await core.command("bots 1 EASY")
             # the line that says so names the level ("seating 1 bot(s) (easy)", or once seated
             # by the server "seated 1 bot(s) (easy): bot1 (seat 1); ...")

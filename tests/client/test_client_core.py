@@ -12,6 +12,7 @@ import sys
 import trio
 
 from wildtable.headless.bots import Bot
+from wildtable.headless import notices
 from wildtable.headless.core import ClientCore, Notice, completions
 from wildtable.headless.net import connect
 from wildtable.headless.seats import SeatBook
@@ -93,13 +94,13 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await nursery.start(bob.run)
                 await ann.command("meld B1 B2 B3")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected")
-                assert n.data[1] == "bad_command" and "not at a table" in n.data[2]
+                assert n.code == "bad_command" and "not at a table" in n.reason
                 await ann.command("create run-wild 2 rounds=1")
                 await ann_seen.wait(lambda n: n.kind == "info" and "joined table" in n.text)
                 assert ann.mirror.seat == 0 and ann.mirror.game == "run-wild"
                 # bob lists the tables and joins the first by its number
                 await bob.command("list")
-                await bob_seen.wait(lambda n: n.kind == "tables" and n.data[1])
+                await bob_seen.wait(lambda n: n.kind == "tables" and n.asked)
                 assert completions(bob, "join t") == [ann.mirror.table]
                 await bob.command("join 1")
                 await bob_seen.wait(lambda n: n.kind == "info" and "joined table" in n.text)
@@ -110,7 +111,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await ann_seen.wait(lambda n: n.kind == "accepted" and n.text.startswith("act"))
                 await ann.command("ready")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected" and n.text == "ready")
-                assert n.data[1] == "already_ready" and "already ready" in n.data[2]
+                assert n.code == "already_ready" and "already ready" in n.reason
                 # errors from the lobby carry the server's code and sentence
                 await bob.command("spectate tnosuch")
                 n = await bob_seen.wait(lambda n: n.kind == "error")
@@ -122,7 +123,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 await bob_seen.wait(lambda n: n.kind == "info" and n.text.startswith("watching"))
                 await bob.command("draw")
                 n = await bob_seen.wait(lambda n: n.kind == "rejected" and n.text == "draw")
-                assert "watching" in n.data[2]
+                assert "watching" in n.reason
                 await bob.command("help take")
                 assert (await bob_seen.wait(lambda n: n.kind == "help")).text.startswith("take CARD from mN")
                 await bob.command("show")
@@ -138,7 +139,7 @@ async def test_lobby_commands_and_errors_through_the_core(tmp_path):
                 assert sorted(p["name"] for p in ann.mirror.players[1:]) == ["bot1", "bot2"]
                 await ann.command("bots 1")
                 n = await ann_seen.wait(lambda n: n.kind == "rejected" and n.text == "bots 1")
-                assert "0 seat(s) free" in n.data[2]
+                assert "0 seat(s) free" in n.reason
                 nursery.cancel_scope.cancel()
 
 
@@ -171,12 +172,13 @@ async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
                     hand_before = list(core.mirror.view["hand"])
                 await first.shutdown("restart")
             # the first server is gone (its run() returned): nothing listens on the port
-            await seen.wait(lambda n: n.kind == "connection" and "lost" in n.text)
+            await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
             seen._pos = len(seen.notices)
             second = Server(data)
             await outer.start(second.run, "127.0.0.1", port)
-            back = await seen.wait(lambda n: n.kind == "connection" and n.text.startswith("back at table"))
-            assert f"back at table {reply.table} (seat 0)" in back.text
+            back = await seen.wait(lambda n: isinstance(n, notices.BackAtTable))
+            assert (back.table, back.seat) == (reply.table, 0)
+            assert back.text == f"back at table {reply.table} (seat 0) at seq {back.seq}"
             assert core.mirror.view["hand"] == hand_before and core.online
             await core.command("ready")
             await seen.wait(lambda n: n.kind == "accepted" and n.text == "ready")
@@ -201,11 +203,11 @@ async def test_a_frozen_server_is_noticed_by_ping_and_the_client_comes_back(tmp_
                 reply = await core.create("run-wild", 2, {"rounds": 1})
                 await core.join(reply.table, 0)
                 proc.send_signal(signal.SIGSTOP)
-                lost = await seen.wait(lambda n: n.kind == "connection" and "lost" in n.text)
+                lost = await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
                 assert "no answer to a ping within 0.5 s" in lost.text
                 proc.send_signal(signal.SIGCONT)
-                back = await seen.wait(lambda n: n.kind == "connection" and n.text.startswith("back at table"), 20)
-                assert f"back at table {reply.table} (seat 0)" in back.text
+                back = await seen.wait(lambda n: isinstance(n, notices.BackAtTable), 20)
+                assert (back.table, back.seat) == (reply.table, 0)
                 nursery.cancel_scope.cancel()
     finally:
         proc.send_signal(signal.SIGCONT)

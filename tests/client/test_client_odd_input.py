@@ -37,11 +37,11 @@ async def test_numbers_too_big_for_the_wire_and_deep_json_are_refused_and_the_se
                          'act {"kind": "x", "a": ' + "[" * 5000 + "]" * 5000 + "}"]
                 for text in typed:
                     await core.command(text)      # used to raise OverflowError / RecursionError
-                rejected = {n.text: n.data for n in notes if n.kind == "rejected"}
+                rejected = {n.text: n for n in notes if n.kind == "rejected"}
                 for text in typed[:3] + typed[4:]:
                     assert text in rejected, (text, [n for n in notes if n.kind != "table"])
-                    assert rejected[text][1] == "bad_command"
-                assert "too large" in rejected[typed[2]][2] and "too large" in rejected[typed[4]][2]
+                    assert rejected[text].code == "bad_command"
+                assert "too large" in rejected[typed[2]].reason and "too large" in rejected[typed[4]].reason
                 assert not core.pending          # the refused intent is not left waiting
                 # the session goes on: still connected, seated, and a valid command works
                 assert core.online and core.mirror.seat == 0

@@ -12,6 +12,7 @@ import pytest
 import trio
 
 from wildtable.headless import core as core_mod
+from wildtable.headless import notices
 from wildtable.headless.core import ClientCore, Notice
 from wildtable.headless.net import connect
 from wildtable.server.app import Server
@@ -56,14 +57,14 @@ async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_
                     await outer.start(core.run)
                     await core.join(table, 0)
                 await first.shutdown("restart")
-            await until(lambda n: n.kind == "connection" and "lost" in n.text)
+            await until(lambda n: isinstance(n, notices.ConnectionLost))
             second = Server(data, max_connections=1, rate_limit=10_000.0, rate_burst=10_000.0)
             async with trio.open_nursery() as life:
                 await life.start(second.run, "127.0.0.1", port)
                 async with connect(url, "squatter"):
-                    await until(lambda n: n.kind == "connection" and "server_full" in n.text)
+                    await until(lambda n: isinstance(n, notices.ConnectionLost) and "server_full" in n.why)
                     assert core.mirror.table == table        # it still means to go back there
-                back = lambda n: n.kind == "connection" and n.text.startswith(f"back at table {table} (seat 0)")
+                back = lambda n: isinstance(n, notices.BackAtTable) and (n.table, n.seat) == (table, 0)
                 await until(back)
                 notes.clear()
                 await core.command("show")

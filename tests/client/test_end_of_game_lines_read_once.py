@@ -32,17 +32,20 @@ def _said(game: str, seats: int, settings: dict, logs_kept: bool) -> tuple[list[
     lines, ends = [], []
     core = ClientCore("ws://127.0.0.1:1", "ann", lambda n: lines.append((n.kind, n.text)))
     core.logs_kept = logs_kept
+
+    def feed(core, msg):        # one server message through the client's reducer, as its reader does
+        core._apply(core.state.absorb(msg, 0.0))
     players = tuple({"seat": i, "name": NAMES[i], "connected": True} for i in range(seats))
     first = g.new_table(TableConfig(game, seats, settings))
-    core._absorb(m.Joined("t1", game, 0, "tok", 0, to_data(g.view(first, 0)), players))
+    feed(core, m.Joined("t1", game, 0, "tok", 0, to_data(g.view(first, 0)), players))
     for seq, (state, events) in enumerate(steps, 1):
         evs = tuple(to_data(e) for e in events)
-        core._absorb(m.Update(seq, evs, to_data(g.view(state, 0))))
+        feed(core, m.Update(seq, evs, to_data(g.view(state, 0))))
         for e in evs:
             if e.get("event") in ROUND_END:
                 ends.append(core.plugin.describe(e, core.ctx) or "")
     o = g.outcome(out.state)
-    core._absorb(m.GameOver("t1", len(steps), tuple(o.scores), tuple(o.winners), "t1.wlog"))
+    feed(core, m.GameOver("t1", len(steps), tuple(o.scores), tuple(o.winners), "t1.wlog"))
     return [f"{k} {t}" for k, t in lines if k in ("event", "over", "info", "error")], ends
 
 

@@ -17,7 +17,7 @@ async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
 
     def rejected(text: str) -> str:
         (n,) = [n for n in notes if n.kind == "rejected" and n.text == text]
-        return n.data[2]
+        return n.reason
 
     with trio.fail_after(20):
         async with running_server(tmp_path / "data") as (server, url):

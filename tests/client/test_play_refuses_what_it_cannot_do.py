@@ -84,7 +84,7 @@ async def test_create_at_a_table_is_refused_and_sends_nothing(tmp_path, how):
                         await _wait_for(notes, ("info", "error"), 0.5)
                     rejected = [n for n in notes if n.kind == "rejected"]
                     assert len(rejected) == 1 and rejected[0].text == typed, notes
-                    _, code, reason = rejected[0].data
+                    code, reason = rejected[0].code, rejected[0].reason
                     assert code == "bad_command" and f"table {table}" in reason and "leave" in reason, reason
                     assert not [n for n in notes if n.kind in ("info", "error")], notes
                 assert list(server.tables) == [table]     # no empty table was left behind
@@ -104,7 +104,7 @@ async def test_extra_words_after_leave_list_show_are_refused_with_the_usage(tmp_
                     await _wait_for(notes, ("info", "tables", "show"), 0.5)
                     said = [n for n in notes if n.kind not in ("event", "flash", "table")]   # the deal
                     assert [n.kind for n in said] == ["rejected"], notes
-                    _, code, reason = said[0].data
+                    code, reason = said[0].code, said[0].reason
                     assert code == "bad_command" and reason.startswith(f"{word} takes nothing after it")
                     assert LOBBY_COMMANDS[word] in reason, reason
                 assert core.mirror.table == table and core.mirror.seat == 0     # still seated
@@ -133,7 +133,7 @@ async def test_a_bug_in_reading_a_command_is_a_refusal_and_the_session_goes_on(t
                 notes.clear()
                 await core.command("draw")
                 [r] = [n for n in notes if n.kind == "rejected"]
-                assert r.data[1] == "client_bug" and "our bug: ZeroDivisionError" in r.data[2], r
+                assert r.code == "client_bug" and "our bug: ZeroDivisionError" in r.reason, r
                 assert not [n for n in notes if n.kind == "sent"]
                 monkeypatch.undo()
                 notes.clear()

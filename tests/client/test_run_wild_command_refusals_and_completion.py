@@ -81,7 +81,7 @@ async def test_a_draw3_named_in_a_meld_is_refused_and_the_client_goes_on(tmp_pat
                 await core.command(text)
                 n = await answer(notes, text)
                 assert n.kind == "rejected", n
-                assert "a Draw-3 is never part of a set or run: play it with draw3" in n.data[2], n
+                assert "a Draw-3 is never part of a set or run: play it with draw3" in n.reason, n
             await core.command("meld B5 B6 W")          # the client is alive and plays on
             assert (await answer(notes, "meld B5 B6 W")).kind == "accepted"
 
@@ -97,10 +97,10 @@ async def test_a_wild_added_to_a_full_run_is_refused_with_the_reason(tmp_path):
                 await trio.sleep(0.01)
             await core.command("add W to m1")
             n = await answer(notes, "add W to m1")
-            assert n.kind == "rejected" and n.data[1] == "bad_command", n
-            assert "m1 already runs from 1 to 12" in n.data[2], n
+            assert n.kind == "rejected" and n.code == "bad_command", n
+            assert "m1 already runs from 1 to 12" in n.reason, n
             await core.command("add W=12 to m1")        # W=N still goes to the server, which says why
-            assert (await answer(notes, "add W=12 to m1")).data[1] == "does_not_fit"
+            assert (await answer(notes, "add W=12 to m1")).code == "does_not_fit"
 
 
 async def test_completion_stops_once_the_command_is_whole(tmp_path):
