@@ -7,7 +7,6 @@ reconnect and resync from a snapshot."""
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -21,6 +20,7 @@ from wildtable.protocol.errors import IllegalAction, ProtocolError
 from . import wire
 from .cluster import Redirected
 from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
+from .world import Transport
 
 if TYPE_CHECKING:
     from .app import Server
@@ -98,7 +98,7 @@ class RateLimit:
 
 
 class Connection:
-    def __init__(self, server: "Server", peer: wire.Peer):
+    def __init__(self, server: "Server", peer: Transport):
         self.server = server
         self.peer = peer
         self.name: str | None = None
@@ -463,4 +463,4 @@ class Connection:
                     why = "you do not hold a seat; join or rejoin a table first"
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
-            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time(), self.delay))
+            await self._submit(self.table, IntentReq(self, msg, self.server.world.wall(), trio.current_time(), self.delay))
