@@ -90,7 +90,8 @@ class Client:
     def _view(self, seq: int, view: dict) -> None:
         self.old_view = self.view
         self.seq, self.view = seq, view
-        self.seen.append(Seen(self.name, seq, view.get("seat"), view))
+        # checked against the seat the client holds, not the one the view names
+        self.seen.append(Seen(self.name, seq, self.seat, view))
 
     def send(self, message) -> None:
         self.end.send(m.encode(message))
@@ -160,7 +161,7 @@ class Player(Client):
         """React to the view like a player: wait a reaction time, then send the best
         candidate not refused at this seq."""
         while True:
-            await trio.sleep(0.15 + self.rng.random() * 1.2)
+            await trio.sleep(0.25 + self.rng.random() * 1.5)
             view = self.old_view if self.stale and self.old_view is not None else self.view
             if view is None:
                 continue
@@ -206,7 +207,7 @@ class Thief(Client):
     async def run(self) -> None:
         w = self.world
         await w.table_ready.wait()
-        await trio.sleep(self.rng.random() * 20)
+        await trio.sleep(self.rng.random() * 10)
         try:
             if not await self.connect():
                 return

@@ -24,7 +24,10 @@ from .net import Net
 from .node import Node
 from .players import Player, Spectator, Thief
 
-PLAY = 240.0          # simulated seconds of play at most, per run
+PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
+                                   # are a stretch of a game, some play it out
+FAULT_EVERY = 6.0     # simulated seconds between faults, on average
+WATCH = 5.0           # simulated seconds between checks of the live log
 QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
 
 
@@ -138,7 +141,7 @@ class World:
         """Kill and restart the node, cut links, cut the node off for a while."""
         rng = random.Random(self.rng.getrandbits(64))
         while True:
-            await trio.sleep(rng.expovariate(1 / 15))
+            await trio.sleep(rng.expovariate(1 / FAULT_EVERY))
             r = rng.random()
             if r < 0.3 and self.node.up and self.table_id is not None:
                 self.crashes += 1
@@ -162,6 +165,13 @@ class World:
                 await trio.sleep(rng.uniform(0.5, 8.0))
                 self.net.partitioned.discard("n1")
                 self.trace("fault: heal n1")
+
+    async def watch(self) -> None:
+        """The invariants all the time: every WATCH seconds against the log as it is."""
+        while True:
+            await trio.sleep(WATCH)
+            if self.node.up:
+                self.check_log("live")
 
     async def main(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -189,7 +199,8 @@ class World:
             await self.create_table()
             for c in self.clients():
                 nursery.start_soon(c.run)
-            with trio.move_on_after(PLAY) as play:
+            nursery.start_soon(self.watch)
+            with trio.move_on_after(rng.choice(PLAY)):
                 fault_scope = trio.CancelScope()
 
                 async def faults():

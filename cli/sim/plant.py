@@ -1,0 +1,54 @@
+"""Test-only bugs the simulator must find (tests/sim/test_planted_bugs.py): each is a
+small, explicit patch of the real server code, undone when the context ends.
+
+- ``ack_before_commit``: the log writer's commit returns before the record is durable
+  (written later, synced only at close), so the table acknowledges what a crash loses.
+- ``spectator_leak``: Run Wild shows a spectator seat 0's hand.
+- ``fair_unbounded``: fair order credits a connection's whole delay estimate, not at most
+  the table's fair_ms (a client that answers pings late wins every race).
+
+A missing lease check needs the store, which the simulator does not run yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from wildtable.protocol.games import run_wild
+from wildtable.server import logwriter, table
+
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded")
+
+
+async def _commit_without_waiting(self, log, data):
+    await self._send.send(logwriter._Commit(log, data, None))
+
+
+def _leaky_private_view(state, seat, _real=run_wild.private_view):
+    return _real(state, 0 if seat is None else seat)
+
+
+def _unbounded_fair_cap(game, settings, _real=table.fair_cap):
+    return 1000.0 if _real(game, settings) > 0 else 0.0
+
+
+@contextlib.contextmanager
+def planted(*names: str):
+    unknown = set(names) - set(PLANTS)
+    if unknown:
+        raise ValueError(f"no such planted bug: {', '.join(sorted(unknown))}; there are {', '.join(PLANTS)}")
+    patches = []
+    if "ack_before_commit" in names:
+        patches.append((logwriter.LogWriter, "commit", _commit_without_waiting))
+    if "spectator_leak" in names:
+        patches.append((run_wild, "private_view", _leaky_private_view))
+    if "fair_unbounded" in names:
+        patches.append((table, "fair_cap", _unbounded_fair_cap))
+    saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
+    try:
+        for obj, attr, new in patches:
+            setattr(obj, attr, new)
+        yield
+    finally:
+        for obj, attr, old in saved:
+            setattr(obj, attr, old)
