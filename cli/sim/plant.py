@@ -6,6 +6,7 @@ small, explicit patch of the real server code, undone when the context ends.
 - ``spectator_leak``: Run Wild shows a spectator seat 0's hand.
 - ``fair_unbounded``: fair order credits a connection's whole delay estimate, not at most
   the table's fair_ms (a client that answers pings late wins every race).
+- ``rejoin_ignored``: a table never answers a rejoin (a player cut off is never seated again).
 
 A missing lease check needs the store, which the simulator does not run yet.
 """
@@ -17,7 +18,7 @@ import contextlib
 from wildtable.protocol.games import run_wild
 from wildtable.server import logwriter, table
 
-PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded")
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored")
 
 
 async def _commit_without_waiting(self, log, data):
@@ -32,6 +33,10 @@ def _unbounded_fair_cap(game, settings, _real=table.fair_cap):
     return 1000.0 if _real(game, settings) > 0 else 0.0
 
 
+def _ignore_rejoin(self, req, out):
+    pass
+
+
 @contextlib.contextmanager
 def planted(*names: str):
     unknown = set(names) - set(PLANTS)
@@ -44,6 +49,8 @@ def planted(*names: str):
         patches.append((run_wild, "private_view", _leaky_private_view))
     if "fair_unbounded" in names:
         patches.append((table, "fair_cap", _unbounded_fair_cap))
+    if "rejoin_ignored" in names:
+        patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:

@@ -201,8 +201,9 @@ class Spectator(Client):
 
 
 class Thief(Client):
-    """A liar: asks for each seat with a token it made up (tokens it never held), then
-    watches what it is sent. It must never be seated."""
+    """A liar: asks for each seat with a token it made up, and with another player's
+    real token for the seat after that player's; sends intents meanwhile. It must never
+    be seated (a token holds one seat: its own)."""
 
     async def run(self) -> None:
         w = self.world
@@ -211,11 +212,17 @@ class Thief(Client):
         try:
             if not await self.connect():
                 return
+            asked = 0
             for seat in range(w.seats):
+                asked += 2
                 token = "%032x" % self.rng.getrandbits(128)
                 self.send(m.Rejoin(w.table_id, seat, token))
                 self.send(m.Intent(seat, {"kind": "ready"}))
-            for _ in range(2 * w.seats):
+                other = w.players[seat]
+                if other.token is not None:
+                    asked += 1
+                    self.send(m.Rejoin(w.table_id, (other.seat + 1) % w.seats, other.token))
+            for _ in range(asked):
                 msg = await self.next()
                 if type(msg) is m.Joined:
                     w.violation(f"{self.name} was seated at seat {msg.seat} with a token it made up")

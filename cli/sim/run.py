@@ -27,6 +27,7 @@ from .players import Player, Spectator, Thief
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
                                    # are a stretch of a game, some play it out
 FAULT_EVERY = 6.0     # simulated seconds between faults, on average
+GAMES = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
 WATCH = 5.0           # simulated seconds between checks of the live log
 QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
 
@@ -68,6 +69,9 @@ class World:
         self.stopping = False
         self.nursery: trio.Nursery | None = None
         self.seats = self.rng.choice((2, 2, 3, 4))
+        # Run Wild (one round, so that a run may play it out) in half the runs, a
+        # turn-based game at its defaults in the others
+        self.game, self.settings = self.rng.choice(GAMES)
         self.crashes = self.cuts = 0
         self.plant = plant
         kw = dict(durability="always")
@@ -122,8 +126,7 @@ class World:
         while self.table_id is None:
             try:
                 if await host.connect():
-                    settings = {"rounds": 1}
-                    host.send(msg.CreateTable("run-wild", self.seats, settings, "sim"))
+                    host.send(msg.CreateTable(self.game, self.seats, dict(self.settings), "sim"))
                     while self.table_id is None:
                         got = await host.next()
                         if type(got) is msg.TableCreated:

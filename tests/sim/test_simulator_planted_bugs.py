@@ -15,6 +15,7 @@ EXPECTED = {
     "ack_before_commit": "an acknowledged record was lost",
     "spectator_leak": "spec was shown a view",
     "fair_unbounded": "more than",
+    "rejoin_ignored": "neither seated nor told why",
 }
 
 

@@ -38,10 +38,12 @@ def test_every_seed_keeps_every_invariant():
 
 def test_one_seed_is_one_run():
     """Two runs of a seed hear the same messages at the same times (the trace hash);
-    another seed is another run. Seeds 1 and 3 hold a crash and a cut."""
-    for seed in (1, 3, 42):
-        a, b = run(seed), run(seed)
-        assert a.trace_hash == b.trace_hash, f"seed {seed} ran two ways; {replay_command(seed)} -v twice and diff"
+    another seed is another run. The seeds tried hold a crash and a cut."""
+    first = [run(seed) for seed in range(40)]
+    rough = [r for r in first if r.crashes and r.cuts][:3]
+    assert len(rough) == 3
+    for a in rough:
+        b = run(a.seed)
+        assert a.trace_hash == b.trace_hash, f"seed {a.seed} ran two ways; {replay_command(a.seed)} -v twice and diff"
         assert (a.seq, a.events, a.sim_seconds) == (b.seq, b.events, b.sim_seconds)
-    assert run(1).crashes and run(3).cuts
-    assert run(1).trace_hash != run(2).trace_hash
+    assert len({r.trace_hash for r in first}) == len(first)
