@@ -20,16 +20,29 @@ EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio'
 
 class SimDisk:
     """The log writer's disk (server/world.py, Disk). Bytes go to real files (in memory
-    on tmpfs, where there is one), but the disk counts, per file, how much was synced:
-    ``crash`` cuts every file back to that, as a power cut would, and fails every call
-    after it (the dead process's writes go nowhere)."""
+    on tmpfs, where there is one), but the disk counts, per file, how much was synced.
+    An fsync takes time: what it covers is durable once the worker call that made it
+    has returned (``settle``, after a seeded latency). ``crash`` cuts every file back to
+    what was durable plus some of the rest (a torn tail: the OS may have written part of
+    it), as a power cut would, and fails every call after it."""
 
-    def __init__(self):
+    def __init__(self, rng: random.Random):
+        self.rng = rng
         self.paths: dict[int, str] = {}
         self.size: dict[str, int] = {}
         self.synced: dict[str, int] = {}
+        self.pending: dict[str, int] = {}    # fsyncs under way: path -> size they cover
         self.dead = False
         self.fsyncs = 0
+
+    async def settle(self) -> None:
+        """The fsyncs of the call that just ran take their time, then are durable."""
+        if self.pending:
+            await trio.sleep(self.rng.choice((0.0002, 0.001, 0.004, 0.02)))
+            if not self.dead:
+                for p, size in self.pending.items():
+                    self.synced[p] = max(self.synced[p], size)
+            self.pending.clear()
 
     def _alive(self) -> None:
         if self.dead:
@@ -53,7 +66,7 @@ class SimDisk:
     def fsync(self, fd: int) -> None:
         self._alive()
         p = self.paths[fd]
-        self.synced[p] = self.size[p]
+        self.pending[p] = self.size[p]
         self.fsyncs += 1
 
     def sync_all(self, fds: list[int]) -> int:
@@ -69,10 +82,11 @@ class SimDisk:
         """Lose what was not synced; returns the bytes lost per file."""
         self.dead = True
         lost = {}
-        for p, synced in self.synced.items():
+        for p, synced in sorted(self.synced.items()):
             if self.size[p] > synced and os.path.exists(p):
-                os.truncate(p, synced)
-                lost[p] = self.size[p] - synced
+                keep = synced + self.rng.randint(0, self.size[p] - synced)
+                os.truncate(p, keep)
+                lost[p] = self.size[p] - keep
         for fd in list(self.paths):
             self.close(fd)
         return lost
@@ -89,7 +103,9 @@ class SimWorld:
 
     async def run_sync(self, fn, *args):
         await trio.lowlevel.checkpoint()
-        return fn(*args)
+        result = fn(*args)
+        await self.disk.settle()
+        return result
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
         async def one(peer):
@@ -129,7 +145,7 @@ class Node:
         return "t%08x" % self.rng.getrandbits(32)
 
     async def start(self, nursery: trio.Nursery) -> None:
-        self.disk = SimDisk()
+        self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
         self.lives += 1
         self.server = Server(self.data_dir, chance=self._chance, table_ids=self._table_id,
                              world=SimWorld(self.net, self.name, self.disk, self.on_bug), **self.server_kw)

@@ -42,6 +42,7 @@ class Result:
     crashes: int
     cuts: int
     events: int
+    lost_bytes: int       # bytes of log the crashes cut (written, never synced)
 
     @property
     def ok(self) -> bool:
@@ -242,6 +243,7 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
         clock = trio.testing.MockClock(autojump_threshold=0)
         trio.run(world.main, clock=clock)
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
-                      world.crashes, world.cuts, world.events)
+                      world.crashes, world.cuts, world.events,
+                      world.node.lost_bytes)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
