@@ -20,7 +20,7 @@ import trio
 
 from wildtable.server.wire import ConnectionClosed, SendStalled
 
-WINDOW = 256 * 1024       # bytes in flight to a client before the server's writes wait (its socket buffers)
+WINDOW = 32 * 1024        # bytes in flight to a client before the server's writes wait (its socket buffers)
 _MSG, _PING, _PONG, _CLOSE = range(4)
 
 
@@ -247,6 +247,7 @@ class ClientEnd:
     def __init__(self, link: Link):
         self.link = link
         self.pong_lag = 0.0
+        self.stall_until = 0.0     # a reader that stops reading: takes nothing until then
         self.closed: tuple[int | None, str] | None = None
         self._nursery: trio.Nursery | None = None
 
@@ -266,6 +267,8 @@ class ClientEnd:
                 raise Closed(*self.closed)
             _, kind, data = got
             if kind == _MSG:
+                if self.stall_until > trio.current_time():
+                    await trio.sleep_until(self.stall_until)     # (the data waits at the head)
                 if link.read_rate != math.inf:
                     await trio.sleep(len(data) / link.read_rate)     # a slow reader
                 link.in_flight -= len(data)

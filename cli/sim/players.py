@@ -18,6 +18,7 @@ from wildtable.protocol import messages as m
 from .net import Closed
 
 ANSWER = 10.0        # seconds a client waits for the answer to a request before it gives up the link
+IDLE = 300.0         # seconds a seated client hears nothing before it gives up the link (turns can be long)
 
 
 @attrs.frozen
@@ -60,9 +61,9 @@ class Client:
         msg = await self.next()
         return type(msg) is m.Welcome
 
-    async def next(self):
-        """The next message (Closed when the link ends; TooSlow after ANSWER seconds)."""
-        with trio.fail_after(ANSWER):
+    async def next(self, timeout: float = ANSWER):
+        """The next message (Closed when the link ends; TooSlow after ``timeout`` seconds)."""
+        with trio.fail_after(timeout):
             data = await self.end.receive()
         msg = m.decode(data)
         self.note(msg, data)
@@ -101,9 +102,10 @@ class Player(Client):
     """A player: joins (or rejoins with its token), plays with the bots' strategy, and
     after a cut reconnects and rejoins until the game is over or the run ends."""
 
-    def __init__(self, world, name: str, rng: random.Random, *, stale: bool = False, **kw):
+    def __init__(self, world, name: str, rng: random.Random, *, stale: bool = False, stalls: bool = False, **kw):
         super().__init__(world, name, rng, **kw)
         self.stale = stale                   # acts on the view before the last one (a liar)
+        self.stalls = stalls                 # now and then stops reading for 3 to 25 s
         self.plugin = None
         self.intent_n = 0
         self.refused: set = set()
@@ -146,10 +148,17 @@ class Player(Client):
         self.connected = True
         self.plugin = games.plugin_for(msg.game)
         lost = None
+        # The session's tasks draw from Randoms of their own, made here: a task cancelled
+        # at the instant it would draw may draw or not, as Trio runs it, and what the
+        # client draws next must not depend on that.
+        act_rng = random.Random(self.rng.getrandbits(64))
+        stall_rng = random.Random(self.rng.getrandbits(64))
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._act, nursery.cancel_scope)
+            nursery.start_soon(self._act, nursery.cancel_scope, act_rng)
+            if self.stalls:
+                nursery.start_soon(self._stall, stall_rng)
             try:
-                while type(await self.next()) is not m.GameOver:
+                while type(await self.next(IDLE)) is not m.GameOver:
                     pass
             except (Closed, trio.TooSlowError) as e:
                 lost = e            # raised below, not inside the nursery (an exception group there)
@@ -157,11 +166,18 @@ class Player(Client):
         if lost is not None:
             raise lost
 
-    async def _act(self, scope) -> None:
+    async def _stall(self, rng: random.Random) -> None:
+        while True:
+            await trio.sleep(rng.uniform(2.0, 20.0))
+            self.end.stall_until = trio.current_time() + rng.uniform(3.0, 25.0)
+            self.trace(f"stops reading until {self.end.stall_until:.3f}")
+            await trio.sleep_until(self.end.stall_until)
+
+    async def _act(self, scope, rng: random.Random) -> None:
         """React to the view like a player: wait a reaction time, then send the best
         candidate not refused at this seq."""
         while True:
-            await trio.sleep(0.25 + self.rng.random() * 1.5)
+            await trio.sleep(0.25 + rng.random() * 1.5)
             view = self.old_view if self.stale and self.old_view is not None else self.view
             if view is None:
                 continue
@@ -170,7 +186,7 @@ class Player(Client):
             cands = [a for a in self._cands[1] if (self.seq, repr(a)) not in self.refused]
             if not cands:
                 continue
-            action = cands[0] if self.rng.random() < 0.8 else self.rng.choice(cands)
+            action = cands[0] if rng.random() < 0.8 else rng.choice(cands)
             self.intent_n += 1
             self.refused.add((self.seq, repr(action)))
             try:
@@ -191,7 +207,7 @@ class Spectator(Client):
                 if await self.connect():
                     self.send(m.Spectate(w.table_id))
                     while not self.over:
-                        await self.next()
+                        await self.next(IDLE)
             except (Closed, trio.TooSlowError):
                 pass
             finally:

@@ -194,6 +194,8 @@ class World:
                     kw = dict(stale=True)                            # a liar: acts on an old view
                 elif kind < 0.35:
                     kw = dict(slow=True)                             # a slow reader
+                elif kind < 0.45:
+                    kw = dict(stalls=True)                           # a reader that stops now and then
                 self.players.append(Player(self, f"p{i}", crng, **kw))
             self.others = []
             if rng.random() < 0.6:
