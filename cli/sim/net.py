@@ -78,7 +78,11 @@ class Link:
         self.client = ClientEnd(self)
 
     def delay(self) -> float:
-        return self.base + self.rng.random() * self.jitter
+        d = self.base + self.rng.random() * self.jitter
+        held = self.net.held.get(self.node)       # the node's links hold everything until then
+        if held is not None:
+            d += max(0.0, held - trio.current_time())
+        return d
 
     def sever(self) -> None:
         """Cut: both ends see the connection gone; what was in flight is lost."""
@@ -331,6 +335,7 @@ class Net:
         self.links: set[Link] = set()
         self.listening: dict[str, tuple] = {}     # node -> (handler, nursery)
         self.partitioned: set[str] = set()
+        self.held: dict[str, float] = {}          # node -> until when its links deliver nothing new
         self.loop = Later()
         self._n: dict[str, int] = {}
 

@@ -142,7 +142,9 @@ class World:
         self.table_ready.set()
 
     async def faults(self) -> None:
-        """Kill and restart the node, cut links, cut the node off for a while."""
+        """Kill and restart the node, hold its links' messages for a while (a stalled
+        network, or the node paused as far as its clients can tell), cut links, cut the
+        node off for a while."""
         rng = random.Random(self.rng.getrandbits(64))
         while True:
             await trio.sleep(rng.expovariate(1 / FAULT_EVERY))
@@ -156,6 +158,10 @@ class World:
                 await trio.sleep(rng.uniform(0.2, 5.0))
                 self.trace("fault: restart n1")
                 await self.node.start(self.nursery)
+            elif r < 0.4:
+                until = trio.current_time() + rng.uniform(0.5, 12.0)
+                self.trace(f"fault: hold n1's links until {until:.3f}")
+                self.net.held["n1"] = until
             elif r < 0.8 and self.net.links:
                 links = sorted(self.net.links, key=lambda lk: lk.n)
                 link = rng.choice(links)
@@ -217,8 +223,8 @@ class World:
                     await trio.sleep(1.0)
             fault_scope.cancel()
             # quiet: no more faults; the node is up and everyone may come back
-            if self.net.partitioned:
-                self.net.partitioned.clear()
+            self.net.partitioned.clear()
+            self.net.held.clear()
             if not self.node.up:
                 await self.node.stopped()
                 await self.node.start(nursery)
