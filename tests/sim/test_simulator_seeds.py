@@ -8,6 +8,8 @@ WILDTABLE_SIM_FIRST the first one.
 """
 
 import os
+import subprocess
+import sys
 import time
 
 from wildtable.sim.run import replay_command, run
@@ -47,3 +49,14 @@ def test_one_seed_is_one_run():
         assert a.trace_hash == b.trace_hash, f"seed {a.seed} ran two ways; {replay_command(a.seed)} -v twice and diff"
         assert (a.seq, a.events, a.sim_seconds) == (b.seq, b.events, b.sim_seconds)
     assert len({r.trace_hash for r in first}) == len(first)
+
+
+def test_the_replay_command_replays_the_run():
+    """The command a failing seed prints gives the same run in a new process, whatever
+    that process's hash seed (set and dict orders of strings change with it)."""
+    seed = 5
+    here = run(seed)
+    env = dict(os.environ, PYTHONHASHSEED="4242")
+    out = subprocess.run([sys.executable, "-m", "wildtable.sim", "--seed", str(seed)], capture_output=True,
+                         text=True, env=env, timeout=120, check=True).stdout
+    assert f"trace {here.trace_hash[:16]}" in out, out
