@@ -17,7 +17,6 @@ import re
 import secrets
 import socket
 import stat
-import time
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -40,7 +39,7 @@ from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SE
 from .datadir import DataDirLock, unusable
 from .forwarded import Address, TrustedProxies
 from .framebudget import MAX_FRAGMENTS
-from .health import Health, probe_data_dir
+from .health import PROBE_EVERY, Health, probe_data_dir
 from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
 from .metrics import Metrics
@@ -49,6 +48,7 @@ from .sdnotify import notify
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
+from .world import RealWorld, World
 
 log = logging.getLogger("wildtable.server")
 _NO_PROXIES = TrustedProxies()     # no proxy is trusted unless --trusted-proxy names it
@@ -126,7 +126,11 @@ class Server:
                  trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
                  store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
-                 metrics_port: int | None = None, kernel_delay=None, max_fragments: int = MAX_FRAGMENTS):
+                 metrics_port: int | None = None, kernel_delay=None, max_fragments: int = MAX_FRAGMENTS,
+                 world: World | None = None):
+        # the network, disk, wall clock and worker threads it runs in (server/world.py):
+        # the real ones, or the simulator's
+        self.world: World = world or RealWorld()
         self.data_dir = Path(data_dir)
         # what an operator asks of it (docs/OPERATING.md): counters (server/metrics.py),
         # readiness (server/health.py), both on the ops port if metrics_port is given
@@ -146,7 +150,8 @@ class Server:
         # (None: its URL, once it listens)
         pg = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
         self.store: Store | None = pg
-        self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(durability, max_open=max_open_logs)
+        self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(
+            durability, max_open=max_open_logs, disk=self.world.disk, run_sync=self.world.run_sync)
         self.writer.timings = self.metrics
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
@@ -287,7 +292,7 @@ class Server:
         open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating
         if open_tables >= self.max_tables:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.max_tables} open tables; join an existing one or try later")
-        created = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+        created = datetime.datetime.fromtimestamp(self.world.wall(), datetime.timezone.utc).isoformat(timespec="seconds")
         self._creating += 1
         if address is not None:
             self._creating_by[address] = self._creating_by.get(address, 0) + 1
@@ -296,7 +301,7 @@ class Server:
             if self.store is not None:
                 table = await self._create_in_store(tid, game, seats, settings, created, name, address)
             else:
-                table = await trio.to_thread.run_sync(
+                table = await self.world.run_sync(
                     lambda: Table.create(tid, game, seats, dict(settings), partial(LogFile.create, self.data_dir / (tid + LOG_SUFFIX)),
                                          self.writer, created, name, owner=address, **self._table_kw()))
             self._start_table(table)
@@ -418,7 +423,7 @@ class Server:
 
     async def _move_out(self, table_id: str, path: Path, where: str) -> None:
         try:
-            await trio.to_thread.run_sync(self._archive, path, where)
+            await self.world.run_sync(self._archive, path, where)
         finally:
             self._moving.pop(table_id, None)
 
@@ -479,7 +484,7 @@ class Server:
             st = path.stat()
             # how long ago it finished, or since anyone was at a table waiting for players
             # (the server stamps those at shutdown): its log was last written then
-            age = max(0.0, time.time() - st.st_mtime)
+            age = max(0.0, self.world.wall() - st.st_mtime)
             finished_ago = empty_for = 0.0
             if over:
                 finished_ago = age
@@ -691,7 +696,7 @@ class Server:
                 if self.metrics_port is not None:
                     self.ops = OpsPort(self)
                     self.ops_port = await ops.start(self.ops.run, self.metrics_host, self.metrics_port)
-                ops.start_soon(probe_data_dir, self.health, self.data_dir)
+                ops.start_soon(probe_data_dir, self.health, self.data_dir, PROBE_EVERY, self.world.run_sync)
                 await self._serve(host, port, task_status)
                 ops.cancel_scope.cancel()
         finally:
@@ -706,7 +711,7 @@ class Server:
                                  "(is PostgreSQL running there, and may this user create tables?)") from e
             recovered = []          # tables come from the store once this node's URL is known
         else:
-            recovered = await trio.to_thread.run_sync(self.recover)
+            recovered = await self.world.run_sync(self.recover)
         async with trio.open_nursery() as outer:
             self._nursery = outer
             await outer.start(self._write_logs)
@@ -723,7 +728,8 @@ class Server:
                         log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
-                            self.port = await conns.start(partial(wire.serve, limits=self.limits, http=WebFiles.for_server(self)),
+                            self.port = await conns.start(partial(self.world.listen, limits=self.limits,
+                                                                  http=WebFiles.for_server(self)),
                                                           self._on_peer, host, port)
                             if self.cluster is not None:        # (there is one with a store)
                                 await self.cluster.join_cluster(host, self.port)
@@ -794,7 +800,7 @@ class Server:
         """At shutdown, a table still waiting for players gets its log's mtime set to when
         the last person left it (the shutdown itself, if someone was there), so that the
         next start counts its expiry from then."""
-        wall, now = time.time(), trio.current_time()
+        wall, now = self.world.wall(), trio.current_time()
         for t in self.tables.values():
             if t.started or t.finished:
                 continue

@@ -7,7 +7,6 @@ reconnect and resync from a snapshot."""
 from __future__ import annotations
 
 import logging
-import time
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -22,6 +21,7 @@ from . import fairorder, wire
 from .cluster import Redirected
 from .framebudget import BACKLOG_BYTES, BACKLOG_FRAMES, FrameRules
 from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
+from .world import Transport
 
 if TYPE_CHECKING:
     from .app import Server
@@ -46,7 +46,7 @@ CLOSE_TRY_LATER = 1013
 INTENT_ID_MAX = attrs.fields(m.Intent).id.metadata["max"]
 
 
-def peer_kernel_delay(peer: wire.Peer) -> float | None:
+def peer_kernel_delay(peer: Transport) -> float | None:
     """Half the kernel's smallest round trip of the peer's TCP connection (s), or None."""
     return fairorder.half_kernel_rtt(peer.tcp_info())
 
@@ -104,7 +104,7 @@ class RateLimit:
 
 
 class Connection:
-    def __init__(self, server: "Server", peer: wire.Peer):
+    def __init__(self, server: "Server", peer: Transport):
         self.server = server
         self.peer = peer
         self.name: str | None = None
@@ -498,4 +498,4 @@ class Connection:
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
             reach = self._measure(self.reach.ping) if self.table.fair else self.reach     # the kernel's round trip now
-            await self._submit(self.table, IntentReq(self, msg, time.time(), trio.current_time(), reach))
+            await self._submit(self.table, IntentReq(self, msg, self.server.world.wall(), trio.current_time(), reach))

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 from pathlib import Path
+from typing import Any, Awaitable, Callable
 
 import attrs
 import trio
@@ -124,10 +125,14 @@ def data_dir_problem(data_dir: Path) -> str | None:
     return None
 
 
-async def probe_data_dir(health: Health, data_dir: Path, every: float = PROBE_EVERY) -> None:
-    """Probe the data dir every ``every`` seconds, until cancelled."""
+async def probe_data_dir(health: Health, data_dir: Path, every: float = PROBE_EVERY,
+                         run_sync: Callable[..., Awaitable[Any]] | None = None) -> None:
+    """Probe the data dir every ``every`` seconds, until cancelled. ``run_sync``: where the
+    blocking probe runs (the server's world: a worker thread, or inline in the simulator,
+    whose clock must not jump while a thread works)."""
+    run = run_sync or trio.to_thread.run_sync
     while True:
-        problem = await trio.to_thread.run_sync(data_dir_problem, data_dir)
+        problem = await run(data_dir_problem, data_dir)
         health.set_problem("disk", problem, "make room on its disk, or mend the data dir (it must exist and be "
                            "writable by this user); tables whose logs cannot be written stop the server")
         await trio.sleep(every)

@@ -28,7 +28,6 @@ import errno
 import os
 import time
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import attrs
@@ -36,6 +35,7 @@ import trio
 
 from .interfaces import LogSink, TableLog
 from .metrics import Metrics
+from .world import Disk, OsDisk
 
 DURABILITIES = ("always", "batch", "off")
 BATCH_FSYNC = 0.5
@@ -128,6 +128,7 @@ def _load_syncfs():
 
 
 _syncfs = _load_syncfs()
+syncfs = _syncfs     # for the real world's disk (server/world.py)
 
 
 def group_commit_phrase(mean_ms: float, max_ms: float, count: int) -> str:
@@ -161,7 +162,8 @@ class _Commit:
 
 
 class LogWriter:
-    def __init__(self, durability: str = "always", *, max_open: int = MAX_OPEN_LOGS, idle: float = LOG_IDLE):
+    def __init__(self, durability: str = "always", *, max_open: int = MAX_OPEN_LOGS, idle: float = LOG_IDLE,
+                 disk: Disk | None = None, run_sync=None):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
         if max_open < 1:
@@ -169,6 +171,10 @@ class LogWriter:
         self.durability = durability
         self.max_open = max_open
         self.idle = idle
+        # the world's seams (server/world.py): the disk's calls, and where the group's
+        # blocking work runs (a worker thread; inline in the simulator)
+        self.disk: Disk = disk if disk is not None else OsDisk(_syncfs)
+        self._run_sync = run_sync or trio.to_thread.run_sync
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._unsynced: set[LogFile] = set()
         # the open log files, least recently written first (touched only in the writer's thread)
@@ -245,7 +251,7 @@ class LogWriter:
                 self._open_file(log)
             view = memoryview(data)
             while view:
-                n = os.write(log.fd, view)
+                n = self.disk.write(log.fd, view)
                 view = view[n:]
             log.size += len(data)
             log.last_write = now
@@ -272,13 +278,13 @@ class LogWriter:
         while len(self._open) >= self.max_open:
             self._close_file(next(iter(self._open)))
         try:
-            fd = os.open(log.path, os.O_WRONLY | os.O_APPEND)
+            fd = self.disk.open_append(log.path)
         except OSError as e:
             if e.errno not in (errno.EMFILE, errno.ENFILE) or not self._open:
                 raise
             for other in list(self._open):
                 self._close_file(other)
-            fd = os.open(log.path, os.O_WRONLY | os.O_APPEND)
+            fd = self.disk.open_append(log.path)
         log.fd = fd
         self._open[log] = None
         self.opens += 1
@@ -289,11 +295,12 @@ class LogWriter:
         if log.fd < 0:
             return
         if log in self._unsynced:
-            os.fsync(log.fd)
+            self.disk.fsync(log.fd)
             self.fsyncs += 1
             self._unsynced.discard(log)
         self._open.pop(log, None)
-        log.close()
+        fd, log.fd = log.fd, -1
+        self.disk.close(fd)
 
     def _close_idle(self, now: float) -> None:
         """Close the files nothing was written to for ``idle`` seconds (oldest first)."""
@@ -310,22 +317,18 @@ class LogWriter:
         dirty = [log for log in self._unsynced if log.fd >= 0]
         self._unsynced.clear()
         if len(dirty) >= SYNCFS_FROM:
-            if _syncfs is not None and _syncfs(dirty[0].fd) == 0:
-                self.fsyncs += 1
-                return
-            # no syncfs: fsync them side by side (the disk merges concurrent flushes)
-            with ThreadPoolExecutor(min(16, len(dirty))) as pool:
-                list(pool.map(os.fsync, [log.fd for log in dirty]))
-            self.fsyncs += len(dirty)
+            # one syncfs, or without one fsyncs side by side (the disk merges concurrent flushes)
+            self.fsyncs += self.disk.sync_all([log.fd for log in dirty])
             return
         for log in dirty:
-            os.fsync(log.fd)
+            self.disk.fsync(log.fd)
             self.fsyncs += 1
 
     def _close_all(self) -> None:
         """Close every file as it is (no fsync: the writer is failing or cancelled)."""
         for log in list(self._open):
-            log.close()
+            fd, log.fd = log.fd, -1
+            self.disk.close(fd)
         self._open.clear()
         self._unsynced.clear()
 
@@ -358,7 +361,7 @@ class LogWriter:
                     t0 = time.perf_counter()
                     with trio.CancelScope(shield=True):
                         try:
-                            await trio.to_thread.run_sync(self._write_group, group, sync, now)
+                            await self._run_sync(self._write_group, group, sync, now)
                         except OSError as e:
                             raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
                     if sync and any(c.data for c in group):
@@ -378,11 +381,11 @@ class LogWriter:
         except BaseException:
             # cancelled, or the disk failed: no file handle is left behind either way
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._close_all)
+                await self._run_sync(self._close_all)
             raise
         with trio.CancelScope(shield=True):
             try:
-                await trio.to_thread.run_sync(self._finish)
+                await self._run_sync(self._finish)
             except OSError as e:
                 raise StorageFailed(f"cannot fsync the table logs: {e.strerror or e}") from e
 

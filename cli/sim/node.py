@@ -1,0 +1,190 @@
+"""A simulated node: the real Server (server/app.py) in a simulated world
+(server/world.py): the simulated network, a disk where only what was synced survives a
+crash, a wall clock that follows Trio's mock clock, no threads. Kill it (a crash: its
+connections cut, every byte not synced lost), restart it on the same data dir.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import random
+from pathlib import Path
+
+import trio
+
+from wildtable.server.app import Server
+
+EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
+
+
+class SimDisk:
+    """The log writer's disk (server/world.py, Disk). Bytes go to real files (in memory
+    on tmpfs, where there is one), but the disk counts, per file, how much was synced.
+    An fsync takes time: what it covers is durable once the worker call that made it
+    has returned (``settle``, after a seeded latency). ``crash`` cuts every file back to
+    what was durable plus some of the rest (a torn tail: the OS may have written part of
+    it), as a power cut would, and fails every call after it."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+        self.paths: dict[int, str] = {}
+        self.size: dict[str, int] = {}
+        self.synced: dict[str, int] = {}
+        self.pending: dict[str, int] = {}    # fsyncs under way: path -> size they cover
+        self.dead = False
+        self.fsyncs = 0
+
+    async def settle(self) -> None:
+        """The fsyncs of the call that just ran take their time, then are durable."""
+        if self.pending:
+            await trio.sleep(self.rng.choice((0.0002, 0.001, 0.004, 0.02)))
+            if not self.dead:
+                for p, size in self.pending.items():
+                    self.synced[p] = max(self.synced[p], size)
+            self.pending.clear()
+
+    def _alive(self) -> None:
+        if self.dead:
+            raise OSError(errno.EIO, "the node crashed")
+
+    def open_append(self, path) -> int:
+        self._alive()
+        p = str(path)
+        fd = os.open(p, os.O_WRONLY | os.O_APPEND)
+        self.paths[fd] = p
+        if p not in self.synced:         # made durably (LogFile.create, reopen) or synced before
+            self.synced[p] = self.size[p] = os.fstat(fd).st_size
+        return fd
+
+    def write(self, fd: int, data) -> int:
+        self._alive()
+        n = os.write(fd, data)
+        self.size[self.paths[fd]] += n
+        return n
+
+    def fsync(self, fd: int) -> None:
+        self._alive()
+        p = self.paths[fd]
+        self.pending[p] = self.size[p]
+        self.fsyncs += 1
+
+    def sync_all(self, fds: list[int]) -> int:
+        for fd in fds:
+            self.fsync(fd)
+        return len(fds)
+
+    def close(self, fd: int) -> None:
+        if self.paths.pop(fd, None) is not None:    # (a crash closed them all already)
+            os.close(fd)
+
+    def crash(self) -> dict[str, int]:
+        """Lose what was not synced; returns the bytes lost per file."""
+        self.dead = True
+        lost = {}
+        for p, synced in sorted(self.synced.items()):
+            if self.size[p] > synced and os.path.exists(p):
+                keep = synced + self.rng.randint(0, self.size[p] - synced)
+                os.truncate(p, keep)
+                lost[p] = self.size[p] - keep
+        for fd in list(self.paths):
+            self.close(fd)
+        return lost
+
+
+class SimWorld:
+    """server/world.py's World for one incarnation of a node."""
+
+    def __init__(self, net, name: str, disk: SimDisk, on_bug):
+        self.net, self.name, self.disk, self.on_bug = net, name, disk, on_bug
+
+    def wall(self) -> float:
+        return EPOCH + trio.current_time()
+
+    async def run_sync(self, fn, *args):
+        await trio.lowlevel.checkpoint()
+        result = fn(*args)
+        await self.disk.settle()
+        return result
+
+    async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
+        async def one(peer):
+            try:
+                await handler(peer)
+            except Exception as e:       # as wire.serve: it ends that connection only, but it is our bug
+                self.on_bug(f"node {self.name}: a connection's handler raised {type(e).__name__}: {e}")
+        async with trio.open_nursery() as nursery:
+            self.net.listening[self.name] = (one, nursery)
+            try:
+                task_status.started(port or 8765)
+                await trio.sleep_forever()
+            finally:
+                self.net.listening.pop(self.name, None)
+
+
+class Node:
+    """One server process, started, killed and restarted on one data dir."""
+
+    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict):
+        self.net, self.name, self.data_dir, self.rng = net, name, data_dir, rng
+        self.on_bug = on_bug
+        self.server_kw = server_kw
+        self.server: Server | None = None
+        self.disk: SimDisk | None = None
+        self._scope: trio.CancelScope | None = None
+        self._done = trio.Event()
+        self.lives = 0
+        self.lost_bytes = 0
+
+    def _chance(self, size: int) -> tuple[int, ...]:
+        p = list(range(size))
+        self.rng.shuffle(p)
+        return tuple(p)
+
+    def _table_id(self) -> str:
+        return "t%08x" % self.rng.getrandbits(32)
+
+    async def start(self, nursery: trio.Nursery) -> None:
+        self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
+        self.lives += 1
+        self.server = Server(self.data_dir, chance=self._chance, table_ids=self._table_id,
+                             world=SimWorld(self.net, self.name, self.disk, self.on_bug),
+                             kernel_delay=_kernel_delay, **self.server_kw)
+        await nursery.start(self._run, self.server)
+
+    async def _run(self, server: Server, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        self._done = trio.Event()
+        try:
+            with trio.CancelScope() as scope:
+                self._scope = scope
+                try:
+                    await server.run(self.name, 0, task_status=task_status)
+                except Exception as e:
+                    if not self.disk.dead:
+                        self.on_bug(f"node {self.name}: the server stopped with {type(e).__name__}: {e}")
+        finally:
+            self._done.set()
+
+    async def stopped(self) -> None:
+        """Once the killed process is gone (its data dir's lock with it)."""
+        await self._done.wait()
+
+    def kill(self) -> None:
+        """SIGKILL: its connections are cut, what it did not sync is lost, it runs no more."""
+        self.net.cut_node(self.name)
+        self.net.listening.pop(self.name, None)
+        self.lost_bytes += sum(self.disk.crash().values())
+        self._scope.cancel()
+        self.server = None
+
+    @property
+    def up(self) -> bool:
+        return self.server is not None
+
+
+def _kernel_delay(peer) -> float | None:
+    """What the kernel's TCP_INFO would say of a link (server/fairorder.py's kernel
+    bound): its smallest one-way delay, the base without jitter, whatever the client does
+    with its pings."""
+    link = getattr(peer, "link", None)
+    return None if link is None else link.base

@@ -1,0 +1,66 @@
+"""Test-only bugs the simulator must find (tests/sim/test_planted_bugs.py): each is a
+small, explicit patch of the real server code, undone when the context ends.
+
+- ``ack_before_commit``: the log writer's commit returns before the record is durable
+  (written later, synced only at close), so the table acknowledges what a crash loses.
+- ``spectator_leak``: Run Wild shows a spectator seat 0's hand.
+- ``fair_unbounded``: fair order credits a connection whatever its pings say, bounded by
+  neither the kernel's round trip, causality nor the table's fair_ms (server/fairorder.py;
+  a client that answers pings late wins every race).
+- ``rejoin_ignored``: a table never answers a rejoin (a player cut off is never seated again).
+
+A missing lease check needs the store, which the simulator does not run yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+from wildtable.protocol.games import run_wild
+from wildtable.server import fairorder, logwriter, table
+
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored")
+
+
+async def _commit_without_waiting(self, log, data):
+    await self._send.send(logwriter._Commit(log, data, None))
+
+
+def _leaky_private_view(state, seat, _real=run_wild.private_view):
+    return _real(state, 0 if seat is None else seat)
+
+
+def _unbounded_credit(reach, cap, arrival, seen_at):
+    """The credit as the old rule gave it, with no bound: whatever the pings say (a client
+    that answers them late wins every race). Neither the kernel's round trip, nor
+    causality, nor the table's fair_ms bounds it."""
+    late = reach.ping if reach.ping is not None else 0.0
+    return fairorder.Credit(late, late, fairorder.Limit.PING)
+
+
+def _ignore_rejoin(self, req, out):
+    pass
+
+
+@contextlib.contextmanager
+def planted(*names: str):
+    unknown = set(names) - set(PLANTS)
+    if unknown:
+        raise ValueError(f"no such planted bug: {', '.join(sorted(unknown))}; there are {', '.join(PLANTS)}")
+    patches = []
+    if "ack_before_commit" in names:
+        patches.append((logwriter.LogWriter, "commit", _commit_without_waiting))
+    if "spectator_leak" in names:
+        patches.append((run_wild, "private_view", _leaky_private_view))
+    if "fair_unbounded" in names:
+        patches.append((fairorder, "credit", _unbounded_credit))
+    if "rejoin_ignored" in names:
+        patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
+    saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
+    try:
+        for obj, attr, new in patches:
+            setattr(obj, attr, new)
+        yield
+    finally:
+        for obj, attr, old in saved:
+            setattr(obj, attr, old)

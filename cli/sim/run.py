@@ -1,0 +1,256 @@
+"""One simulated run from one seed: a node running the real server, players, a spectator
+and liars on a simulated network, faults on a seeded schedule, the invariants checked at
+every crash and at the end. ``run(seed)`` returns the trace's hash (one seed, one run:
+the same hash every time) and what was found wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import random
+import shutil
+import tempfile
+from pathlib import Path
+
+import attrs
+import trio
+import trio.testing
+
+from . import check
+from .net import Net
+from .node import Node
+from .players import Player, Spectator, Thief
+
+PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
+                                   # are a stretch of a game, some play it out
+FAULT_EVERY = 6.0     # simulated seconds between faults, on average
+GAMES = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
+WATCH = 5.0           # simulated seconds between checks of the live log
+QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
+
+
+@attrs.frozen
+class Result:
+    seed: int
+    trace_hash: str
+    violations: tuple[str, ...]
+    sim_seconds: float
+    seq: int
+    crashes: int
+    cuts: int
+    events: int
+    lost_bytes: int       # bytes of log the crashes cut (written, never synced)
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def replay_command(seed: int) -> str:
+    return f".venv/bin/python -m wildtable.sim --seed {seed}"
+
+
+class World:
+    """One run's world: the network, the node, the clients, the trace."""
+
+    def __init__(self, seed: int, data_dir: Path, plant: set[str], verbose: bool = False):
+        self.seed = seed
+        self.verbose = verbose
+        self.rng = random.Random(seed)
+        self.net = Net(self.rng)
+        self.data_dir = data_dir
+        self.violations: list[str] = []
+        self._hashes: dict = {}
+        self.events = 0
+        self.table_ready = trio.Event()
+        self.table_id: str | None = None
+        self.stopping = False
+        self.nursery: trio.Nursery | None = None
+        self.seats = self.rng.choice((2, 2, 3, 4))
+        # Run Wild (one round, so that a run may play it out) in half the runs, a
+        # turn-based game at its defaults in the others
+        self.game, self.settings = self.rng.choice(GAMES)
+        self.crashes = self.cuts = 0
+        self.plant = plant
+        kw = dict(durability="always")
+        self.node = Node(self.net, "n1", data_dir, random.Random(self.rng.getrandbits(64)), self.violation, kw)
+
+    # The trace: one hash per client (and one for the world's faults) of what it heard
+    # and when; the run's hash is made of them. Each client's is in its own order, not in
+    # the order Trio happens to run clients that act at one instant.
+    def _stream(self, who: str):
+        h = self._hashes.get(who)
+        if h is None:
+            h = self._hashes[who] = hashlib.sha256()
+        return h
+
+    def trace(self, line: str, who: str = "world") -> None:
+        if self.verbose:
+            print(f"{trio.current_time():10.3f} {line}"[:300])
+        self.events += 1
+        self._stream(who).update(b"%.9f " % trio.current_time() + line.encode() + b"\n")
+
+    def trace_bytes(self, who: str, data: bytes, msg) -> None:
+        if self.verbose:
+            print(f"{trio.current_time():10.3f} {who} {msg!r}"[:300])
+        self.events += 1
+        self._stream(who).update(b"%.9f " % trio.current_time() + data)
+
+    def trace_hash(self) -> str:
+        h = hashlib.sha256()
+        for who in sorted(self._hashes):
+            h.update(who.encode() + b"=" + self._hashes[who].digest())
+        return h.hexdigest()
+
+    def violation(self, what: str) -> None:
+        self.violations.append(f"at {trio.current_time():.3f} s: {what}")
+
+    def clients(self):
+        return self.players + self.others
+
+    def check_log(self, when: str) -> None:
+        data = check.find_log(self.data_dir, self.table_id)
+        if data is None:
+            self.violation(f"{when}: the table's log is gone")
+            return
+        seen = [s for c in self.clients() for s in c.seen]
+        for v in check.check(data, seen, when):
+            self.violation(v)
+
+    async def create_table(self) -> None:
+        """The host makes the table over the network, as a client does."""
+        from wildtable.protocol import messages as msg
+        host = Player(self, "host", random.Random(self.rng.getrandbits(64)))
+        while self.table_id is None:
+            try:
+                if await host.connect():
+                    host.send(msg.CreateTable(self.game, self.seats, dict(self.settings), "sim"))
+                    while self.table_id is None:
+                        got = await host.next()
+                        if type(got) is msg.TableCreated:
+                            self.table_id = got.table
+            except Exception as e:       # Closed, TooSlow: try again
+                self.trace(f"host: {type(e).__name__}")
+            finally:
+                if host.end is not None:
+                    host.end.close()
+            if self.table_id is None:
+                await trio.sleep(0.5)
+        self.table_ready.set()
+
+    async def faults(self) -> None:
+        """Kill and restart the node, hold its links' messages for a while (a stalled
+        network, or the node paused as far as its clients can tell), cut links, cut the
+        node off for a while."""
+        rng = random.Random(self.rng.getrandbits(64))
+        while True:
+            await trio.sleep(rng.expovariate(1 / FAULT_EVERY))
+            r = rng.random()
+            if r < 0.3 and self.node.up and self.table_id is not None:
+                self.crashes += 1
+                self.trace("fault: kill n1")
+                self.node.kill()
+                await self.node.stopped()
+                self.check_log(f"after crash {self.crashes}")
+                await trio.sleep(rng.uniform(0.2, 5.0))
+                self.trace("fault: restart n1")
+                await self.node.start(self.nursery)
+            elif r < 0.4:
+                until = trio.current_time() + rng.uniform(0.5, 12.0)
+                self.trace(f"fault: hold n1's links until {until:.3f}")
+                self.net.held["n1"] = until
+            elif r < 0.8 and self.net.links:
+                links = sorted(self.net.links, key=lambda lk: lk.n)
+                link = rng.choice(links)
+                self.cuts += 1
+                self.trace(f"fault: cut link {link.n}")
+                link.sever()
+            elif self.node.up:
+                self.trace("fault: partition n1")
+                self.net.partitioned.add("n1")
+                self.net.cut_node("n1")
+                await trio.sleep(rng.uniform(0.5, 8.0))
+                self.net.partitioned.discard("n1")
+                self.trace("fault: heal n1")
+
+    async def watch(self) -> None:
+        """The invariants all the time: every WATCH seconds against the log as it is."""
+        while True:
+            await trio.sleep(WATCH)
+            if self.node.up:
+                self.check_log("live")
+
+    async def main(self) -> None:
+        async with trio.open_nursery() as nursery:
+            self.nursery = nursery
+            nursery.start_soon(self.net.loop.run)
+            await self.node.start(nursery)
+            rng = self.rng
+            self.players = []
+            for i in range(self.seats):
+                crng = random.Random(rng.getrandbits(64))
+                kind = rng.random()
+                kw = {}
+                if kind < 0.15:
+                    kw = dict(pong_lag=rng.uniform(0.3, 3.0))       # a liar: answers pings late
+                elif kind < 0.25:
+                    kw = dict(stale=True)                            # a liar: acts on an old view
+                elif kind < 0.35:
+                    kw = dict(slow=True)                             # a slow reader
+                elif kind < 0.45:
+                    kw = dict(stalls=True)                           # a reader that stops now and then
+                self.players.append(Player(self, f"p{i}", crng, **kw))
+            self.others = []
+            if rng.random() < 0.6:
+                self.others.append(Spectator(self, "spec", random.Random(rng.getrandbits(64))))
+            if rng.random() < 0.3:
+                self.others.append(Thief(self, "thief", random.Random(rng.getrandbits(64))))
+            await self.create_table()
+            for c in self.clients():
+                nursery.start_soon(c.run)
+            nursery.start_soon(self.watch)
+            with trio.move_on_after(rng.choice(PLAY)):
+                fault_scope = trio.CancelScope()
+
+                async def faults():
+                    with fault_scope:
+                        await self.faults()
+                nursery.start_soon(faults)
+                while not all(p.over for p in self.players):
+                    await trio.sleep(1.0)
+            fault_scope.cancel()
+            # quiet: no more faults; the node is up and everyone may come back
+            self.net.partitioned.clear()
+            self.net.held.clear()
+            if not self.node.up:
+                await self.node.stopped()
+                await self.node.start(nursery)
+            with trio.move_on_after(QUIET):
+                while not all(p.over or p.connected for p in self.players):
+                    await trio.sleep(0.5)
+            self.stopping = True
+            for p in self.players:
+                if not (p.over or p.connected):
+                    self.violation(f"{p.name} is neither seated nor told why ({QUIET:g} s after the last fault; "
+                                   f"heard {p.told[-3:]})")
+            self.check_log("at the end")
+            self.seq = max((c.seq for c in self.clients()), default=0)
+            nursery.cancel_scope.cancel()
+
+
+def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = False) -> Result:
+    """One run; ``plant`` names test-only bugs already planted (tests/sim)."""
+    logging.getLogger("wildtable").setLevel(logging.CRITICAL)
+    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    tmp = Path(tempfile.mkdtemp(prefix="wtsim-", dir=base))
+    try:
+        world = World(seed, tmp / "data", set(plant), verbose)
+        clock = trio.testing.MockClock(autojump_threshold=0)
+        trio.run(world.main, clock=clock)
+        return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
+                      world.crashes, world.cuts, world.events,
+                      world.node.lost_bytes)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

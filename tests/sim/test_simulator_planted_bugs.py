@@ -1,0 +1,34 @@
+"""Each planted bug (wildtable/sim/plant.py: a small, explicit patch of the real server
+code) is found by the simulator within the seeds CI runs (test_simulator_seeds.py), and
+the seed that finds it says what is wrong."""
+
+import os
+
+import pytest
+
+from wildtable.sim.plant import planted
+from wildtable.sim.run import run
+
+SEEDS = int(os.environ.get("WILDTABLE_SIM_SEEDS", "1000"))
+
+EXPECTED = {
+    "ack_before_commit": "an acknowledged record was lost",
+    "spectator_leak": "spec was shown a view",
+    "fair_unbounded": "more than",
+    "rejoin_ignored": "neither seated nor told why",
+}
+
+
+@pytest.mark.parametrize("bug", sorted(EXPECTED))
+def test_the_simulator_finds_a_planted_bug(bug):
+    with planted(bug):
+        for seed in range(SEEDS):
+            r = run(seed, {bug})
+            if not r.ok:
+                break
+        else:
+            pytest.fail(f"{bug}: no seed of {SEEDS} found it")
+    print(f"\n{bug}: found by seed {seed}: {r.violations[0]}")
+    assert any(EXPECTED[bug] in v for v in r.violations), r.violations
+    # and without the bug, that seed keeps every invariant
+    assert run(seed).ok
