@@ -727,6 +727,9 @@ class ClientCore:
                 self.notify("table")
                 return
             self._say_error(msg)
+        elif t is m.Notice:
+            # play paused (the server's disk is full) or resumed (docs/PROTOCOL.md `notice`)
+            self.notify("error" if msg.code == "storage_full" else "info", msg.message, msg)
         elif t is m.Goodbye:
             self.notify("connection", f"the server says goodbye: {msg.reason}")
         elif t is m.Welcome:

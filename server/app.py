@@ -36,7 +36,8 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection
 from .datadir import DataDirLock, unusable
-from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
+from . import diskfull
+from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, ROOM_ERRNOS, LogFile, LogWriter, StorageFailed, fsync_dir
 from .store_pg import LEASE_SECONDS, PgLog, PgStore, PgWriter, StoreError, first_line, id_taken, redact
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
@@ -127,6 +128,8 @@ class Server:
         # (None: its URL, once it listens)
         self.store = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
         self.writer = PgWriter(self.store, durability) if self.store else LogWriter(durability, max_open=max_open_logs)
+        if isinstance(self.writer, LogWriter):
+            self.writer.on_pause = self._disk_paused
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
@@ -276,6 +279,10 @@ class Server:
             self._start_table(table)
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
+            if e.errno in ROOM_ERRNOS:
+                log.warning("cannot create a table's log in %s: %s", self.data_dir, e.strerror or e)
+                raise IllegalAction(diskfull.PAUSED, "the server's disk is full: it cannot make a new table now "
+                                    "(tables in play resume by themselves once there is room); try again later") from None
             log.error("cannot create a table's log in %s: %s", self.data_dir, e)
             raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
                                 "try later or tell its operator") from None
@@ -354,6 +361,15 @@ class Server:
             await self.writer.release(table.logfile, OVER if table.finished else EXPIRED)
         finally:
             self._moving.pop(table.id, None)
+
+    def _disk_paused(self, paused: bool) -> None:
+        """The log writer's disk filled (True) or has room again (False): every table's
+        people are told, its timers stop or go on (docs/ARCHITECTURE.md "Disk full")."""
+        for t in list(self.tables.values()):
+            if paused:
+                t.storage_paused()
+            else:
+                t.storage_resumed()
 
     def _lease_lost(self, table: Table) -> None:
         """The table's lease is lost (server/store_pg.py): its arbiter has stopped; forget
