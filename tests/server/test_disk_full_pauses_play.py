@@ -26,6 +26,16 @@ from smallfs import fill, small_filesystem
 PAD = "x" * 400     # a refused intent's action is logged whole up to 512 bytes: it grows the log
 
 
+async def _watcher(url, table, task_status=trio.TASK_STATUS_IGNORED):
+    """A client that asks to spectate ``table``; what it reads goes to the list it starts with."""
+    got: list = []
+    async with connect(url, "fay") as fay:
+        await fay.send(m.Spectate(table))
+        task_status.started(got)
+        while True:
+            got.append((trio.current_time(), await fay.receive()))
+
+
 async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(tmp_path):
     with small_filesystem(tmp_path / "fs", 8 << 20) as fs:
         data = fs / "data"
@@ -85,6 +95,11 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
                         await bob.send(m.CreateTable("run-wild", 2, {}))
                         while not [x for _, x in got["bob"] if isinstance(x, m.Error) and x.code == "storage_full"]:
                             await trio.sleep(0.01)
+                        # one who comes to watch is told at once, and answered once play resumes
+                        fay = await n.start(_watcher, url, gw)
+                        while not [x for _, x in fay if isinstance(x, m.Notice)]:
+                            await trio.sleep(0.01)
+                        assert not [x for _, x in fay if isinstance(x, m.Spectating)], fay
                         # the turn timer does not play while paused (it restarts after)
                         await trio.sleep(1.5)
                         assert proc.returncode is None
@@ -94,6 +109,8 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
                             while not notices(name, "storage_resumed"):
                                 await trio.sleep(0.01)
                             assert notices(name, "storage_resumed")[0] - room_at < 5.0
+                        while not [x for _, x in fay if isinstance(x, m.Spectating)]:
+                            await trio.sleep(0.01)
                         # play goes on: the timer plays again, an intent is answered as ever
                         resumed_at = max(notices("cat", "storage_resumed"))
                         while not [x for t, x in got["cat"] if isinstance(x, m.Update) and t > resumed_at]:
@@ -127,3 +144,47 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
             logged = {r.seq for r in contents.records if isinstance(r, ActionAccepted)}
             acked = {x.seq for name in names for _, x in got[name] if isinstance(x, m.Accepted)}
             assert acked <= logged, sorted(acked - logged)[:10]
+
+
+async def test_a_server_stopped_while_its_disk_is_full_stops_cleanly_and_its_logs_verify(tmp_path):
+    """SIGTERM while paused: the group that waits for room was never acknowledged and is
+    given up, nothing after it is written (no gap in a log), the players get `goodbye`,
+    and the process exits 0 saying how many commits were not written."""
+    with small_filesystem(tmp_path / "fs", 8 << 20) as fs:
+        data = fs / "data"
+        with trio.fail_after(60):
+            proc = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data)],
+                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+            try:
+                err = LineReader(proc.stderr, errors="replace")
+                url = (await err.until(r"serving on (ws://\S+)", timeout=20)).group(1)
+                acked: list[int] = []
+                async with connect(url, "ann") as ann, connect(url, "bob") as bob:
+                    rw = await create(ann, "run-wild", 2)
+                    await join(ann, rw, 0)
+                    await join(bob, rw, 1)
+                    for i, c in enumerate((ann, bob)):
+                        await c.send(m.Intent(i + 1, {"kind": "ready"}))
+                    fill(fs)
+                    intent, paused = 10, False
+                    while not paused:
+                        intent += 1
+                        await ann.send(m.Intent(intent, {"kind": "draw", "pad": PAD} if intent % 2 else {"kind": "draw"}))
+                        x = await ann.receive_until(lambda x: isinstance(x, (m.Accepted, m.Rejected, m.Notice)))
+                        if isinstance(x, m.Accepted):
+                            acked.append(x.seq)
+                        paused = isinstance(x, m.Notice) and x.code == "storage_full"
+                    proc.send_signal(signal.SIGTERM)
+                    said = await ann.receive_until(lambda x: isinstance(x, m.Goodbye))
+                    assert "stopping" in said.reason, said
+                assert await proc.wait() == 0
+                text = await err.read_to_end()
+            finally:
+                if proc.returncode is None:
+                    proc.kill()
+        assert "Traceback" not in text, text[-3000:]
+        assert "stopping while the disk is full" in text and "not written" in text, text[-3000:]
+        contents = read_log((data / f"{rw}.wlog").read_bytes())
+        replay(contents)
+        assert acked and set(acked) <= {r.seq for r in contents.records if isinstance(r, ActionAccepted)}
