@@ -314,6 +314,8 @@ class LogWriter:
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
                 f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls, "
                 f"{self.opens} log file opens (at most {self.most_open} open at once); "
+                + (f"paused {self.pauses} time(s) for a full disk, {self.paused_seconds:.1f} s in all; "
+                   if self.pauses else "")
                 + group_commit_phrase(*self.group_commit_ms()))
 
     def group_commit_ms(self) -> tuple[float, float, int]:

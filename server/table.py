@@ -686,14 +686,15 @@ class Table:
     def storage_resumed(self) -> None:
         """The disk has room again: timers go on with the time they had left, everyone is
         told, and the arbiter looks at its deadline again."""
-        if self._paused_at is None:
+        if self._paused_at is not None:
+            paused_for = trio.current_time() - self._paused_at
+            self._paused_at = None
+            if self._last_activity is not None:
+                self._last_activity += paused_for
+            if not self.finished:
+                self._send_out([("to", c, diskfull.resumed_notice(self.id)) for c in self._audience()])
+        elif not self._kept:
             return
-        paused_for = trio.current_time() - self._paused_at
-        self._paused_at = None
-        if self._last_activity is not None:
-            self._last_activity += paused_for
-        if not self.finished:
-            self._send_out([("to", c, diskfull.resumed_notice(self.id)) for c in self._audience()])
         self.submit_nowait(WakeReq())       # a full inbox wakes it anyway
 
     # Each item of ``out`` is delivered after the group is durable:

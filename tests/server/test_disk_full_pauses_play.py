@@ -11,6 +11,7 @@ from __future__ import annotations
 import signal
 import subprocess
 import sys
+from contextlib import asynccontextmanager
 
 import trio
 
@@ -24,6 +25,21 @@ from serverkit import create, join, unread_spectator
 from smallfs import fill, small_filesystem
 
 PAD = "x" * 400     # a refused intent's action is logged whole up to 512 bytes: it grows the log
+
+
+@asynccontextmanager
+async def serving(data):
+    """`wildtable serve` on ``data`` at the defaults: (process, its stderr, its URL); killed
+    at the end if it is still running."""
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data)],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        err = LineReader(proc.stderr, errors="replace")
+        yield proc, err, (await err.until(r"serving on (ws://\S+)", timeout=20)).group(1)
+    finally:
+        if proc.returncode is None:
+            proc.kill()
 
 
 async def _watcher(url, table, task_status=trio.TASK_STATUS_IGNORED):
@@ -40,12 +56,7 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
     with small_filesystem(tmp_path / "fs", 8 << 20) as fs:
         data = fs / "data"
         with trio.fail_after(60):
-            proc = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data)],
-                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-            try:
-                err = LineReader(proc.stderr, errors="replace")
-                url = (await err.until(r"serving on (ws://\S+)", timeout=20)).group(1)
+            async with serving(data) as (proc, err, url):
                 got: dict[str, list] = {}
 
                 async def read(name, conn):
@@ -132,9 +143,6 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
                 proc.send_signal(signal.SIGTERM)
                 assert await proc.wait() == 0
                 text = await err.read_to_end()
-            finally:
-                if proc.returncode is None:
-                    proc.kill()
         assert "Traceback" not in text, text[-3000:]
         assert "disk of the table logs is full" in text and "has room again" in text, text[-3000:]
         # nothing acknowledged lost, every log whole and verified
@@ -153,12 +161,7 @@ async def test_a_server_stopped_while_its_disk_is_full_stops_cleanly_and_its_log
     with small_filesystem(tmp_path / "fs", 8 << 20) as fs:
         data = fs / "data"
         with trio.fail_after(60):
-            proc = await trio.lowlevel.open_process(
-                [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data)],
-                stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
-            try:
-                err = LineReader(proc.stderr, errors="replace")
-                url = (await err.until(r"serving on (ws://\S+)", timeout=20)).group(1)
+            async with serving(data) as (proc, err, url):
                 acked: list[int] = []
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     rw = await create(ann, "run-wild", 2)
@@ -180,9 +183,6 @@ async def test_a_server_stopped_while_its_disk_is_full_stops_cleanly_and_its_log
                     assert "stopping" in said.reason, said
                 assert await proc.wait() == 0
                 text = await err.read_to_end()
-            finally:
-                if proc.returncode is None:
-                    proc.kill()
         assert "Traceback" not in text, text[-3000:]
         assert "stopping while the disk is full" in text and "not written" in text, text[-3000:]
         contents = read_log((data / f"{rw}.wlog").read_bytes())
