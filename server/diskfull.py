@@ -57,6 +57,8 @@ def answer(kind: str, req, table_id: str, *, failed: bool, kept: int) -> Answer:
     if failed:
         # stopping: nothing more is shown or changed (a leave's seat is kept by its token)
         return Answer(None if kind == "leave" else m.Error(code, text, ref=kind))
+    if kind == "leave" and not req.notify:
+        return Answer(keep=True)      # a connection gone: at most one each, never dropped (its seat would look taken)
     if kept >= MAX_WAITING:
         return Answer(None if kind == "leave" else m.Error(code, REFUSED_TEXT, ref=kind))
     if kind == "leave":
