@@ -280,7 +280,8 @@ class Server:
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
             if e.errno in ROOM_ERRNOS:
-                log.warning("cannot create a table's log in %s: %s", self.data_dir, e.strerror or e)
+                if not self.writer.paused:      # else the writer said it already (once, not per request)
+                    log.warning("cannot create a table's log in %s: %s", self.data_dir, e.strerror or e)
                 raise IllegalAction(diskfull.PAUSED, "the server's disk is full: it cannot make a new table now "
                                     "(tables in play resume by themselves once there is room); try again later") from None
             log.error("cannot create a table's log in %s: %s", self.data_dir, e)
