@@ -527,7 +527,7 @@ class LogWriter:
                     left = len(group) + self._recv.statistics().current_buffer_used
                     logger.warning("stopping while the disk is full: %d commit(s) not written (none of them acknowledged)",
                                 left)
-                    for c in fill_group(self._recv, list(group)):
+                    for c in group:
                         self._ack(c, written=False)
                     while True:
                         try:
@@ -548,8 +548,9 @@ class LogWriter:
         finally:
             took = trio.current_time() - began
             self.paused_seconds += took
-            if self.paused:
-                self._set_paused(False)
+        # (stopped or failed meanwhile, the tables stay paused: they answer storage_error
+        # once the writer has failed, and nobody is told play resumes)
+        self._set_paused(False)
         logger.warning("the disk of the table logs has room again after %.1f s: play resumes", took)
         return True
 
