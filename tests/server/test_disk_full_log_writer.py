@@ -6,6 +6,8 @@ stopped the writer for good (StorageFailed), and with it the whole server."""
 
 from __future__ import annotations
 
+import os
+
 import trio
 
 from wildtable.server.logwriter import LogFile, LogWriter, StorageFailed
@@ -93,3 +95,32 @@ async def test_a_table_that_logs_after_the_writer_failed_waits_for_the_stop_inst
             assert writer.failed is failed[0]          # tables answer storage_error meanwhile
             n.cancel_scope.cancel()
     assert (tmp_path / "healthy.wlog").read_bytes() == b"HEADER"
+
+
+async def test_a_failed_fsync_is_not_waited_out_it_stops_the_writer(tmp_path):
+    """Only a write with no room pauses; a failed fsync stops (after one, the page cache
+    cannot be trusted). Here the "log" is a FIFO: its write goes through and its fsync
+    fails (EINVAL). A guard that stays true of the old code as well: a pause that swallowed
+    fsync failures would make it fail."""
+    fifo = tmp_path / "t.wlog"
+    os.mkfifo(fifo, 0o600)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)     # so that the writer's open does not block
+    try:
+        writer = LogWriter()
+        failed = []
+        with trio.fail_after(10):
+            async with trio.open_nursery() as n:
+                async def run_writer(task_status=trio.TASK_STATUS_IGNORED):
+                    try:
+                        await writer.run(task_status=task_status)
+                    except StorageFailed as e:
+                        failed.append(e)
+                await n.start(run_writer)
+                n.start_soon(writer.commit, LogFile(fifo), b"record")
+                while not failed:
+                    await trio.sleep(0.01)
+                n.cancel_scope.cancel()
+        assert not writer.paused and writer.pauses == 0
+        assert str(failed[0]) == "cannot write the table logs: Invalid argument", failed
+    finally:
+        os.close(reader)
