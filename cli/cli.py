@@ -76,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "Needs the postgres extra: pip install -c constraints.txt '.[postgres]' (docs/OPERATING.md)")
     s.add_argument("--lease-seconds", type=float, default=5.0, metavar="SECONDS",
                    help="with --store: how long a node's hold on its tables lasts unless renewed (every third "
-                   "of it); a node that stops renewing loses its tables after this long (default 5)")
+                   "of it); a node that stops renewing loses its tables at most this long after its last renewal, "
+                   "so a pause under two thirds of it never does (default 5)")
     s.add_argument("--public-url", default=None, metavar="URL",
                    help="with --store: the address clients reach this node at, ws://HOST:PORT (default: the listen "
                    "address; needed with --host 0.0.0.0 or ::). Other nodes redirect clients here")

@@ -120,6 +120,27 @@ class Goodbye(ConnectionNews):
         return f"the server says goodbye: {self.reason}"
 
 
+@attrs.frozen
+class PlayPaused(Trouble):
+    """The server paused play at the table (its disk is full: docs/PROTOCOL.md `notice`
+    ``storage_full``); play resumes by itself. ``message``: the server's sentence."""
+    notice: m.Notice
+
+    @property
+    def text(self) -> str:
+        return self.notice.message
+
+
+@attrs.frozen
+class PlayResumed(Notice):
+    """Play goes on after a pause (`notice` ``storage_resumed``)."""
+    notice: m.Notice
+
+    @property
+    def text(self) -> str:
+        return self.notice.message
+
+
 # ---------------------------------------------------------------- the lobby and seats
 @attrs.frozen
 class TablesListed(Notice):

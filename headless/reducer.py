@@ -267,6 +267,10 @@ class Reducer:
     def _goodbye(self, msg: m.Goodbye, now: float) -> Step:
         return Step((n.Goodbye(msg.reason),))
 
+    def _notice(self, msg: m.Notice, now: float) -> Step:
+        # play paused (the server's disk is full) or resumed (docs/PROTOCOL.md `notice`)
+        return Step((n.PlayPaused(msg) if msg.code == "storage_full" else n.PlayResumed(msg),))
+
     # ---------------------------------------------------------------- helpers
     def _timer_played_for_me(self, before: dict, msg: m.Update) -> dict | None:
         """The event of ``msg`` that the table's turn timer made for this seat, or None.
@@ -321,5 +325,5 @@ _HANDLERS: dict[type, Any] = {
     m.Players: Reducer._players, m.Joined: Reducer._seated, m.Spectating: Reducer._seated,
     m.BotsSeated: Reducer._bots_seated, m.TableCreated: Reducer._table_created,
     m.TableList: Reducer._table_list, m.GameOver: Reducer._game_over, m.Left: Reducer._left,
-    m.Error: Reducer._error, m.Goodbye: Reducer._goodbye,
+    m.Error: Reducer._error, m.Goodbye: Reducer._goodbye, m.Notice: Reducer._notice,
 }

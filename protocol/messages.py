@@ -250,6 +250,17 @@ class Goodbye:
     reason: str
 
 
+@msg("notice")
+@_frozen
+class Notice:
+    """Something about a table its people should know that is no answer to anything:
+    ``code`` ``storage_full`` (play is paused: the server's disk is full) or
+    ``storage_resumed`` (play goes on); ``message`` says it in a sentence."""
+    table: str
+    code: str
+    message: str
+
+
 def _map_header(n: int) -> bytes:
     if n < 16:
         return bytes((0x80 | n,))

@@ -37,11 +37,12 @@ from .botseats import BotHost
 from .cluster import Cluster
 from .connection import CLOSE_TRY_LATER, HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
+from . import diskfull
 from .forwarded import Address, TrustedProxies
 from .framebudget import MAX_FRAGMENTS
 from .health import PROBE_EVERY, Health, probe_data_dir
 from .interfaces import LogSink, Store
-from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, LogFile, LogWriter, StorageFailed, fsync_dir
+from .logwriter import EXPIRED, LOG_MODE, MAX_OPEN_LOGS, OVER, ROOM_ERRNOS, LogFile, LogWriter, StorageFailed, fsync_dir
 from .metrics import Metrics
 from .opsport import OpsPort
 from .sdnotify import notify
@@ -153,6 +154,8 @@ class Server:
         self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(
             durability, max_open=max_open_logs, disk=self.world.disk, run_sync=self.world.run_sync)
         self.writer.timings = self.metrics
+        if isinstance(self.writer, LogWriter):
+            self.writer.on_pause = self._disk_paused
         self.refusals = RefusalBudget()         # refused intents logged per connection
         # list_tables: the answer encoded once, until a table's lobby facts change (or,
         # for seqs alone, list_refresh seconds pass)
@@ -308,6 +311,11 @@ class Server:
             self.metrics.tables_created += 1
         except OSError as e:
             # the disk's fault, not the client's: answer it (uncaught, it stopped the whole server)
+            if e.errno in ROOM_ERRNOS:
+                if not self.writer.paused:      # else the writer said it already (once, not per request)
+                    log.warning("cannot create a table's log in %s: %s", self.data_dir, e.strerror or e)
+                raise IllegalAction(diskfull.PAUSED, "the server's disk is full: it cannot make a new table now "
+                                    "(tables in play resume by themselves once there is room); try again later") from None
             log.error("cannot create a table's log in %s: %s (make room on its disk or mend the data dir; /readyz "
                       "says when it can be written again)", self.data_dir, e)
             raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
@@ -398,6 +406,15 @@ class Server:
             await self.writer.release(table.logfile, OVER if table.finished else EXPIRED)
         finally:
             self._moving.pop(table.id, None)
+
+    def _disk_paused(self, paused: bool) -> None:
+        """The log writer's disk filled (True) or has room again (False): every table's
+        people are told, its timers stop or go on (docs/ARCHITECTURE.md "Disk full")."""
+        for t in list(self.tables.values()):
+            if paused:
+                t.storage_paused()
+            else:
+                t.storage_resumed()
 
     def _lease_lost(self, table: Table) -> None:
         """The table's lease is lost (server/store_pg.py): its arbiter has stopped; forget

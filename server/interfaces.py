@@ -6,9 +6,12 @@ ones satisfy them (the assignments at the end of logwriter.py and store_pg.py)."
 
 from __future__ import annotations
 
-from typing import Any, Callable, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Protocol, TypeVar
 
 import trio
+
+if TYPE_CHECKING:
+    from .logwriter import StorageFailed
 
 Log = TypeVar("Log", contravariant=True)
 
@@ -26,6 +29,12 @@ class LogSink(Protocol[Log]):
     """Where the tables' records go: commits grouped, each answered once durable (as the
     --durability setting says), one task running the group commits (docs/ARCHITECTURE.md,
     "Recovery" and "Store")."""
+
+    # a full disk (docs/ARCHITECTURE.md "Disk full"): True while the writer waits for room
+    # (the store's writer never pauses: it waits for the store, see "Store unreachable")
+    paused: bool
+    # the failure that stopped the writer for good, if one did (None: it writes)
+    failed: StorageFailed | None
 
     async def commit(self, log: Log, data: bytes) -> None:
         """Return once ``data`` (whole .wlog frames) is in ``log`` as durably as promised."""

@@ -18,6 +18,14 @@ more files are wanted than ``max_open`` (the least recently written goes first).
 with unsynced records is fsynced before it is closed, so closing never weakens
 durability; and a torn tail was cut at recovery, so appending to a reopened file is
 appending to its last whole record.
+
+A full disk is waited out, not fatal (docs/ARCHITECTURE.md "Disk full"): a write that
+fails for lack of room (``ROOM_ERRNOS``) is cut back to the last whole record of each
+file, nothing of its group is acknowledged, and the same group is tried again with a
+backoff while ``paused`` is set (tables answer intents with ``storage_full``); once it is
+written and fsynced the waiting commits return and the tables play on by themselves.
+Any other failure (an fsync that fails, an I/O error, a read-only file system) stops the
+server: after a failed fsync the page cache cannot be trusted.
 """
 
 from __future__ import annotations
@@ -25,10 +33,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import errno
+import logging
 import os
 import time
 from collections import OrderedDict
 from pathlib import Path
+from typing import Awaitable, Callable
 
 import attrs
 import trio
@@ -36,6 +46,8 @@ import trio
 from .interfaces import LogSink, TableLog
 from .metrics import Metrics
 from .world import Disk, OsDisk
+
+logger = logging.getLogger("wildtable.server")
 
 DURABILITIES = ("always", "batch", "off")
 BATCH_FSYNC = 0.5
@@ -45,6 +57,13 @@ GROUP = 1024          # commits taken into one group at most
 MAX_OPEN_LOGS = 256   # log files open at once at most (serve --max-open-logs)
 LOG_IDLE = 60.0       # seconds without a write after which a log file is closed
 LOG_MODE = 0o600      # the logs hold every shuffle: as secret as the hands
+# A write that fails with these leaves what was written before it sound: it is cut back
+# and waited out (a full disk, a user's quota). EIO, EROFS, EFBIG and every fsync failure
+# are not: the server stops (docs/ARCHITECTURE.md "Disk full").
+ROOM_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+RETRY_FIRST = 0.05    # seconds before the first retry of a group the disk had no room for ...
+RETRY_MAX = 1.0       # ... doubling up to this: play resumes within about a second of room made
+PAUSE_LOG_EVERY = 10.0   # seconds between the "still full" lines in the server's log
 # how a table ended, for a writer's release(log, ended): its game is over, or it expired
 # waiting for players (only the store's writer keeps it: files go to finished/ or expired/)
 OVER = "over"
@@ -59,6 +78,9 @@ class LogFile:
     fd: int = -1
     size: int = 0
     last_write: float = 0.0      # trio's clock at its last write (the writer's idle close)
+    # its table's answering of requests while the disk is full (server/table.py): awaited
+    # by a commit of its that waits out a pause, until the writer cancels it
+    while_paused: Callable[[], Awaitable[None]] | None = None
 
     @classmethod
     def create(cls, path: Path, first: bytes) -> "LogFile":
@@ -147,9 +169,32 @@ def fill_group(recv: trio.MemoryReceiveChannel, group: list) -> list:
 
 
 class StorageFailed(Exception):
-    """The logs cannot be written (a full disk, a file size limit, an I/O error). Nothing
-    after the failed group was acknowledged, so the server must stop: it cannot keep its
-    promise that what it tells of is durable."""
+    """The logs cannot be written (an I/O error, a failed fsync, a read-only file system,
+    a file size limit). Nothing after the failed group was acknowledged, so the server
+    must stop: it cannot keep its promise that what it tells of is durable."""
+
+
+class DiskFull(Exception):
+    """A group had no room (ROOM_ERRNOS): what it wrote was cut back, nothing of it holds."""
+
+    def __init__(self, error: OSError):
+        super().__init__(error.strerror or str(error))
+        self.error = error
+
+
+async def hand_over(send: trio.MemorySendChannel, c) -> bool:
+    """Queue commit ``c`` on a writer's channel; False if the writer is gone. A writer that
+    failed (its channel broken) is stopping the server: the caller waits, acknowledging
+    nothing, until the stop cancels it, instead of dying of a closed channel mid-goodbye.
+    One closed by ``close()`` has written everything: nothing is left to wait for."""
+    try:
+        await send.send(c)
+        return True
+    except trio.BrokenResourceError:
+        await trio.sleep_forever()
+    except trio.ClosedResourceError:
+        pass
+    return False
 
 
 @attrs.define(eq=False)
@@ -159,6 +204,9 @@ class _Commit:
     done: trio.Event | None
     sync: bool = False
     release: bool = False        # close the file afterwards (fsynced first if need be)
+    acked: bool = False          # written (and fsynced as asked): ``done`` was set for this
+    lost: bool = False           # given up: the writer closed while the disk was full
+    serving: trio.CancelScope | None = None   # its table answering requests while the disk is full
 
 
 class LogWriter:
@@ -192,11 +240,19 @@ class LogWriter:
         self.commit_max = 0.0
         self.last_sync = 0.0         # seconds of the last sync round (read by run, after the thread)
         self.timings = Metrics()     # where run() reports each group commit and sync round (the server's)
+        # a full disk: the group waits and is tried again (see the module's doc)
+        self.paused = False
+        self.failed: StorageFailed | None = None
+        self.pauses = 0
+        self.paused_seconds = 0.0    # the metric: seconds paused, over the server's life
+        self.on_pause: Callable[[bool], None] | None = None    # called with True when a pause begins, False when it ends
+        self._waiting: set[_Commit] = set()   # commits whose tables wait on them (done to be set)
+        self._closed = trio.Event()
 
     async def commit(self, log: LogFile, data: bytes) -> None:
         """Append ``data`` to ``log``; return when it is as durable as the setting asks."""
         if self.durability == "off":
-            await self._send.send(_Commit(log, data, None))
+            await hand_over(self._send, _Commit(log, data, None))
             return
         await self._done(_Commit(log, data, trio.Event(), self.durability == "always"))
 
@@ -205,7 +261,7 @@ class LogWriter:
         it is written in order with the next group, and durable after the next fsync of
         that file (a later commit that asks for one, its release, its idle close, or the
         writer's close). For records nobody is told depend on (refused intents)."""
-        await self._send.send(_Commit(log, data, None))
+        await hand_over(self._send, _Commit(log, data, None))
 
     async def release(self, log: LogFile, ended: str | None = None) -> None:
         """Return once everything committed to ``log`` so far is written and fsynced and
@@ -216,14 +272,62 @@ class LogWriter:
 
     async def _done(self, c: _Commit) -> None:
         assert c.done is not None
-        await self._send.send(c)
-        await c.done.wait()
+        """Wait until ``c`` is acknowledged. While the disk is full its table answers its
+        requests meanwhile (``log.while_paused``: it returns only when cancelled, at the
+        acknowledgment or when the pause ends)."""
+        if not await hand_over(self._send, c):
+            return
+        serve = getattr(c.log, "while_paused", None)
+        self._waiting.add(c)
+        try:
+            while not c.acked:
+                if c.lost:
+                    if c.data:
+                        await trio.sleep_forever()    # never acknowledged: cancelled at the stop
+                    return
+                if self.paused and serve is not None:
+                    with trio.CancelScope() as c.serving:
+                        await serve()
+                    c.serving = None
+                else:
+                    await c.done.wait()
+                    if not (c.acked or c.lost):
+                        c.done = trio.Event()     # woken by a pause: wait again after it
+        finally:
+            self._waiting.discard(c)
+
+    def _ack(self, c: _Commit, written: bool = True) -> None:
+        """``c`` is written (or, ``written`` False, given up: the writer closed while the
+        disk was full): wake its waiter, ending its table's answering meanwhile."""
+        if written:
+            c.acked = True
+        else:
+            c.lost = True
+        if c.done is not None:
+            c.done.set()
+        if c.serving is not None:
+            c.serving.cancel()
+
+    def _set_paused(self, paused: bool) -> None:
+        """Begin or end a pause: wake the waiting tables (to serve, or to stop serving), and
+        tell the server (on_pause: its tables' audiences, readiness)."""
+        self.paused = paused
+        for c in list(self._waiting):
+            if paused:
+                if c.done is not None:
+                    c.done.set()
+            elif c.serving is not None:
+                c.serving.cancel()
+        if self.on_pause is not None:
+            self.on_pause(paused)
 
     def summary(self) -> str:
         mean = self.sync_seconds / self.syncs * 1000 if self.syncs else 0.0
         return (f"{self.groups} groups, {self.bytes_written} bytes, {self.syncs} sync rounds "
                 f"(mean {mean:.1f} ms, max {self.sync_max * 1000:.1f} ms), {self.fsyncs} fsync calls, "
                 f"{self.opens} log file opens (at most {self.most_open} open at once); "
+                + (f"paused {self.pauses} time(s) for a full disk, {self.paused_seconds:.1f} s in all; "
+                   if self.pauses else "")
                 + group_commit_phrase(*self.group_commit_ms()))
 
     def group_commit_ms(self) -> tuple[float, float, int]:
@@ -233,8 +337,10 @@ class LogWriter:
         return mean, self.commit_max * 1000, self.commits_timed
 
     def close(self) -> None:
-        """No more commits: run() drains, fsyncs and returns."""
+        """No more commits: run() drains, fsyncs and returns (a group waiting for room is
+        given up: nothing of it was acknowledged)."""
         self._send.close()
+        self._closed.set()
 
     def _write_group(self, group: list[_Commit], sync: bool, now: float) -> None:
         by_file: dict[LogFile, list[bytes]] = {}
@@ -245,14 +351,22 @@ class LogWriter:
                     by_file.setdefault(c.log, []).append(c.data)
                 if c.release:
                     releases.append(c.log)
+        written: list[tuple[LogFile, int]] = []
         for log, chunks in by_file.items():
             data = b"".join(chunks)
             if log.fd < 0:
                 self._open_file(log)
+            written.append((log, log.size))
             view = memoryview(data)
-            while view:
-                n = self.disk.write(log.fd, view)
-                view = view[n:]
+            try:
+                while view:
+                    n = self.disk.write(log.fd, view)
+                    view = view[n:]
+            except OSError as e:
+                if e.errno not in ROOM_ERRNOS:
+                    raise
+                self._cut_back(written)
+                raise DiskFull(e) from e
             log.size += len(data)
             log.last_write = now
             self._open.move_to_end(log)
@@ -269,6 +383,17 @@ class LogWriter:
         for log in releases:
             self._close_file(log)
         self._close_idle(now)
+
+    def _cut_back(self, written: list[tuple[LogFile, int]]) -> None:
+        """No room for the group: each file it wrote to is cut back to its size before the
+        group (its last whole record), so that the retry appends whole records to whole
+        records and none is in a file twice (docs/ARCHITECTURE.md "Disk full"). A cut that
+        fails (it frees room, so it should not) leaves the file unsound: that is fatal."""
+        for log, size in written:
+            if log.size != size:         # written whole before another file had no room
+                self.bytes_written -= log.size - size
+                log.size = size
+            os.ftruncate(log.fd, size)
 
     def _open_file(self, log: LogFile) -> None:
         """Open ``log`` for appending, closing the least recently written files first if
@@ -359,11 +484,8 @@ class LogWriter:
                     now = trio.current_time()
                     sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
                     t0 = time.perf_counter()
-                    with trio.CancelScope(shield=True):
-                        try:
-                            await self._run_sync(self._write_group, group, sync, now)
-                        except OSError as e:
-                            raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
+                    if not await self._write(group, sync, now):
+                        break          # closed while the disk was full: nothing more is written
                     if sync and any(c.data for c in group):
                         took = time.perf_counter() - t0
                         self.commit_seconds += took
@@ -376,10 +498,11 @@ class LogWriter:
                     if group:
                         self.groups += 1
                     for c in group:
-                        if c.done is not None:
-                            c.done.set()
-        except BaseException:
+                        self._ack(c)
+        except BaseException as e:
             # cancelled, or the disk failed: no file handle is left behind either way
+            if isinstance(e, StorageFailed):
+                self.failed = e        # tables answer storage_error until the stop (server/table.py)
             with trio.CancelScope(shield=True):
                 await self._run_sync(self._close_all)
             raise
@@ -387,7 +510,70 @@ class LogWriter:
             try:
                 await self._run_sync(self._finish)
             except OSError as e:
-                raise StorageFailed(f"cannot fsync the table logs: {e.strerror or e}") from e
+                self.failed = StorageFailed(f"cannot fsync the table logs: {e.strerror or e}")
+                raise self.failed from e
+
+    async def _write(self, group: list[_Commit], sync: bool, now: float) -> bool:
+        """Write ``group`` (and fsync it if ``sync``), waiting out a full disk: True once
+        written, False if the writer was closed meanwhile (the group is given up, nothing
+        of it acknowledged). StorageFailed for any other failure."""
+        try:
+            await self._write_once(group, sync, now)
+            return True
+        except DiskFull as e:
+            full = e
+        began = trio.current_time()
+        said = began
+        self.pauses += 1
+        logger.warning("the disk of the table logs is full (%s): play is paused, nothing is acknowledged until there "
+                    "is room; retrying, and play resumes by itself (nothing to do but make room)", full)
+        self._set_paused(True)
+        delay = RETRY_FIRST
+        try:
+            while True:
+                with trio.move_on_after(delay):
+                    await self._closed.wait()
+                if self._closed.is_set():
+                    # stopping with no room: what waits was never acknowledged, and nothing
+                    # after it may be written (a table's later records would leave a gap)
+                    left = len(group) + self._recv.statistics().current_buffer_used
+                    logger.warning("stopping while the disk is full: %d commit(s) not written (none of them acknowledged)",
+                                left)
+                    for c in group:
+                        self._ack(c, written=False)
+                    while True:
+                        try:
+                            self._ack(self._recv.receive_nowait(), written=False)
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                    return False
+                delay = min(delay * 2, RETRY_MAX)
+                try:
+                    await self._write_once(group, sync, trio.current_time())
+                    break
+                except DiskFull as e:
+                    now = trio.current_time()
+                    if now - said >= PAUSE_LOG_EVERY:
+                        said = now
+                        logger.warning("the disk of the table logs is still full after %.0f s (%s): play stays paused",
+                                    now - began, e)
+        finally:
+            took = trio.current_time() - began
+            self.paused_seconds += took
+        # (stopped or failed meanwhile, the tables stay paused: they answer storage_error
+        # once the writer has failed, and nobody is told play resumes)
+        self._set_paused(False)
+        logger.warning("the disk of the table logs has room again after %.1f s: play resumes", took)
+        return True
+
+    async def _write_once(self, group: list[_Commit], sync: bool, now: float) -> None:
+        with trio.CancelScope(shield=True):
+            try:
+                await self._run_sync(self._write_group, group, sync, now)
+            except DiskFull:
+                raise
+            except OSError as e:
+                raise StorageFailed(f"cannot write the table logs: {e.strerror or e}") from e
 
 
 def _is_a_sink(writer: LogWriter, log: LogFile) -> tuple[LogSink[LogFile], TableLog]:

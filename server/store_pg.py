@@ -53,7 +53,9 @@ import trio
 from wildtable.protocol.logfmt import FRAME_HEADER
 
 from .interfaces import LogSink, Store, TableLog
-from .logwriter import DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase
+from .logwriter import (
+    DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase, hand_over,
+)
 from .metrics import Metrics
 
 log = logging.getLogger("wildtable.server")
@@ -571,6 +573,9 @@ class PgWriter:
     within about 0.6 s; a crash of PostgreSQL itself may lose what it had not flushed).
     commit() waits for the transaction in every setting, so the fence holds in every one."""
 
+    paused = False          # LogWriter's full-disk pause: the store has none (it waits, see run)
+    failed: StorageFailed | None = None
+
     def __init__(self, store: PgStore, durability: str = "always"):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
@@ -597,7 +602,8 @@ class PgWriter:
         if log.lost:
             raise LeaseLost(log.table_id)
         c = _Commit(log, data, done := trio.Event())
-        await self._send.send(c)
+        if not await hand_over(self._send, c):
+            return
         await done.wait()
         if c.error is not None:
             raise c.error
@@ -608,7 +614,7 @@ class PgWriter:
         raises LeaseLost."""
         if log.lost:
             return
-        await self._send.send(_Commit(log, data, None))
+        await hand_over(self._send, _Commit(log, data, None))
 
     async def release(self, log: PgLog, ended: str | None = None) -> None:
         """Return once everything queued for ``log`` so far is committed; ``ended``: the
@@ -618,8 +624,8 @@ class PgWriter:
         if ended not in (None, OVER, EXPIRED):
             raise ValueError(f"a table ends {OVER!r} or {EXPIRED!r}, not {ended!r}")
         c = _Commit(log, b"", done := trio.Event(), ended=ended)
-        await self._send.send(c)
-        await done.wait()
+        if await hand_over(self._send, c):
+            await done.wait()
 
     def close(self) -> None:
         """No more commits: run() writes what is queued and returns."""
@@ -763,6 +769,9 @@ class PgWriter:
                     group = fill_group(self._recv, [first])
                     outcome = await self._commit_group(group)
                     self._settle(group, outcome)
+        except StorageFailed as e:
+            self.failed = e          # tables answer storage_error until the stop (server/table.py)
+            raise
         finally:
             with trio.CancelScope(shield=True):
                 await trio.to_thread.run_sync(self._finish_thread)

@@ -34,9 +34,9 @@ from wildtable.protocol.logfmt import (
     SeatClaimed, StateHashed, encode_record,
 )
 
-from . import fairorder
+from . import diskfull, fairorder
 from .interfaces import LogSink
-from .logwriter import OVER
+from .logwriter import OVER, LogFile
 from .metrics import Metrics
 from .store_pg import LeaseLost
 
@@ -167,6 +167,21 @@ class LeaveReq:
     notify: bool = True          # False when the connection is already gone
 
 
+@attrs.frozen
+class WakeReq:
+    """No request: the arbiter looks at its deadline again (a pause of the disk ended)."""
+    conn: Any = None
+
+
+class _InboxClosed(Exception):
+    """The table's inbox closed (shutdown) while a commit waited out a full disk."""
+
+
+# the kind of each request, as server/diskfull.py answers it while the disk is full
+_KINDS = {IntentReq: "intent", JoinReq: "join", RejoinReq: "rejoin", SpectateReq: "spectate",
+          ReplyReq: "reply", LeaveReq: "leave", WakeReq: "wake"}
+
+
 _EVICT = object()      # the deadline of a finished table: time to forget it
 _EXPIRE = object()     # the deadline of a waiting table nobody is at: time to forget it
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
@@ -230,6 +245,12 @@ class Table:
         self._empty_since: float | None = None
         self.owner = owner                     # the address that created it (None: loaded at start)
         self.refusals = refusals               # the budget of refused intents logged per connection
+        # A full disk (docs/ARCHITECTURE.md "Disk full"): requests that came meanwhile and
+        # wait for play to resume (server/diskfull.py), and when the pause began here
+        self._kept: list = []
+        self._paused_at: float | None = None
+        if isinstance(logfile, LogFile):
+            logfile.while_paused = self._serve_paused
         self._lazy = 0                         # records in this group that need no fsync (refusals)
         self._released = self.finished        # a finished table's log file is closed, and stays so
         # list_tables: this table's entry, encoded once per change; on_lobby(table) tells
@@ -335,7 +356,10 @@ class Table:
     async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
         with self._run_scope:
-            await self._arbiter()
+            try:
+                await self._arbiter()
+            except _InboxClosed:
+                pass        # stopping while the disk is full: its last group was never acknowledged
         if self.lease_lost and self.on_lease_lost is not None:
             self.on_lease_lost(self)
 
@@ -536,6 +560,10 @@ class Table:
         """Our own bug in one request (an engine or view that raises) must not take the
         table, or any other table, down: the request is answered as our fault and logged;
         the state is unchanged by it (engines are pure; the state moves only on success)."""
+        w = self.writer
+        if (w.paused or w.failed is not None) and not self.finished:
+            self._answer_paused(req, out)
+            return
         try:
             if timing is not None:
                 self._handle_intent(req, records, out, timing)
@@ -562,6 +590,9 @@ class Table:
             if self._empty_since is None:       # nobody is at it from now on
                 self._empty_since = trio.current_time()
             return self._empty_since + self.waiting_expiry, _EXPIRE
+        w = self.writer
+        if w.paused or w.failed is not None:
+            return math.inf, None       # timers stop while the disk is full (storage_resumed), or for good
         t = self.game.timeout_action(self.state)
         if t is None:
             return math.inf, None
@@ -583,6 +614,25 @@ class Table:
                 # only refusals: nobody is told anything that depends on them, so they
                 # need no fsync of their own (they are durable with the file's next one)
                 await self.writer.append(self.logfile, b"".join(records))
+        self._send_out(out)
+        if self._lobby_changed:
+            self._lobby_changed = False
+            self._entry = None
+            if self.on_lobby is not None:
+                self.on_lobby(self)
+        if self.finished and not self._released:
+            # nothing more is written to a finished game's log: its file is closed now
+            self._released = True
+            await self.writer.release(self.logfile, OVER)
+        while self._kept and not self.writer.paused:
+            # what came while the disk was full and waited for play to resume
+            kept, self._kept = self._kept, []
+            records, out = [], []
+            for r in kept:
+                self._handle_guarded(r, records, out)
+            await self._commit(records, out)
+
+    def _send_out(self, out: list) -> None:
         # The frames of the whole group are gathered per connection and written with one
         # send each, not one per frame (the sends were a seventh of the flat-out profile).
         frames: dict = {}
@@ -594,16 +644,57 @@ class Table:
         for conn, data in frames.items():
             conn.send_frames(data)
         if self.fair:
-            self._wrote(out)
-        if self._lobby_changed:
-            self._lobby_changed = False
-            self._entry = None
-            if self.on_lobby is not None:
-                self.on_lobby(self)
-        if self.finished and not self._released:
-            # nothing more is written to a finished game's log: its file is closed now
-            self._released = True
-            await self.writer.release(self.logfile, OVER)
+            self._wrote(out)        # when each seq went to each socket (causality, server/fairorder.py)
+
+    # ------------------------------------------------------------ a full disk
+    # docs/ARCHITECTURE.md "Disk full": the writer waits out a group it had no room for;
+    # meanwhile the table writes nothing and answers what comes (server/diskfull.py).
+    def _answer_paused(self, req, out: list) -> None:
+        a = diskfull.answer(_KINDS[type(req)], req, self.id, failed=self.writer.failed is not None,
+                            kept=len(self._kept))
+        if type(req) is IntentReq:
+            self.rejected += 1
+        if a.send is not None:
+            out.append(("to", req.conn, a.send))
+        if a.keep:
+            self._kept.append(req)
+
+    async def _serve_paused(self) -> None:
+        """While a commit of this table waits for room: answer the inbox (the log writer
+        cancels this when the commit is written or the pause ends)."""
+        self.storage_paused()
+        while True:
+            try:
+                req = await self.inbox.receive()
+            except trio.EndOfChannel:
+                raise _InboxClosed() from None
+            out: list = []
+            if self.writer.paused or self.writer.failed is not None:
+                self._answer_paused(req, out)
+            else:
+                self._kept.append(req)      # taken as the pause ended: handled right after it
+            self._send_out(out)
+
+    def storage_paused(self) -> None:
+        """The disk is full: timers stop, and everyone at the table is told (once a pause)."""
+        if self._paused_at is None:
+            self._paused_at = trio.current_time()
+            if not self.finished:
+                self._send_out([("to", c, diskfull.paused_notice(self.id)) for c in self._audience()])
+
+    def storage_resumed(self) -> None:
+        """The disk has room again: timers go on with the time they had left, everyone is
+        told, and the arbiter looks at its deadline again."""
+        if self._paused_at is not None:
+            paused_for = trio.current_time() - self._paused_at
+            self._paused_at = None
+            if self._last_activity is not None:
+                self._last_activity += paused_for
+            if not self.finished:
+                self._send_out([("to", c, diskfull.resumed_notice(self.id)) for c in self._audience()])
+        elif not self._kept:
+            return
+        self.submit_nowait(WakeReq())       # a full inbox wakes it anyway
 
     # Each item of ``out`` is delivered after the group is durable:
     #   ("to", conn, message)                       one message to one connection
@@ -690,6 +781,8 @@ class Table:
             out.append(("to", req.conn, req.message))
         elif t is LeaveReq:
             self._handle_leave(req, records, out)
+        elif t is WakeReq:
+            return
         elif req.conn.closed:
             # The connection closed while this join/rejoin/spectate waited here: seating
             # it now would leave a ghost shown as connected for ever.
@@ -824,6 +917,9 @@ class Table:
                 self.on_finished(self)
 
     def _apply_timeout(self, t, records: list, out: list) -> None:
+        w = self.writer
+        if w.paused or w.failed is not None:
+            return      # it fell due as the disk filled: it is made when play resumes (with its remaining time)
         try:
             state, events = self.game.apply(self.state, t.seat, t.action)
         except IllegalAction as e:   # the engine offered a timeout it then refused: our bug

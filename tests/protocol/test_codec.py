@@ -62,6 +62,7 @@ MESSAGE_SAMPLES = {
     "update": m.Update(seq=13, events=({"event": "card_taken", "seat": 1, "card": 41},), view={"hand": [1]}),
     "game_over": m.GameOver(table="t1", seq=99, scores=(10, -3, 0), winners=(0,), log="t1.wlog"),
     "goodbye": m.Goodbye(reason="server shutting down"),
+    "notice": m.Notice(table="t1", code="storage_full", message="the server's disk is full: play is paused"),
     "redirect": m.Redirect(url="ws://10.0.0.2:8765", ref="join", table="t1", reason="t1 is played on another node"),
 }
 

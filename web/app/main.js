@@ -148,6 +148,14 @@ function onMessage(msg) {
       return;
     case "error": return onError(msg);
     case "redirect": return onRedirect(msg);
+    case "notice":
+      // play paused (the server's disk is full) or resumed: shown where refusals are
+      if (app.at && app.at.id === msg.table) {
+        app.at.refusal = msg.code === "storage_resumed" ? null : { what: "the table", code: msg.code, reason: msg.message };
+        drawTable();
+      }
+      note(msg.message, msg.code !== "storage_resumed");
+      return;
     case "goodbye":
       note(`the server says goodbye: ${msg.reason}`, true);
       if (app.at) {
