@@ -1,10 +1,11 @@
 """The server's cost of one update's frames, per way of building them (issue #25).
 
-    python bench/delivery.py [--steps 3000] [--seats 4] [--repeat 15] [--json bench/delivery.json]
+    python bench/delivery.py [--game run-wild] [--steps 3000] [--seats 4] [--repeat 15] [--json FILE]
 
-Random Run Wild play gives the states of real updates; for each, the frames of every seat
+Random play of a game that has public_view (Run Wild, Go Wild!) gives the states of real updates; for each, the frames of every seat
 and one spectator are built three ways, the way server/table.py delivers:
-  whole    each view built and encoded whole (a game without public_view);
+  whole    each view built and encoded whole (a game without public_view; Go Wild!
+           before issue #25);
   shared   the public part built and encoded once, each private part for every seat
            (messages.SharedUpdate.frame: the delivery before issue #25);
   kept     the same, each seat's encoded private part kept while its private_key is
@@ -30,13 +31,14 @@ from wildtable.server.delivery import PrivateParts
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--game", default="run-wild", help="a game with public_view: run-wild (default), go-wild")
     ap.add_argument("--steps", type=int, default=3000, help="updates (states of random play) to build (3000)")
     ap.add_argument("--seats", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=15)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default="")
     args = ap.parse_args(argv)
-    game = games()["run-wild"]
+    game = games()[args.game]
     steps: list = []
     rng = random.Random(args.seed)
     while len(steps) < args.steps:
@@ -79,7 +81,7 @@ def main(argv=None) -> int:
     assert len(set(sizes.values())) == 1, sizes       # the same bytes every way
     per_update = {k: v / len(steps) * 1e6 for k, v in best.items()}
     per_seat_bytes = sizes["kept"] / len(steps) / len(audience)
-    print(f"Run Wild, {args.seats} seats and a spectator, {len(steps)} updates of random play; CPU us per update "
+    print(f"{game.NAME}, {args.seats} seats and a spectator, {len(steps)} updates of random play; CPU us per update "
           f"(all {len(audience)} frames), best of {args.repeat}:")
     for name, us in per_update.items():
         print(f"  {name:<7}{us:8.1f} us   {per_update['whole'] / us:5.2f}x whole")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from wildtable.protocol.engine import games
 from wildtable.protocol.messages import SharedUpdate, Update, encode
 from wildtable.selfplay import play
@@ -22,8 +24,10 @@ def _steps(game, n: int) -> list:
     return out
 
 
-def test_run_wild_frames_equal_whole_views_and_unchanged_seats_are_not_encoded_again():
-    game = games()["run-wild"]
+@pytest.mark.parametrize("name", ["run-wild", "go-wild"])
+def test_frames_equal_whole_views_and_unchanged_seats_are_not_encoded_again(name):
+    game = games()[name]
+    assert SEATS in range(game.MIN_PLAYERS, game.MAX_PLAYERS + 1)
     parts = PrivateParts(game)
     steps = _steps(game, 600)
     for seq, (state, events) in enumerate(steps, 1):
@@ -34,6 +38,7 @@ def test_run_wild_frames_equal_whole_views_and_unchanged_seats_are_not_encoded_a
     asked = len(steps) * (SEATS + 1)
     # one seat acts at a time: most private parts are the last one again
     assert parts.built < asked / 2, (parts.built, asked)
+
 
 
 def test_a_game_without_private_key_builds_every_part():
