@@ -2,10 +2,10 @@
 
     python bench/delivery.py [--game run-wild] [--steps 3000] [--seats 4] [--repeat 15] [--json FILE]
 
-Random play of a game that has public_view (Run Wild, Go Wild!) gives the states of real updates; for each, the frames of every seat
+Random play of a game (each has public_view) gives the states of real updates; for each, the frames of every seat
 and one spectator are built three ways, the way server/table.py delivers:
-  whole    each view built and encoded whole (a game without public_view; Go Wild!
-           before issue #25);
+  whole    each view built and encoded whole (a game without public_view: all but
+           Run Wild before issue #25);
   shared   the public part built and encoded once, each private part for every seat
            (messages.SharedUpdate.frame: the delivery before issue #25);
   kept     the same, each seat's encoded private part kept while its private_key is
@@ -31,7 +31,7 @@ from wildtable.server.delivery import PrivateParts
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--game", default="run-wild", help="a game with public_view: run-wild (default), go-wild")
+    ap.add_argument("--game", default="run-wild", help="run-wild (default), go-wild, go-fish-wildcard, wild-shots")
     ap.add_argument("--steps", type=int, default=3000, help="updates (states of random play) to build (3000)")
     ap.add_argument("--seats", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=15)

@@ -20,7 +20,7 @@ functions (all pure; state is immutable):
 
 Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` with
 ``view(state, seat) == {**public_view(state), **private_view(state, seat)}``; the server
-then builds and encodes the public part once per update (Run Wild and Go Wild! have them). With
+then builds and encodes the public part once per update (every bundled game has them). With
 ``private_key(state, seat)`` too (hashable, equal whenever ``private_view`` is), a seat's
 private part is encoded again only when its key changed (server/delivery.py).
 
