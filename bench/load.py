@@ -314,6 +314,8 @@ def throwaway_postgres():
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots (default 250 = 1,000 players)")
+    ap.add_argument("--players", type=int, default=None, metavar="N",
+                    help="N players: N/4 tables (--players 4000 is --tables 1000, the goal of issue #25)")
     ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions, on average; 0 = flat out")
     ap.add_argument("--seconds", type=float, default=60.0)
     ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which tables open")
@@ -348,6 +350,10 @@ def main(argv=None) -> int:
         ap.error("--scaling wants --store DSN (or auto)")
     if args.nodes < 1:
         ap.error("--nodes wants 1 or more")
+    if args.players is not None:
+        if args.players < 4 or args.players % 4:
+            ap.error(f"--players wants a multiple of 4 (4 players a table), not {args.players}")
+        args.tables = args.players // 4
 
     cluster = None
     store = args.store
@@ -476,6 +482,8 @@ def report(args, rows: dict) -> None:
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
           f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
+    print(f"bytes sent per update per seat: {w['avg_update_bytes']:.0f} (the update message; the WebSocket "
+          f"header adds 2-4)")
     for name, r in rows.items():
         if not isinstance(r, dict):
             continue            # a ratio stored beside the rows above (RATIO_KEYS), not a row

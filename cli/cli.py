@@ -43,7 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-connections", type=int, default=None,
                    help="connections at most (default 5000, or what the open-file limit holds)")
     s.add_argument("--max-open-logs", type=int, default=None, metavar="N",
-                   help="table log files open at once at most (default 256, or what the open-file limit holds); "
+                   help="table log files open at once at most (default: --max-tables, at least 256, or what the "
+                   "open-file limit holds); "
                    "idle and finished tables' files are closed and opened again when written")
     s.add_argument("--rate-limit", type=float, default=50.0, help="messages per second per connection (default 50; "
                    "frames of any kind, pings and fragments included: 200 a second, bursts of 400, or twice the "

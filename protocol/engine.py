@@ -20,7 +20,9 @@ functions (all pure; state is immutable):
 
 Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` with
 ``view(state, seat) == {**public_view(state), **private_view(state, seat)}``; the server
-then builds and encodes the public part once per update (Run Wild has them).
+then builds and encodes the public part once per update (every bundled game has them). With
+``private_key(state, seat)`` too (hashable, equal whenever ``private_view`` is), a seat's
+private part is encoded again only when its key changed (server/delivery.py).
 
 Rules versions: a log's header names the rules version it was written under, and replay
 passes it to ``new_table`` as ``TableConfig.rules`` (None, for a new table: the current

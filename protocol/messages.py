@@ -294,6 +294,22 @@ class SharedUpdate:
         return (self._prefix + _map_header(self._n_public + len(private)) + self._public
                 + _map_pairs(private))
 
+    def frame_encoded(self, part: "PrivatePart") -> bytes:
+        """``frame(private)`` from the private part encoded already (``PrivatePart.of``):
+        a seat whose private keys did not change is not encoded again."""
+        return self._prefix + _map_header(self._n_public + part.n) + self._public + part.pairs
+
+
+@attrs.frozen
+class PrivatePart:
+    """A seat's private view keys, encoded as msgpack map pairs (no header), and their count."""
+    pairs: bytes
+    n: int
+
+    @classmethod
+    def of(cls, private: dict) -> "PrivatePart":
+        return cls(_map_pairs(private), len(private))
+
 
 def encode(message: Any) -> bytes:
     return MESSAGES.encode(message)

@@ -113,6 +113,32 @@ def raise_open_files_limit(needed: int) -> int | None:
     return soft
 
 
+def default_open_logs(max_tables: int) -> int:
+    """--max-open-logs left at its default: one file for every table that may be in play
+    (--max-tables), so a commit never closes one table's file to open another's (at 1,000
+    tables and a cap of 256, nearly every commit did: issue #25), and never fewer than
+    MAX_OPEN_LOGS. The cap is against squatting, not play: --max-tables bounds the tables
+    a stranger can hold open, and an idle file is closed after LOG_IDLE anyway."""
+    return max(MAX_OPEN_LOGS, max_tables)
+
+
+def fit_caps(conns: int, logs: int, *, conns_given: bool, logs_given: bool, fixed: int,
+             soft: int | None) -> tuple[int, int] | None:
+    """(connections, open logs) that ``soft`` open files hold beside ``fixed`` ones (None:
+    they do not fit). A cap given on the command line is kept; one left at its default is
+    lowered to fit: the logs to what the given connections leave, or to an eighth."""
+    if soft is None or conns + logs + fixed <= soft:
+        return conns, logs
+    room = soft - fixed
+    if not logs_given:
+        logs = max(1, min(logs, max(room // 8, room - conns) if conns_given else room // 8))
+    if not conns_given:
+        conns = room - logs
+    if conns >= 1 and conns + logs + fixed <= soft:
+        return conns, logs
+    return None
+
+
 def file_budget(args) -> tuple[int, int] | str:
     """(max connections, max open logs) that the open-file limit can hold, after raising
     it where it may; or the sentence refusing caps it cannot hold. A cap left at its
@@ -121,21 +147,18 @@ def file_budget(args) -> tuple[int, int] | str:
     if handshakes is None:
         handshakes = getattr(wire, "MAX_HANDSHAKES", 0)
     conns = MAX_CONNECTIONS if args.max_connections is None else args.max_connections
-    logs = MAX_OPEN_LOGS if args.max_open_logs is None else args.max_open_logs
+    default_logs = default_open_logs(getattr(args, "max_tables", 0))
+    logs = default_logs if args.max_open_logs is None else args.max_open_logs
     fixed = handshakes + RESERVED_FDS
-    needed = conns + logs + fixed
-    soft = raise_open_files_limit(needed)
-    if soft is None or soft >= needed:
-        return conns, logs
-    room = soft - fixed
-    if args.max_open_logs is None:
-        logs = max(1, min(logs, room // 8))
-    if args.max_connections is None:
-        conns = room - logs
-    if conns >= 1 and conns + logs + fixed <= soft:
-        log.warning("the open-file limit (ulimit -n) is %d: serving at most %d connections with at most %d log files "
-                    "open (raise the limit for the defaults, %d and %d)", soft, conns, logs, MAX_CONNECTIONS, MAX_OPEN_LOGS)
-        return conns, logs
+    soft = raise_open_files_limit(conns + logs + fixed)
+    fit = fit_caps(conns, logs, conns_given=args.max_connections is not None,
+                   logs_given=args.max_open_logs is not None, fixed=fixed, soft=soft)
+    if fit is not None:
+        if fit != (conns, logs):
+            log.warning("the open-file limit (ulimit -n) is %d: serving at most %d connections with at most %d log "
+                        "files open (raise the limit for the defaults, %d and %d)", soft, *fit, MAX_CONNECTIONS,
+                        default_logs)
+        return fit
     return (f"the open-file limit (ulimit -n) is {soft}, too low for --max-connections {conns}, --max-open-logs "
             f"{logs}, {handshakes} connections in their handshake and {RESERVED_FDS} for the server itself "
             f"({conns + logs + fixed} in all); lower --max-connections or --max-open-logs, or raise the limit")
@@ -220,6 +243,7 @@ def main(args) -> int:
         print(f"wildtable serve: {budget}", file=sys.stderr)
         return 2
     max_connections, max_open_logs = budget
+    log.info("at most %d connections and %d log files open at once", max_connections, max_open_logs)
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
                     keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry or math.inf,
                     max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,

@@ -35,6 +35,7 @@ from wildtable.protocol.logfmt import (
 )
 
 from . import diskfull, fairorder
+from .delivery import PrivateParts
 from .interfaces import LogSink
 from .logwriter import OVER, LogFile
 from .metrics import Metrics
@@ -258,6 +259,8 @@ class Table:
         self.on_lobby = on_lobby
         self._lobby_changed = False
         self._entry: tuple | None = None
+        # delivery: each seat's encoded private part, kept while it is unchanged
+        self._private_parts = PrivateParts(game)
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         # On a store (server/store_pg.py) this node may lose the table's lease: a commit
         # fenced out (LeaseLost) or the renewal not returning it. The arbiter then stops at
@@ -717,12 +720,15 @@ class Table:
             public_view = getattr(game, "public_view", None)
             if public_view is not None:
                 # the public part of the views is built and encoded once per update
+                # and each seat's private part is encoded again only when it changed
+                # (server/delivery.py)
                 shared = m.SharedUpdate(seq, events, public_view(state))
+                parts = self._private_parts
                 for i, c in enumerate(seats):
                     if c is not None:
-                        _put(frames, c, shared.frame(game.private_view(state, i)))
+                        _put(frames, c, shared.frame_encoded(parts.part(state, i)))
                 if specs:
-                    data = shared.frame(game.private_view(state, None))
+                    data = shared.frame_encoded(parts.part(state, None))
                     for c in specs:
                         _put(frames, c, data)
                 return

@@ -689,18 +689,39 @@ def _asks(state: State) -> list:
 def view(state: State, seat: int | None) -> dict:
     """What ``seat`` may know: its own hand, and the public table (docs/DECISIONS.md "Go Fish Wildcard": rank and count
     of each ask are public; a fished card is the drawer's alone until it is set)."""
-    own = seat is not None and 0 <= seat < state.n
+    out = public_view(state)
+    out.update(private_view(state, seat))
+    return out
+
+
+def private_view(state: State, seat: int | None) -> dict:
+    """What only ``seat`` may know: its hand, and the fished card while it is its turn (a
+    spectator's view has no hand)."""
+    if seat is None or not 0 <= seat < state.n:
+        return {"seat": seat, "bonus": []}
+    return {"seat": seat, "hand": hand_ids(state.hands[seat]),
+            "bonus": hand_ids(state.bonus) if seat == state.turn else []}
+
+
+def private_key(state: State, seat: int | None) -> tuple:
+    """All that ``private_view(state, seat)`` reads (the server encodes a seat's private
+    part again only when its key changed; engine API, optional)."""
+    if seat is None or not 0 <= seat < state.n:
+        return (seat,)
+    return (seat, state.hands[seat], state.bonus if seat == state.turn else None)
+
+
+def public_view(state: State) -> dict:
+    """The public table, the same for every seat and spectator (the server encodes it once
+    per update for all; engine API, optional)."""
     per = _sets_by_seat(state)
     over = state.phase == "over"
     return {
         "game": NAME,
         "phase": state.phase,
-        "seat": seat,
         "turn": state.turn,
         "step": state.step,
         "dealer": state.dealer,
-        **({"hand": hand_ids(state.hands[seat])} if own else {}),     # a spectator's view has no hand
-        "bonus": hand_ids(state.bonus) if own and seat == state.turn else [],
         "players": [{"seat": i, "hand": state.hands[i].bit_count(), "score": state.scores[i], "sets": per[i]}
                     for i in range(state.n)],
         "scores": list(state.scores),

@@ -473,6 +473,27 @@ def _last(lt: tuple) -> dict | None:
 
 def view(state: State, seat: int | None) -> dict:
     """What ``seat`` may know: its own hand, every count, and the face-up cards."""
+    out = public_view(state)
+    out.update(private_view(state, seat))
+    return out
+
+
+def private_view(state: State, seat: int | None) -> dict:
+    """What only ``seat`` may know: its hand (None: a spectator, who has none)."""
+    if seat is None:
+        return {"seat": None}
+    return {"seat": seat, "hand": cards_of(state.hands[seat])}
+
+
+def private_key(state: State, seat: int | None) -> tuple:
+    """All that ``private_view(state, seat)`` reads (the server encodes a seat's private
+    part again only when its key changed; engine API, optional)."""
+    return (seat,) if seat is None else (seat, state.hands[seat])
+
+
+def public_view(state: State) -> dict:
+    """What every seat and spectator may know: every count and the face-up cards (the
+    server encodes it once per update for all; engine API, optional)."""
     r = state.rules
     hands = state.hands
     counts = [h.bit_count() for h in hands]
@@ -480,9 +501,7 @@ def view(state: State, seat: int | None) -> dict:
     return {
         "game": NAME,
         "phase": state.phase,
-        "seat": seat,
         "turn": state.turn,
-        **({} if seat is None else {"hand": cards_of(hands[seat])}),     # a spectator's view has no hand
         "players": [{"seat": i, "hand": counts[i], "score": state.scores[i], "wild_one": state.wild_one == i,
                      "leader": state.leader == i, "played": i in played} for i in range(r.seats)],
         "scores": list(state.scores),

@@ -1056,6 +1056,15 @@ def private_view(state: State, seat: int | None) -> dict:
     return {"seat": seat, "hand": _bits(state.hands[seat]), "pile": len(state.deal.piles[seat]) - state.pos[seat]}
 
 
+def private_key(state: State, seat: int | None) -> tuple:
+    """All that ``private_view(state, seat)`` reads: equal keys, equal private views (the
+    server encodes a seat's private part again only when its key changed; engine API,
+    optional)."""
+    if seat is None or type(seat) is not int or not 0 <= seat < state.seats:
+        return (seat,)          # (private_view checks the seat)
+    return (seat, state.hands[seat], len(state.deal.piles[seat]) - state.pos[seat])
+
+
 def view(state: State, seat: int | None) -> dict:
     """What ``seat`` may know (None: a spectator): its own hand and pile size, every count,
     the melds and face-up Draw-3s. Never another hand or any pile's cards or order."""

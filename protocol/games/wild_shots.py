@@ -470,14 +470,37 @@ def view(state: State, seat: int | None) -> dict:
     and its own won tricks; everyone sees the current and the most recent trick, counts
     of hands and tricks, and every trick of a round once it is scored; nobody sees
     another hand, the set-aside cards or the Snake Oil order."""
-    r = state.rules
-    n = r.seats
+    private = private_view(state, seat)     # checks the seat first
+    out = public_view(state)
+    out.update(private)
+    return out
+
+
+def private_view(state: State, seat: int | None) -> dict:
+    """What only ``seat`` may know: its hand, the cards it may play now, its won tricks
+    (a spectator: none of them, and no hand)."""
+    n = state.rules.seats
     if seat is not None and not (type(seat) is int and 0 <= seat < n):
         raise ValueError(f"no seat {seat!r} at this table")
+    if seat is None:
+        return {"seat": None, "playable": [], "own_tricks": []}
+    playing = state.phase == "playing"
+    return {
+        "seat": seat,
+        "hand": list(state.hands[seat]) if state.hands else [],
+        "playable": _legal_cards(state, seat) if playing and seat == state.turn else [],
+        "own_tricks": _split_tricks(state.won[seat], n),
+    }
+
+
+def public_view(state: State) -> dict:
+    """What every seat and spectator may know (the server encodes it once per update for
+    all; engine API, optional)."""
+    r = state.rules
+    n = r.seats
     playing = state.phase == "playing"
     dealt = bool(state.hands)
     over = state.phase == "over"
-    own = seat is not None
     tally = state.tally
     players = []
     for s in range(n):
@@ -501,7 +524,6 @@ def view(state: State, seat: int | None) -> dict:
     return {
         "game": NAME,
         "phase": state.phase,
-        "seat": seat,
         "turn": state.turn if playing else None,
         "round": state.round + 1,
         "rounds": ROUNDS,
@@ -512,9 +534,6 @@ def view(state: State, seat: int | None) -> dict:
         "trump": _sym_name(state.trump) if playing else None,
         "led_suit": data.SUITS[SUIT[state.trick[0]]] if state.trick else None,
         "trick": _trick_cards(state.trick, state.leader, n),
-        **({"hand": list(state.hands[seat]) if dealt else []} if own else {}),   # a spectator's view has no hand
-        "playable": _legal_cards(state, seat) if own and playing and seat == state.turn else [],
-        "own_tricks": _split_tricks(state.won[seat], n) if own else [],
         "last_trick": last,
         "last_round": last_round,
         "set_aside": len(state.aside),

@@ -1,0 +1,98 @@
+"""The server's cost of one update's frames, per way of building them (issue #25).
+
+    python bench/delivery.py [--game run-wild] [--steps 3000] [--seats 4] [--repeat 15] [--json FILE]
+
+Random play of a game (each has public_view) gives the states of real updates; for each, the frames of every seat
+and one spectator are built three ways, the way server/table.py delivers:
+  whole    each view built and encoded whole (a game without public_view: all but
+           Run Wild before issue #25);
+  shared   the public part built and encoded once, each private part for every seat
+           (messages.SharedUpdate.frame: the delivery before issue #25);
+  kept     the same, each seat's encoded private part kept while its private_key is
+           unchanged (server/delivery.py PrivateParts: the delivery now).
+Times are the thread's CPU time (best of --repeat, alternating the ways), so other
+processes on the machine slow the figures little. Also prints the bytes per update per
+seat.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+
+from wildtable.protocol.engine import games
+from wildtable.protocol.messages import SharedUpdate, Update, encode
+from wildtable.selfplay import play
+from wildtable.server.delivery import PrivateParts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--game", default="run-wild", help="run-wild (default), go-wild, go-fish-wildcard, wild-shots")
+    ap.add_argument("--steps", type=int, default=3000, help="updates (states of random play) to build (3000)")
+    ap.add_argument("--seats", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--json", default="")
+    args = ap.parse_args(argv)
+    game = games()[args.game]
+    steps: list = []
+    rng = random.Random(args.seed)
+    while len(steps) < args.steps:
+        play(game, args.seats, {}, rng=rng,
+             on_step=lambda before, after, action, seat, req, events: steps.append((after, tuple(events))))
+    audience = (*range(args.seats), None)
+
+    def whole() -> int:
+        n = 0
+        for seq, (state, events) in enumerate(steps):
+            for seat in audience:
+                n += len(encode(Update(seq, events, game.view(state, seat))))
+        return n
+
+    def shared() -> int:
+        n = 0
+        for seq, (state, events) in enumerate(steps):
+            s = SharedUpdate(seq, events, game.public_view(state))
+            for seat in audience:
+                n += len(s.frame(game.private_view(state, seat)))
+        return n
+
+    def kept() -> int:
+        n = 0
+        parts = PrivateParts(game)
+        for seq, (state, events) in enumerate(steps):
+            s = SharedUpdate(seq, events, game.public_view(state))
+            for seat in audience:
+                n += len(s.frame_encoded(parts.part(state, seat)))
+        return n
+
+    ways = {"whole": whole, "shared": shared, "kept": kept}
+    best = {k: float("inf") for k in ways}
+    sizes = {}
+    for _ in range(args.repeat):
+        for name, fn in ways.items():
+            t0 = time.thread_time()
+            sizes[name] = fn()
+            best[name] = min(best[name], time.thread_time() - t0)
+    assert len(set(sizes.values())) == 1, sizes       # the same bytes every way
+    per_update = {k: v / len(steps) * 1e6 for k, v in best.items()}
+    per_seat_bytes = sizes["kept"] / len(steps) / len(audience)
+    print(f"{game.NAME}, {args.seats} seats and a spectator, {len(steps)} updates of random play; CPU us per update "
+          f"(all {len(audience)} frames), best of {args.repeat}:")
+    for name, us in per_update.items():
+        print(f"  {name:<7}{us:8.1f} us   {per_update['whole'] / us:5.2f}x whole")
+    print(f"bytes per update per seat: {per_seat_bytes:.0f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": vars(args), "us_per_update": per_update, "bytes_per_update_per_seat": per_seat_bytes},
+                      f, indent=1)
+        print(f"written to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
