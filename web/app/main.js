@@ -33,6 +33,8 @@ const app = {
   replay: null,            // the replay viewer's state (replay.js, loaded when first wanted)
   asked: null,             // the last message a cluster may redirect (onRedirect sends it again)
   hops: 0,                 // redirects followed for it
+  linking: null,           // the table a link asked to join: a refused join watches it
+  linkWatch: null,         // ... and the one it then asked to watch
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -144,6 +146,7 @@ function onMessage(msg) {
       return;
     case "left":
       app.at = null;
+      showLink(null);
       toLobby();
       return;
     case "error": return onError(msg);
@@ -162,8 +165,11 @@ function onMessage(msg) {
 
 function onWelcome() {
   if (app.screen === "replay") return;      // the way back from the replay viewer asks again
-  // back to the table this page sat at (a reload, or a dropped connection)
-  const cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  // back to the table this tab sat at (a reload, or a dropped connection), or to the one
+  // its address names (a link, /#t=ID: docs/PLAYING.md "In a browser")
+  const link = linkedTable();
+  let cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  if (link && (!cur || cur.table !== link)) cur = { table: link, link: true };
   if (cur && cur.table) {
     const kept = store.seat(cur.table, app.name);
     if (!cur.spectate && kept) {
@@ -174,11 +180,50 @@ function onWelcome() {
       send({ type: "spectate", table: cur.table });
       return;
     }
+    if (cur.link) {
+      openLink(cur.table);
+      return;
+    }
   }
   toLobby();
 }
 
+// ------------------------------------------------------------------ links to a table
+// A table's address is this page's with #t=ID: opened, it rejoins this browser's seat at
+// that table (the same name), else takes a free seat, else watches.
+function linkedTable() {
+  const m = /^#t=([^&]+)$/.exec(location.hash);
+  if (!m) return null;
+  try {
+    return decodeURIComponent(m[1]);
+  } catch {
+    return null;
+  }
+}
+
+function tableLink(id) {
+  return `${location.origin}${location.pathname}#t=${encodeURIComponent(id)}`;
+}
+
+function openLink(table) {
+  const kept = store.seat(table, app.name);
+  if (kept) {
+    send({ type: "rejoin", table, seat: kept.seat, token: kept.token });
+    return;
+  }
+  app.linking = table;        // a refused join watches instead (onError)
+  send({ type: "join", table, seat: null });
+}
+
+// the address bar names the table the tab is at, or none
+function showLink(id) {
+  const want = id ? `#t=${encodeURIComponent(id)}` : "";
+  if (location.hash === want || (!id && !location.hash.startsWith("#t="))) return;
+  history.replaceState(null, "", `${location.pathname}${location.search}${want}`);
+}
+
 function onSeated(msg, seat, token) {
+  app.linking = app.linkWatch = null;
   if (token) store.keepSeat(msg.table, app.name, seat, token, msg.game);
   store.setCurrent({ table: msg.table, spectate: seat === null });
   const same = app.at && app.at.id === msg.table;
@@ -226,18 +271,29 @@ function onError(msg) {
     }
     return;
   }
+  if (msg.ref === "join" && app.linking) {
+    // the link's table has no free seat for us: watch it
+    const table = app.linking;
+    app.linking = null;
+    app.linkWatch = table;
+    send({ type: "spectate", table });
+    return;
+  }
   if (msg.ref === "rejoin") {
     // the seat is gone (released, forgotten, expired): drop its token, back to the lobby
     const cur = app.at ? app.at.id : (store.current() || {}).table;
     if (cur) store.dropSeat(cur, app.name);
     store.setCurrent(null);
     app.at = null;
+    showLink(null);
     toLobby(`could not take the seat back: ${text}`, true);
     return;
   }
-  if (msg.ref === "spectate" && app.screen !== "lobby") {
+  if (msg.ref === "spectate" && (app.screen !== "lobby" || app.linkWatch)) {
+    app.linkWatch = null;
     store.setCurrent(null);
     app.at = null;
+    showLink(null);
     toLobby(text, true);
     return;
   }
@@ -270,7 +326,9 @@ function drawName() {
       toLobby();
     },
   }, h("label", { for: "name" }, "Your name "), input, " ", h("button", { type: "submit", id: "enter" }, "Enter"));
-  root.append(h("section", { "aria-label": "your name" }, form));
+  const link = linkedTable();
+  root.append(h("section", { "aria-label": "your name" },
+    link ? h("p", { id: "invited" }, `You are invited to table ${link}: type your name to sit down.`) : null, form));
   input.focus();
 }
 
@@ -302,7 +360,8 @@ function drawLobby() {
       buttons.push(button("Watch", () => send({ type: "spectate", table: t.table }), { "data-key": `watch-${t.table}`, "data-action": "watch" }));
       if (t.status === "over") buttons.push(" ", h("a", { href: `#replay=${encodeURIComponent(t.table)}`, "data-action": "replay" }, "Replay"));
       return h("tr", { dataset: { table: t.table, status: t.status } },
-        h("td", {}, t.name || t.table), h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
+        h("td", {}, h("a", { href: `#t=${encodeURIComponent(t.table)}`, "data-action": "link", title: "this table's link" }, t.name || t.table)),
+        h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
         h("td", {}, t.status), h("td", { class: "row-actions" }, buttons));
     });
     const list = rows.length
@@ -482,6 +541,7 @@ function makeCtx(at) {
 
 function showTable() {
   app.screen = "table";
+  showLink(app.at.id);
   if (app.lobbyTimer !== null) {
     clearInterval(app.lobbyTimer);
     app.lobbyTimer = null;
@@ -537,10 +597,27 @@ function tableScreen(at, g) {
     actions: h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }),
     events: h("ol", { id: "events", reversed: true }),
   };
+  s.linkBox = linkBox(at.id);
   s.eventsBox = h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"), s.events);
   root.append(s.section);
   shown = s;
   return s;
+}
+
+// The table's address, to send to a friend: selected and copied by "Copy link" (the
+// clipboard is there on https and localhost; elsewhere the address stays selected).
+function linkBox(id) {
+  const input = h("input", { id: "table-link", readonly: true, value: tableLink(id), size: 28, "data-key": "table-link" });
+  const copy = button("Copy link", async () => {
+    input.select();
+    try {
+      await navigator.clipboard.writeText(input.value);
+      text(copy, "Copied");
+    } catch {
+      text(copy, "Selected: copy it");
+    }
+  }, { class: "small", id: "copy-link", "data-key": "copy-link" });
+  return h("p", { class: "tablelink" }, h("label", { for: "table-link" }, "Link for friends "), input, " ", copy);
 }
 
 function drawTable() {
@@ -556,7 +633,7 @@ function drawTable() {
     for (const [k, x] of Object.entries(data)) attr(s.section, `data-${k}`, x);
     text(s.status, `${at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `}${g.status(ctx)}`);
     text(s.leave, at.over || at.seat === null ? "Back to lobby" : "Leave table");
-    put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave);
+    put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave, at.over ? null : s.linkBox);
     put(s.board, parts.board);
     if (parts.hand) put(s.hand, s.handHead, parts.hand);
     if (parts.actions && parts.actions.length) put(s.actions, parts.actions);
@@ -626,6 +703,7 @@ function leave() {
   if (!at) return toLobby();
   if (at.seat !== null && !at.over) store.dropSeat(at.id, app.name);
   store.setCurrent(null);
+  showLink(null);
   if (!send({ type: "leave" })) toLobby();
 }
 
@@ -698,7 +776,13 @@ function fromReplay() {
 }
 
 window.addEventListener("hashchange", () => {
-  if (!route() && app.screen === "replay") fromReplay();
+  if (route()) return;
+  if (app.screen === "replay") {
+    fromReplay();
+    return;
+  }
+  const link = linkedTable();      // a link to a table followed in the lobby
+  if (link && app.screen === "lobby" && app.conn && app.conn.ready) openLink(link);
 });
 
 function begin() {
