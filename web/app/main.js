@@ -231,7 +231,7 @@ function onSeated(msg, seat, token) {
     id: msg.table, game: msg.game, seat, seq: msg.seq, view: msg.view || {}, players: msg.players || [],
     over: null, events: same ? app.at.events : [], eventsCut: same ? app.at.eventsCut : 0, refusal: null, ui: same ? app.at.ui : {},
   };
-  app.at.events.push(seat === null ? "watching" : `seated at seat ${seat}`);
+  app.at.events.push(seat === null ? "you watch this table" : same ? "you are back at your seat" : "you sat down at the table");
   setDeadline();
   if (app.screen !== "replay") showTable();
 }
@@ -345,14 +345,16 @@ function toLobby(text, error) {
   drawLobby();
 }
 
+const TABLE_STATUS = { waiting: "waiting for players", playing: "playing", over: "finished" };
+
 function drawLobby() {
   keepFocus(root, () => {
     const rows = app.tables.map((t) => {
-      const players = (t.players || []).map((p, i) => p === null ? "(free)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
+      const players = (t.players || []).map((p, i) => p === null ? "(free seat)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
       const mine = store.seat(t.table, app.name);
       const free = (t.players || []).some((p) => p === null);
       const buttons = [];
-      if (mine) {
+      if (mine && t.status !== "over") {
         buttons.push(button("Rejoin", () => send({ type: "rejoin", table: t.table, seat: mine.seat, token: mine.token }), { "data-key": `rejoin-${t.table}`, "data-action": "rejoin" }));
       } else if (free && t.status !== "over") {
         buttons.push(button("Join", () => send({ type: "join", table: t.table, seat: null }), { "data-key": `join-${t.table}`, "data-action": "join" }));
@@ -362,7 +364,7 @@ function drawLobby() {
       return h("tr", { dataset: { table: t.table, status: t.status } },
         h("td", {}, h("a", { href: `#t=${encodeURIComponent(t.table)}`, "data-action": "link", title: "this table's link" }, t.name || t.table)),
         h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
-        h("td", {}, t.status), h("td", { class: "row-actions" }, buttons));
+        h("td", {}, TABLE_STATUS[t.status] || t.status), h("td", { class: "row-actions" }, buttons));
     });
     const list = rows.length
       ? h("table", { class: "tables" }, h("caption", {}, "Tables"),
@@ -631,14 +633,15 @@ function drawTable() {
     const v = ctx.view;
     const data = { table: at.id, game: at.game, seq: at.seq, phase: v.phase || "", seat: at.seat === null ? "" : at.seat, over: at.over ? "yes" : "no" };
     for (const [k, x] of Object.entries(data)) attr(s.section, `data-${k}`, x);
-    text(s.status, `${at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `}${g.status(ctx)}`);
+    const st = g.status(ctx);
+    text(s.status, `${at.seat === null ? "watching" : `playing as ${app.name}`}${st ? ` - ${st}` : ""}`);
     text(s.leave, at.over || at.seat === null ? "Back to lobby" : "Leave table");
     put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave, at.over ? null : s.linkBox);
     put(s.board, parts.board);
     if (parts.hand) put(s.hand, s.handHead, parts.hand);
     if (parts.actions && parts.actions.length) put(s.actions, parts.actions);
     put(s.events, keyed(s.eventItems, at.events.slice(-12).map((t, i, last) => [at.eventsCut + at.events.length - last.length + i, t]).reverse(),
-      ([n]) => n, ([, t]) => t, ([, t]) => h("li", {}, t)));
+      ([n]) => n, ([, t]) => t, ([n, t]) => h("li", { value: n + 1 }, t)));    // numbered in the table's order
     put(s.section, s.head, botsControl(s, at), s.board, parts.hand ? s.hand : null,
       parts.actions && parts.actions.length ? s.actions : null, refusalLine(s, at), s.eventsBox);
   });
