@@ -10,6 +10,8 @@ import { Connection } from "./net.js";
 import { store } from "./store.js";
 import { attr, button, clear, h, keepFocus, kept, keyed, put, text } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
+import { onFelt } from "./felt.js";
+import { afterDraw, forgetPlaces, moves } from "./motion.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -33,6 +35,7 @@ const app = {
   replay: null,            // the replay viewer's state (replay.js, loaded when first wanted)
   asked: null,             // the last message a cluster may redirect (onRedirect sends it again)
   hops: 0,                 // redirects followed for it
+  moves,                   // the cards' last moves on screen (motion.js)
   linking: null,           // the table a link asked to join: a refused join watches it
   linkWatch: null,         // ... and the one it then asked to watch
 };
@@ -601,7 +604,9 @@ function tableScreen(at, g) {
   };
   s.linkBox = linkBox(at.id);
   s.eventsBox = h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"), s.events);
+  s.feltParts = {};
   root.append(s.section);
+  forgetPlaces();
   shown = s;
   return s;
 }
@@ -637,7 +642,7 @@ function drawTable() {
     text(s.status, `${at.seat === null ? "watching" : `playing as ${app.name}`}${st ? ` - ${st}` : ""}`);
     text(s.leave, at.over || at.seat === null ? "Back to lobby" : "Leave table");
     put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave, at.over ? null : s.linkBox);
-    put(s.board, parts.board);
+    put(s.board, onFelt(parts.board, at.seat, v, s.feltParts));
     if (parts.hand) put(s.hand, s.handHead, parts.hand);
     if (parts.actions && parts.actions.length) put(s.actions, parts.actions);
     put(s.events, keyed(s.eventItems, at.events.slice(-12).map((t, i, last) => [at.eventsCut + at.events.length - last.length + i, t]).reverse(),
@@ -645,6 +650,7 @@ function drawTable() {
     put(s.section, s.head, botsControl(s, at), s.board, parts.hand ? s.hand : null,
       parts.actions && parts.actions.length ? s.actions : null, refusalLine(s, at), s.eventsBox);
   });
+  afterDraw(root);
 }
 
 function turnLine(s, at, ctx) {

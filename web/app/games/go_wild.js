@@ -19,6 +19,13 @@ function playText(cards) {
   return group(cards).map((cs, i) => (cs.length ? `${cs.length} ${COLOURS[i]}` : "")).filter(Boolean).join(" + ");
 }
 
+// a card on the table (a trick's), not a button: it came from that seat
+function face(c, seat) {
+  const k = colourOf(c);
+  return h("span", { class: `card gw-${COLOURS[k]}`, "data-card": c, "data-from": seat, "aria-hidden": "true" },
+    h("span", { class: "shape" }, SHAPES[k]), h("span", {}, LETTERS[k]));
+}
+
 function cardButton(c, ctx, sel) {
   const k = colourOf(c);
   return button([h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[k]), h("span", {}, LETTERS[k])], () => {
@@ -47,7 +54,9 @@ function render(ctx) {
       ` ${p.hand} cards, score ${p.score}`, marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
       offlineMark(ctx, p.seat, h));
   }));
-  const trick = (view.trick || []).map((t) => h("li", {}, `${seatName(ctx, t.seat)}: ${t.kind === "slough" ? "sloughed " : ""}${playText(t.cards)}`));
+  const trick = (view.trick || []).map((t) => h("li", {},
+    h("span", { class: "cards", role: "img", "aria-label": playText(t.cards) }, (t.cards || []).map((c) => face(c, t.seat))),
+    h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${t.kind === "slough" ? "sloughed " : ""}${playText(t.cards)}`)));
   const last = view.last_trick;
   const board = [
     players,

@@ -28,6 +28,12 @@ function face(view, c) {
     s ? h("span", { class: "sym", title: s }, ` ${SYMBOL_MARK[s] || ""}${s}`) : null];
 }
 
+const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
+
+function cardClass(view, c) {
+  return `card ws-${SUITS[suitOf(c)]}` + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : "");
+}
+
 function render(ctx) {
   const { view } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
@@ -49,7 +55,9 @@ function render(ctx) {
     h("p", {}, `hits this round: ${hits || "-"}; trump: ${view.trump || "-"}; led suit: ${view.led_suit || "-"}`),
     h("h3", {}, `Trick ${view.trick_number || "-"}`),
     (view.trick || []).length
-      ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {}, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`)))
+      ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {},
+        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": cardName(view, t.card) },
+          face(view, t.card)), h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`))))
       : h("p", { class: "hint" }, "no card played in this trick yet"),
     last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
   ];
@@ -57,9 +65,9 @@ function render(ctx) {
   const myTurn = view.turn === ctx.seat && view.phase === "playing";
   const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand: click a card to play it" },
     hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
-      class: `card ws-${SUITS[suitOf(c)]}` + (myTurn && !playable.has(c) ? " dim" : "") + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : ""),
+      class: cardClass(view, c) + (myTurn && !playable.has(c) ? " dim" : ""),
       "data-card": c, "data-key": `h${c}`, "data-playable": myTurn && playable.has(c) ? "true" : "false",
-      "aria-label": `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`,
+      "aria-label": cardName(view, c),
     })));
   const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
   const legend = h("p", { class: "legend hint" }, `Suits: ${SUITS.map((_, i) => `${SHAPES[i]} ${SUIT_NAMES[i]}`).join(", ")}. `,
