@@ -12,6 +12,7 @@ import { attr, button, clear, h, keepFocus, kept, keyed, put, text } from "./dom
 import { GAMES, gameFor, seatName } from "./games/index.js";
 import { onFelt } from "./felt.js";
 import { afterDraw, forgetPlaces, moves } from "./motion.js";
+import { linkBox, linkedTable, showLink } from "./links.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -194,20 +195,6 @@ function onWelcome() {
 // ------------------------------------------------------------------ links to a table
 // A table's address is this page's with #t=ID: opened, it rejoins this browser's seat at
 // that table (the same name), else takes a free seat, else watches.
-function linkedTable() {
-  const m = /^#t=([^&]+)$/.exec(location.hash);
-  if (!m) return null;
-  try {
-    return decodeURIComponent(m[1]);
-  } catch {
-    return null;
-  }
-}
-
-function tableLink(id) {
-  return `${location.origin}${location.pathname}#t=${encodeURIComponent(id)}`;
-}
-
 function openLink(table) {
   const kept = store.seat(table, app.name);
   if (kept) {
@@ -218,12 +205,6 @@ function openLink(table) {
   send({ type: "join", table, seat: null });
 }
 
-// the address bar names the table the tab is at, or none
-function showLink(id) {
-  const want = id ? `#t=${encodeURIComponent(id)}` : "";
-  if (location.hash === want || (!id && !location.hash.startsWith("#t="))) return;
-  history.replaceState(null, "", `${location.pathname}${location.search}${want}`);
-}
 
 function onSeated(msg, seat, token) {
   app.linking = app.linkWatch = null;
@@ -609,22 +590,6 @@ function tableScreen(at, g) {
   forgetPlaces();
   shown = s;
   return s;
-}
-
-// The table's address, to send to a friend: selected and copied by "Copy link" (the
-// clipboard is there on https and localhost; elsewhere the address stays selected).
-function linkBox(id) {
-  const input = h("input", { id: "table-link", readonly: true, value: tableLink(id), size: 28, "data-key": "table-link" });
-  const copy = button("Copy link", async () => {
-    input.select();
-    try {
-      await navigator.clipboard.writeText(input.value);
-      text(copy, "Copied");
-    } catch {
-      text(copy, "Selected: copy it");
-    }
-  }, { class: "small", id: "copy-link", "data-key": "copy-link" });
-  return h("p", { class: "tablelink" }, h("label", { for: "table-link" }, "Link for friends "), input, " ", copy);
 }
 
 function drawTable() {
