@@ -46,13 +46,17 @@ def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
 
 
 def test_a_second_window_takes_the_seat_and_the_first_lets_it_go(players, web_server):
-    """Two windows of one browser share the seat's token: the one opened last takes the
-    seat (the server tells the other 'seat_taken_over'), and the first does not take it
-    back in turn: the two would otherwise fight for it forever."""
+    """Two windows of one browser share the seat's token (per server, table and name): one
+    opened at the table's link under the same name takes the seat (the server tells the
+    other 'seat_taken_over'), and the first does not take it back in turn: the two would
+    otherwise fight for it forever."""
     first = players("first").open()
     first.enter("ann")
     table = first.create("go-wild", 2, turn_timer=0)
-    second = players("second", beside=first).open()      # the same browser: the same localStorage
+    link = first.page.input_value("#table-link")
+    assert link.endswith(f"#t={table}")
+    second = players("second", beside=first)      # the same browser: the same localStorage
+    second.page.goto(link)
     second.page.wait_for_selector(f'#table[data-table="{table}"]', timeout=10_000)
     assert second.state()["seat"] == 0
     first.page.wait_for_function("() => window.wildtable.conn.stopped === true", timeout=10_000)

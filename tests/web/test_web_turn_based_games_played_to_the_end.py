@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from webkit import DESKTOP
+from webkit import DESKTOP, doc_shot
 
 WAIT_TURN = """() => { const at = window.wildtable.at;
     return at.over !== null || (at.view.turn === at.seat && window.wildtable.intents.size === 0); }"""
@@ -65,6 +65,7 @@ def test_a_turn_based_game_against_a_bot_played_by_clicking(players, web_server,
             assert page.inner_text("#turn").startswith("Your turn")
             assert re.fullmatch(r"\d+ s", page.inner_text("#countdown")), page.inner_text("#turn")
             countdown_seen = True
+            doc_shot(p, f"web-{game}.png")
         move(p)
         moves += 1
         r = p.state()["refusal"]
@@ -73,3 +74,19 @@ def test_a_turn_based_game_against_a_bot_played_by_clicking(players, web_server,
     assert "Game over" in page.inner_text("#over")
     assert p.state()["view"]["winners"]
     assert moves > 0
+
+    # the words a player reads (issue #26): no internal phase or field names, events
+    # numbered in the table's order (not 1-12 again), round scores by name
+    words = page.inner_text("#table")
+    assert not re.search(r"\b[a-z]+_[a-z_]+\b", words), words
+    assert not re.search(r"\bseat \d", page.inner_text("#status")), page.inner_text("#status")
+    total = page.evaluate("() => window.wildtable.at.eventsCut + window.wildtable.at.events.length")
+    assert page.evaluate("() => document.querySelector('#events li').value") == total > 12
+    if game == "wild-shots":
+        assert re.search(r"penalties (you|ann) \d+, bot0 \d+", page.inner_text("#events")), page.inner_text("#events")
+    # a finished game offers no Rejoin in the lobby: watch it, or its replay
+    page.click("#leave")
+    row = f'tr[data-table="{table}"]'
+    page.wait_for_selector(f'{row}[data-status="over"] [data-action="replay"]', timeout=10_000)
+    assert page.locator(f'{row} [data-action="rejoin"]').count() == 0
+    assert "finished" in page.inner_text(row)

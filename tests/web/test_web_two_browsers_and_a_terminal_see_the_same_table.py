@@ -126,6 +126,6 @@ def test_two_browsers_and_a_terminal_see_the_same_table(players, web_server):
         for p, me in ((ann, "ann"), (bea, "bea")):
             text = p.page.inner_text(".players")
             for name, (hand, pile) in want["seats"].items():
-                assert re.search(rf"{'you' if name == me else name} hand {hand}, pile {pile}", text), text
+                assert re.search(rf"{'you' if name == me else name}\s+hand {hand}, pile {pile}", text), text
     finally:
         term.quit()

@@ -10,6 +10,9 @@ import { Connection } from "./net.js";
 import { store } from "./store.js";
 import { attr, button, clear, h, keepFocus, kept, keyed, put, text } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
+import { onFelt } from "./felt.js";
+import { afterDraw, forgetPlaces, moves } from "./motion.js";
+import { linkBox, linkedTable, showLink } from "./links.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -33,6 +36,9 @@ const app = {
   replay: null,            // the replay viewer's state (replay.js, loaded when first wanted)
   asked: null,             // the last message a cluster may redirect (onRedirect sends it again)
   hops: 0,                 // redirects followed for it
+  moves,                   // the cards' last moves on screen (motion.js)
+  linking: null,           // the table a link asked to join: a refused join watches it
+  linkWatch: null,         // ... and the one it then asked to watch
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -144,6 +150,7 @@ function onMessage(msg) {
       return;
     case "left":
       app.at = null;
+      showLink(null);
       toLobby();
       return;
     case "error": return onError(msg);
@@ -170,8 +177,11 @@ function onMessage(msg) {
 
 function onWelcome() {
   if (app.screen === "replay") return;      // the way back from the replay viewer asks again
-  // back to the table this page sat at (a reload, or a dropped connection)
-  const cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  // back to the table this tab sat at (a reload, or a dropped connection), or to the one
+  // its address names (a link, /#t=ID: docs/PLAYING.md "In a browser")
+  const link = linkedTable();
+  let cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  if (link && (!cur || cur.table !== link)) cur = { table: link, link: true };
   if (cur && cur.table) {
     const kept = store.seat(cur.table, app.name);
     if (!cur.spectate && kept) {
@@ -182,11 +192,30 @@ function onWelcome() {
       send({ type: "spectate", table: cur.table });
       return;
     }
+    if (cur.link) {
+      openLink(cur.table);
+      return;
+    }
   }
   toLobby();
 }
 
+// ------------------------------------------------------------------ links to a table
+// A table's address is this page's with #t=ID: opened, it rejoins this browser's seat at
+// that table (the same name), else takes a free seat, else watches.
+function openLink(table) {
+  const kept = store.seat(table, app.name);
+  if (kept) {
+    send({ type: "rejoin", table, seat: kept.seat, token: kept.token });
+    return;
+  }
+  app.linking = table;        // a refused join watches instead (onError)
+  send({ type: "join", table, seat: null });
+}
+
+
 function onSeated(msg, seat, token) {
+  app.linking = app.linkWatch = null;
   if (token) store.keepSeat(msg.table, app.name, seat, token, msg.game);
   store.setCurrent({ table: msg.table, spectate: seat === null });
   const same = app.at && app.at.id === msg.table;
@@ -194,7 +223,7 @@ function onSeated(msg, seat, token) {
     id: msg.table, game: msg.game, seat, seq: msg.seq, view: msg.view || {}, players: msg.players || [],
     over: null, events: same ? app.at.events : [], eventsCut: same ? app.at.eventsCut : 0, refusal: null, ui: same ? app.at.ui : {},
   };
-  app.at.events.push(seat === null ? "watching" : `seated at seat ${seat}`);
+  app.at.events.push(seat === null ? "you watch this table" : same ? "you are back at your seat" : "you sat down at the table");
   setDeadline();
   if (app.screen !== "replay") showTable();
 }
@@ -234,18 +263,29 @@ function onError(msg) {
     }
     return;
   }
+  if (msg.ref === "join" && app.linking) {
+    // the link's table has no free seat for us: watch it
+    const table = app.linking;
+    app.linking = null;
+    app.linkWatch = table;
+    send({ type: "spectate", table });
+    return;
+  }
   if (msg.ref === "rejoin") {
     // the seat is gone (released, forgotten, expired): drop its token, back to the lobby
     const cur = app.at ? app.at.id : (store.current() || {}).table;
     if (cur) store.dropSeat(cur, app.name);
     store.setCurrent(null);
     app.at = null;
+    showLink(null);
     toLobby(`could not take the seat back: ${text}`, true);
     return;
   }
-  if (msg.ref === "spectate" && app.screen !== "lobby") {
+  if (msg.ref === "spectate" && (app.screen !== "lobby" || app.linkWatch)) {
+    app.linkWatch = null;
     store.setCurrent(null);
     app.at = null;
+    showLink(null);
     toLobby(text, true);
     return;
   }
@@ -278,7 +318,9 @@ function drawName() {
       toLobby();
     },
   }, h("label", { for: "name" }, "Your name "), input, " ", h("button", { type: "submit", id: "enter" }, "Enter"));
-  root.append(h("section", { "aria-label": "your name" }, form));
+  const link = linkedTable();
+  root.append(h("section", { "aria-label": "your name" },
+    link ? h("p", { id: "invited" }, `You are invited to table ${link}: type your name to sit down.`) : null, form));
   input.focus();
 }
 
@@ -295,14 +337,16 @@ function toLobby(text, error) {
   drawLobby();
 }
 
+const TABLE_STATUS = { waiting: "waiting for players", playing: "playing", over: "finished" };
+
 function drawLobby() {
   keepFocus(root, () => {
     const rows = app.tables.map((t) => {
-      const players = (t.players || []).map((p, i) => p === null ? "(free)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
+      const players = (t.players || []).map((p, i) => p === null ? "(free seat)" : `${p}${t.connected && !t.connected[i] ? " (offline)" : ""}`);
       const mine = store.seat(t.table, app.name);
       const free = (t.players || []).some((p) => p === null);
       const buttons = [];
-      if (mine) {
+      if (mine && t.status !== "over") {
         buttons.push(button("Rejoin", () => send({ type: "rejoin", table: t.table, seat: mine.seat, token: mine.token }), { "data-key": `rejoin-${t.table}`, "data-action": "rejoin" }));
       } else if (free && t.status !== "over") {
         buttons.push(button("Join", () => send({ type: "join", table: t.table, seat: null }), { "data-key": `join-${t.table}`, "data-action": "join" }));
@@ -310,8 +354,9 @@ function drawLobby() {
       buttons.push(button("Watch", () => send({ type: "spectate", table: t.table }), { "data-key": `watch-${t.table}`, "data-action": "watch" }));
       if (t.status === "over") buttons.push(" ", h("a", { href: `#replay=${encodeURIComponent(t.table)}`, "data-action": "replay" }, "Replay"));
       return h("tr", { dataset: { table: t.table, status: t.status } },
-        h("td", {}, t.name || t.table), h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
-        h("td", {}, t.status), h("td", { class: "row-actions" }, buttons));
+        h("td", {}, h("a", { href: `#t=${encodeURIComponent(t.table)}`, "data-action": "link", title: "this table's link" }, t.name || t.table)),
+        h("td", {}, gameFor(t.game).title), h("td", { class: "tplayers" }, players.join(", ")),
+        h("td", {}, TABLE_STATUS[t.status] || t.status), h("td", { class: "row-actions" }, buttons));
     });
     const list = rows.length
       ? h("table", { class: "tables" }, h("caption", {}, "Tables"),
@@ -490,6 +535,7 @@ function makeCtx(at) {
 
 function showTable() {
   app.screen = "table";
+  showLink(app.at.id);
   if (app.lobbyTimer !== null) {
     clearInterval(app.lobbyTimer);
     app.lobbyTimer = null;
@@ -545,8 +591,11 @@ function tableScreen(at, g) {
     actions: h("div", { class: "actions", role: "toolbar", "aria-label": "actions" }),
     events: h("ol", { id: "events", reversed: true }),
   };
+  s.linkBox = linkBox(at.id);
   s.eventsBox = h("section", { class: "events", "aria-label": "what happened" }, h("h3", {}, "What happened"), s.events);
+  s.feltParts = {};
   root.append(s.section);
+  forgetPlaces();
   shown = s;
   return s;
 }
@@ -562,17 +611,19 @@ function drawTable() {
     const v = ctx.view;
     const data = { table: at.id, game: at.game, seq: at.seq, phase: v.phase || "", seat: at.seat === null ? "" : at.seat, over: at.over ? "yes" : "no" };
     for (const [k, x] of Object.entries(data)) attr(s.section, `data-${k}`, x);
-    text(s.status, `${at.seat === null ? "watching; " : `you are ${app.name} at seat ${at.seat}; `}${g.status(ctx)}`);
+    const st = g.status(ctx);
+    text(s.status, `${at.seat === null ? "watching" : `playing as ${app.name}`}${st ? ` - ${st}` : ""}`);
     text(s.leave, at.over || at.seat === null ? "Back to lobby" : "Leave table");
-    put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave);
-    put(s.board, parts.board);
+    put(s.head, s.title, s.status, turnLine(s, at, ctx), overLine(s, at, ctx), s.leave, at.over ? null : s.linkBox);
+    put(s.board, onFelt(parts.board, at.seat, v, s.feltParts));
     if (parts.hand) put(s.hand, s.handHead, parts.hand);
     if (parts.actions && parts.actions.length) put(s.actions, parts.actions);
     put(s.events, keyed(s.eventItems, at.events.slice(-12).map((t, i, last) => [at.eventsCut + at.events.length - last.length + i, t]).reverse(),
-      ([n]) => n, ([, t]) => t, ([, t]) => h("li", {}, t)));
+      ([n]) => n, ([, t]) => t, ([n, t]) => h("li", { value: n + 1 }, t)));    // numbered in the table's order
     put(s.section, s.head, botsControl(s, at), s.board, parts.hand ? s.hand : null,
       parts.actions && parts.actions.length ? s.actions : null, refusalLine(s, at), s.eventsBox);
   });
+  afterDraw(root);
 }
 
 function turnLine(s, at, ctx) {
@@ -634,6 +685,7 @@ function leave() {
   if (!at) return toLobby();
   if (at.seat !== null && !at.over) store.dropSeat(at.id, app.name);
   store.setCurrent(null);
+  showLink(null);
   if (!send({ type: "leave" })) toLobby();
 }
 
@@ -706,7 +758,13 @@ function fromReplay() {
 }
 
 window.addEventListener("hashchange", () => {
-  if (!route() && app.screen === "replay") fromReplay();
+  if (route()) return;
+  if (app.screen === "replay") {
+    fromReplay();
+    return;
+  }
+  const link = linkedTable();      // a link to a table followed in the lobby
+  if (link && app.screen === "lobby" && app.conn && app.conn.ready) openLink(link);
 });
 
 function begin() {

@@ -7,6 +7,7 @@
 
 import { button, clear, h, keepFocus } from "./dom.js";
 import { gameFor, seatName } from "./games/index.js";
+import { onFelt } from "./felt.js";
 
 const root = document.getElementById("app");
 // ``want``: the step last asked for, while its answer is on its way (keys pressed quickly
@@ -142,7 +143,7 @@ function ctxFor(at, seat, v) {
 // a game module's drawing of one view, its buttons inert (a fieldset that is disabled)
 function board(g, ctx) {
   const parts = g.render(ctx);
-  return { board: h("fieldset", { class: "replay-board", disabled: true }, parts.board),
+  return { board: h("fieldset", { class: "replay-board", disabled: true }, onFelt(parts.board, ctx.seat, ctx.view || {})),
     hand: parts.hand ? h("fieldset", { class: "replay-board", disabled: true }, parts.hand) : null };
 }
 

@@ -1,10 +1,11 @@
 // A game this page has no module for: its view as text, and nothing to click.
 import { h } from "../dom.js";
+import { phaseWords } from "./names.js";
 
 export default {
   name: "",
   title: "",
-  status: (ctx) => ctx.view.phase || "",
+  status: (ctx) => phaseWords(ctx.view.phase),
   render(ctx) {
     return { board: h("pre", { class: "raw" }, JSON.stringify(ctx.view, null, 1)), actions: [] };
   },

@@ -2,12 +2,14 @@
 // click a rank you hold to ask them for it; select 3 cards to place a set; End turn.
 
 import { button, h } from "../dom.js";
-import { seatList, seatName } from "./names.js";
+import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUITS = ["C", "D", "H", "S"];
 const SUIT_SHAPES = ["♣", "♦", "♥", "♠"];
 const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
+// what the player to act is to do (the view's step)
+const STEPS = { ask: "to ask", again: "to ask again or end the turn", bonus: "to place a set or end the turn" };
 const rank = (c) => RANKS[Math.floor(c / 4)];
 const label = (c) => rank(c) + SUITS[c % 4];
 
@@ -25,13 +27,13 @@ function render(ctx) {
   }
   const players = h("ul", { class: "players" }, (view.players || []).map((p) => {
     const marks = [];
-    if (p.seat === view.turn) marks.push(`to act (${view.step || ""})`);
-    if ((view.winners || []).includes(p.seat)) marks.push("WINNER");
+    if (p.seat === view.turn) marks.push(STEPS[view.step] || "to act");
+    if ((view.winners || []).includes(p.seat)) marks.push("winner");
     const sets = (p.sets || []).map((s) => s.cards.map(label).join("-")).join(" ");
     return h("li", { dataset: { seat: p.seat } }, h("strong", { class: "pname" }, seatName(ctx, p.seat)),
       ` ${p.hand} cards, ${p.score} sets`, sets ? ` [${sets}]` : "",
       marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
-      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+      offlineMark(ctx, p.seat, h));
   }));
   const asks = (view.asks || []).slice(-4).reverse().map((a) => h("li", {},
     `${seatName(ctx, a.seat)} asked ${seatName(ctx, a.target)} for ${a.rank}s: ${a.handed ? `got ${a.handed}` : "go fish"}`));
@@ -75,7 +77,7 @@ function status(ctx) {
   const v = ctx.view;
   if (v.phase === "over") return `game over: ${seatList(ctx, v.winners)} won`;
   if (v.phase === "last_asks") return "last asks";
-  return v.phase === "play" ? `pile ${v.pile}` : v.phase || "";
+  return v.phase === "play" ? `pile ${v.pile}` : phaseWords(v.phase);
 }
 
 function describe(ev, ctx) {

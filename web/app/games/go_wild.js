@@ -2,7 +2,7 @@
 // select them (or a colour's "all" button), then Play. Wilds alone are a slough.
 
 import { button, h } from "../dom.js";
-import { seatList, seatName } from "./names.js";
+import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
 
 const COLOURS = ["red", "yellow", "orange", "blue", "green", "wild"];
 const LETTERS = "RYOBGW";
@@ -17,6 +17,13 @@ function group(cards) {
 
 function playText(cards) {
   return group(cards).map((cs, i) => (cs.length ? `${cs.length} ${COLOURS[i]}` : "")).filter(Boolean).join(" + ");
+}
+
+// a card on the table (a trick's), not a button: it came from that seat
+function face(c, seat) {
+  const k = colourOf(c);
+  return h("span", { class: `card gw-${COLOURS[k]}`, "data-card": c, "data-from": seat, "aria-hidden": "true" },
+    h("span", { class: "shape" }, SHAPES[k]), h("span", {}, LETTERS[k]));
 }
 
 function cardButton(c, ctx, sel) {
@@ -42,12 +49,14 @@ function render(ctx) {
     if (p.seat === view.turn) marks.push("to play");
     if (p.leader) marks.push("leads");
     if (p.played) marks.push("played");
-    if ((view.winners || []).includes(p.seat)) marks.push("WINNER");
+    if ((view.winners || []).includes(p.seat)) marks.push("winner");
     return h("li", { dataset: { seat: p.seat } }, h("strong", { class: "pname" }, seatName(ctx, p.seat)),
       ` ${p.hand} cards, score ${p.score}`, marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
-      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+      offlineMark(ctx, p.seat, h));
   }));
-  const trick = (view.trick || []).map((t) => h("li", {}, `${seatName(ctx, t.seat)}: ${t.kind === "slough" ? "sloughed " : ""}${playText(t.cards)}`));
+  const trick = (view.trick || []).map((t) => h("li", {},
+    h("span", { class: "cards", role: "img", "aria-label": playText(t.cards) }, (t.cards || []).map((c) => face(c, t.seat))),
+    h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${t.kind === "slough" ? "sloughed " : ""}${playText(t.cards)}`)));
   const last = view.last_trick;
   const board = [
     players,
@@ -82,7 +91,7 @@ function render(ctx) {
 function status(ctx) {
   const v = ctx.view;
   if (v.phase === "over") return `game over: ${seatList(ctx, v.winners)} won`;
-  if (v.phase !== "playing") return v.phase || "";
+  if (v.phase !== "playing") return phaseWords(v.phase);
   return `round ${v.round}, trick ${v.trick_number} (${v.trick_points} points), target ${v.target}`;
 }
 

@@ -13,4 +13,4 @@ export function gameFor(name) {
   return GAMES.find((g) => g.name === name) || { ...generic, name, title: name };
 }
 
-export { seatName, seatList } from "./names.js";
+export { seatName, seatList, phaseWords } from "./names.js";

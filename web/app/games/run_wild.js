@@ -4,7 +4,7 @@
 // meld's card to take it. Keys: r ready, m meld, d draw, 3 Draw-3, s stuck, Esc clear.
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
-import { seatList, seatName } from "./names.js";
+import { byName, seatList, seatName } from "./names.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
 const LETTERS = "BGYRP";
@@ -83,7 +83,7 @@ function wildValueFor(meld) {
 
 const PHASES = {
   dealing: "waiting for players / dealing",
-  ready: "dealt: press Ready",
+  ready: "cards dealt: press Ready to start",
   playing: "playing",
   scored: "round over",
   over: "game over",
@@ -173,7 +173,7 @@ function playerItem(ctx, d, p) {
   let e = d.playerItems.get(p.seat);
   if (!e) {
     e = { name: h("strong", { class: "pname" }), counts: document.createTextNode(""),
-      marks: h("span", { class: "marks" }), offline: h("span", { class: "marks" }, " (offline)") };
+      marks: h("span", { class: "marks" }), offline: h("span", { class: "offline" }, " (offline)") };
     e.li = h("li", { dataset: { seat: p.seat } });
     d.playerItems.set(p.seat, e);
   }
@@ -344,10 +344,10 @@ function describe(ev, ctx) {
     case "stuck_declared": return `${who} stuck`;
     case "stuck_cleared": return `${who} no longer stuck`;
     case "player_out": return `${who} out!`;
-    case "round_ended": return `round ${ev.round} over (${(ev.reason || "").replace("_", " ")}); totals ${(ev.totals || []).join(" ")}`;
+    case "round_ended": return `round ${ev.round} over (${(ev.reason || "").replace("_", " ")}); totals ${byName(ctx, ev.totals)}`;
     case "tie_break": return `tie-break round for ${seatList(ctx, ev.seats)}`;
     case "game_ended": return `game over: ${seatList(ctx, ev.winners)} won`;
-    default: return ev.event;
+    default: return ev.event.replaceAll("_", " ");
   }
 }
 

@@ -1,12 +1,13 @@
 // Wild Shots (docs/RULES.md "Wild Shots"): tricks, on your turn; click a card to play it.
 
 import { button, h } from "../dom.js";
-import { seatList, seatName } from "./names.js";
+import { byName, offlineMark, phaseWords, seatList, seatName } from "./names.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
 const SHAPES = ["■", "◆", "▲", "●"];    // black, red, green, blue: a shape per suit besides its colour
-const SYMBOL_MARK = { revolver: "r", hat: "h", star: "s", poster: "p" };
+const SUIT_NAMES = ["black K", "red R", "green G", "blue B"];
+const SYMBOL_MARK = { revolver: "⌐", hat: "♜", star: "★", poster: "▤" };   // a sign per symbol, named in the legend
 
 const suitOf = (c) => Math.floor(c / 10);
 const valueOf = (c) => (c % 10) + 1;
@@ -24,7 +25,13 @@ function cardLabel(view, c) {
 function face(view, c) {
   const s = symbolOf(view, c);
   return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[suitOf(c)]), h("span", {}, label(c)),
-    s ? h("span", { class: "sym", title: s }, `:${SYMBOL_MARK[s] || s}`) : null];
+    s ? h("span", { class: "sym", title: s }, ` ${SYMBOL_MARK[s] || ""}${s}`) : null];
+}
+
+const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
+
+function cardClass(view, c) {
+  return `card ws-${SUITS[suitOf(c)]}` + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : "");
 }
 
 function render(ctx) {
@@ -35,11 +42,11 @@ function render(ctx) {
     const marks = [];
     if (p.seat === view.turn) marks.push("to play");
     if (p.seat === view.leader) marks.push("leads");
-    if ((view.winners || []).includes(p.seat)) marks.push("WINNER");
+    if ((view.winners || []).includes(p.seat)) marks.push("winner");
     return h("li", { dataset: { seat: p.seat } }, h("strong", { class: "pname" }, seatName(ctx, p.seat)),
       ` ${p.hand} cards, ${p.tricks} tricks, penalties ${p.total}`,
       marks.length ? h("span", { class: "marks" }, ` ${marks.join(", ")}`) : "",
-      ctx.connected(p.seat) ? "" : h("span", { class: "marks" }, " (offline)"));
+      offlineMark(ctx, p.seat, h));
   }));
   const hits = Object.entries(view.hits || {}).map(([k, v]) => `${k} ${v}`).join(", ");
   const last = view.last_trick;
@@ -48,7 +55,9 @@ function render(ctx) {
     h("p", {}, `hits this round: ${hits || "-"}; trump: ${view.trump || "-"}; led suit: ${view.led_suit || "-"}`),
     h("h3", {}, `Trick ${view.trick_number || "-"}`),
     (view.trick || []).length
-      ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {}, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`)))
+      ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {},
+        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": cardName(view, t.card) },
+          face(view, t.card)), h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`))))
       : h("p", { class: "hint" }, "no card played in this trick yet"),
     last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
   ];
@@ -56,17 +65,21 @@ function render(ctx) {
   const myTurn = view.turn === ctx.seat && view.phase === "playing";
   const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand: click a card to play it" },
     hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
-      class: `card ws-${SUITS[suitOf(c)]}` + (myTurn && !playable.has(c) ? " dim" : "") + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : ""),
+      class: cardClass(view, c) + (myTurn && !playable.has(c) ? " dim" : ""),
       "data-card": c, "data-key": `h${c}`, "data-playable": myTurn && playable.has(c) ? "true" : "false",
-      "aria-label": `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`,
+      "aria-label": cardName(view, c),
     })));
-  return { board, hand: handNode, actions: [] };
+  const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
+  const legend = h("p", { class: "legend hint" }, `Suits: ${SUITS.map((_, i) => `${SHAPES[i]} ${SUIT_NAMES[i]}`).join(", ")}. `,
+    symbols.length ? `Symbols on your cards: ${symbols.map((s) => `${SYMBOL_MARK[s] || ""}${s}`).join(", ")}. ` : "",
+    view.trump ? `Cards with the trump symbol (${view.trump}) are underlined.` : "No trump symbol yet.");
+  return { board, hand: h("div", {}, handNode, legend), actions: [] };
 }
 
 function status(ctx) {
   const v = ctx.view;
   if (v.phase === "over") return `game over: ${seatList(ctx, v.winners)} won`;
-  if (v.phase !== "playing") return v.phase || "";
+  if (v.phase !== "playing") return phaseWords(v.phase);
   return `round ${v.round} of ${v.rounds}, trick ${v.trick_number}`;
 }
 
@@ -77,7 +90,7 @@ function describe(ev, ctx) {
     case "snake_oil_revealed": return `trick ${ev.trick}: ${ev.symbol} is trump`;
     case "card_played": return `${who} played ${label(ev.card)}${ev.symbol ? ` ${ev.symbol}` : ""}`;
     case "trick_won": return `${who} won trick ${ev.trick} with ${label(ev.card)}`;
-    case "round_scored": return `round ${ev.round} scored: penalties ${(ev.penalties || []).join(" ")}`;
+    case "round_scored": return `round ${ev.round} scored: penalties ${byName(ctx, ev.penalties)}`;
     case "game_over": return `game over: ${seatList(ctx, ev.winners)} won`;
     case "snake_oil_shuffled": return null;
     default: return ev.event.replaceAll("_", " ");

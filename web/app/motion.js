@@ -1,0 +1,59 @@
+// A card travels from where it was to where it goes (issue #26): after a drawing, in the
+// next animation frame (so it costs nothing to applying the update itself, which bench/web.py
+// times), every card on the table is measured; a card whose element is new since the last
+// frame (it moved: from the hand to a meld or a trick, from a meld to the hand) slides in
+// from its old place, or from its player's seat (data-from) when it was not on screen.
+// Short (200 ms), by the Web Animations API (no style attribute: the page's CSP), and off
+// under prefers-reduced-motion.
+
+const DURATION = 200;
+const reduced = matchMedia("(prefers-reduced-motion: reduce)");
+let last = new Map();           // card -> {el, x, y} as last measured
+let pending = false;
+export const moves = [];        // the last moves animated: {card, from: {x, y}, to: {x, y}} (tests read it)
+
+function centre(el) {
+  const r = el.getBoundingClientRect();
+  return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+}
+
+export function afterDraw(root) {
+  if (pending) return;
+  pending = true;
+  requestAnimationFrame(() => {
+    pending = false;
+    measure(root);
+  });
+}
+
+// a new table (or screen): nothing on it came from anywhere
+export function forgetPlaces() {
+  last = new Map();
+}
+
+function measure(root) {
+  const now = new Map();
+  for (const el of root.querySelectorAll("[data-card]")) {
+    if (el.closest(".replay-board")) continue;
+    const card = el.dataset.card;
+    const at = centre(el);
+    if (at.x === 0 && at.y === 0) continue;                 // not laid out (hidden)
+    now.set(card, { el, ...at });
+    const was = last.get(card);
+    if (was && was.el === el) continue;
+    let from = was ? { x: was.x, y: was.y } : null;
+    if (!from && el.dataset.from !== undefined) {
+      const seat = root.querySelector(`.players [data-seat="${CSS.escape(el.dataset.from)}"]`);
+      if (seat) from = centre(seat);
+    }
+    if (!from) continue;
+    const dx = from.x - at.x, dy = from.y - at.y;
+    if (Math.abs(dx) < 2 && Math.abs(dy) < 2) continue;
+    if (reduced.matches) continue;
+    el.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "translate(0, 0)" }],
+      { duration: DURATION, easing: "ease-out" });
+    moves.push({ card: Number(card), from, to: at });
+    if (moves.length > 50) moves.splice(0, 25);
+  }
+  last = now;
+}
