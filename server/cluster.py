@@ -214,7 +214,7 @@ class Cluster:
     def peer_origins(self) -> frozenset[str]:
         """The browser origins of the live nodes' pages (``ws://h:p`` -> ``http://h:p``,
         ``wss://`` -> ``https://``): a page one node served may open a WebSocket to any
-        node (a redirect, a reconnect), so each node accepts them as an Origin (wire.py)."""
+        node (a redirect, a reconnect), so each node accepts them as an Origin (listener.py)."""
         nodes = self.nodes
         if self._origins[0] is not nodes:
             self._origins = (nodes, frozenset(o for o in map(ws_origin, (r.url for r in nodes)) if o))

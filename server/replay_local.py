@@ -21,7 +21,7 @@ from wildtable.headless.timeline import parse_perspective
 from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import read_prefix
 
-from . import wire
+from . import listener, wire
 from .replays import ONE_LOG, TABLE_ID, OneLog, ReplayLog, ReplayRefused, Replays
 from .web import WebFiles
 
@@ -44,7 +44,7 @@ async def serve_log(replays: Replays, url_of, open_browser: bool, *, task_status
     """Serve until SIGINT or SIGTERM; ``task_status.started`` gets the port."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(lambda task_status: wire.serve(
+            port = await nursery.start(lambda task_status: listener.serve(
                 _no_games, HOST, 0, http=WebFiles(replays=replays), task_status=task_status))
             url = url_of(port)
             print(f"replay at {url}", flush=True)

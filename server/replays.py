@@ -9,7 +9,7 @@ time and draws what it gets. Two plain HTTP GETs (docs/PROTOCOL.md, "Replays ove
 
 Why HTTP and not the WebSocket: a replay needs no seat, no name and no connection state,
 and the same two requests serve `wildtable replay LOG --web` (a local server with no
-games). wire.py's HTTP handler is awaited in the connection's own task, so the work is
+games). listener.py's HTTP handler is awaited in the connection's own task, so the work is
 done in a worker thread (one at a time, ``LIMIT``): folding a long log takes tens of
 milliseconds, which the tables' event loop must not wait through. A timeline is kept
 once built (``Replays.cache``, bounded by the bytes of its logs), so each further step

@@ -36,16 +36,18 @@ and the connections' readers wait in turn). Once the lease has passed, the fence
 the tables step down (and are adopted, by this node or another, from what was committed).
 A retried group whose first attempt may have committed (the connection broke during
 COMMIT) is written only if it was not: the rows already there are counted first.
+
+One job a module: this one holds the store's errors, its connections, a table's handle
+(PgLog) and the group-commit writer (PgWriter); server/store_calls.py what a node asks the
+store besides (PgStore); server/store_sql.py the schema and the SQL they share.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
-import threading
 import time
-from collections import deque
-from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import trio
@@ -57,6 +59,12 @@ from .logwriter import (
     DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase, hand_over,
 )
 from .metrics import Metrics
+from .store_sql import GROUP_STATEMENT, MARK_FINISHED
+
+if TYPE_CHECKING:       # server/store_calls.py's names, still known as store_pg.* (__getattr__ below)
+    from .store_calls import LobbyRow as LobbyRow
+    from .store_calls import NodeRow as NodeRow
+    from .store_calls import PgStore as PgStore
 
 log = logging.getLogger("wildtable.server")
 
@@ -71,70 +79,6 @@ UNREACHABLE_LOG_EVERY = 10.0   # seconds between the lines that say the store is
 CLOSE_GIVE_UP = 10.0      # seconds a closing writer keeps retrying an unreachable store
 
 INSTALL_HINT = "pip install 'wildtable[postgres]' (psycopg 3 with its binary wheel)"
-
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS wt_nodes (
-        node_id text PRIMARY KEY,
-        url text NOT NULL,
-        heartbeat timestamptz NOT NULL,
-        load integer NOT NULL DEFAULT 0,
-        capacity integer NOT NULL,
-        alive boolean NOT NULL DEFAULT true)""",
-    """CREATE TABLE IF NOT EXISTS wt_tables (
-        table_id text PRIMARY KEY,
-        game text NOT NULL,
-        owner text,
-        epoch bigint NOT NULL DEFAULT 1,
-        lease_until timestamptz NOT NULL,
-        finished boolean NOT NULL DEFAULT false,
-        entry bytea,
-        bots bytea,
-        created timestamptz NOT NULL DEFAULT now(),
-        finished_at timestamptz,
-        ended text CHECK (ended IN ('over', 'expired')))""",
-    """CREATE TABLE IF NOT EXISTS wt_records (
-        table_id text NOT NULL REFERENCES wt_tables,
-        n bigint NOT NULL,
-        data bytea NOT NULL,
-        PRIMARY KEY (table_id, n))""",
-    "CREATE INDEX IF NOT EXISTS wt_tables_owner ON wt_tables (owner) WHERE NOT finished",
-)
-# columns added since the first stores were made, (table, column, type): each is added to
-# a store that lacks it, and only there (ALTER TABLE takes an ACCESS EXCLUSIVE lock even
-# when the column exists, which would stall every node's commits at each node's start)
-ADDED_COLUMNS = (
-    ("wt_tables", "finished_at", "timestamptz"),    # when it was marked finished; NULL: before this column
-    # how it ended: its game 'over', or 'expired' waiting for players (no game to replay);
-    # NULL: not finished, or marked finished before this column, which counts as over
-    ("wt_tables", "ended", "text CHECK (ended IN ('over', 'expired'))"),
-)
-# one schema at a time: CREATE TABLE IF NOT EXISTS run by two nodes at once can still
-# collide in the catalog, so ensure_schema holds this advisory lock while it runs
-_SCHEMA_LOCK = 0x77746162   # "wtab"
-
-
-# Every statement that locks several rows of wt_tables locks them in table_id order (the
-# group commit, the renewal, the lobby entries, giving leases up): two of them that wait
-# for each other's rows would deadlock, which PostgreSQL finds only after deadlock_timeout
-# (1 s), a stall every player at those tables waits through, and the writer retries its
-# group. A 1,000-player bench/load.py run on PostgreSQL had 4 to 8 such retries (its p99
-# over a second) before; none since (tests/server/test_store_lock_order.py).
-_IN_ORDER = "ORDER BY table_id FOR UPDATE"
-
-# tables marked finished (``t``, from the rows ``f`` (table_id, ended) of %(finish)s and
-# %(ended)s): nobody adopts them any more; and, the first time, since when (the replay viewer
-# lists the most recently finished first, and a node restarted holds its own finished tables
-# again for --keep-finished from then) and how they ended (the game over, or expired waiting)
-_MARK_FINISHED = ("UPDATE wt_tables t SET finished = true, finished_at = coalesce(t.finished_at, clock_timestamp()), "
-                  "ended = coalesce(t.ended, f.ended) "
-                  "FROM unnest(%(finish)s::text[], %(ended)s::text[]) AS f(table_id, ended) "
-                  "WHERE t.table_id = f.table_id")
-# a finished table whose game is over, not one that expired waiting for players (those
-# marked finished before wt_tables.ended was kept count as over: their replay still has to
-# end the game, or the viewer refuses it)
-_OVER = "finished AND ended IS DISTINCT FROM 'expired'"
-# how a table ended, in SQL: OVER or EXPIRED, NULL while it is not finished (table_info, log_size)
-_HOW_ENDED = f"CASE WHEN {_OVER} THEN '{OVER}' WHEN finished THEN '{EXPIRED}' END"
 
 
 class StoreError(Exception):
@@ -233,317 +177,7 @@ class PgLog:
         return f"{self.table_id}.wlog"
 
 
-@attrs.frozen
-class NodeRow:
-    node_id: str
-    url: str
-    load: int
-    capacity: int
-    age: float                  # seconds since its last heartbeat (the database's clock)
-
-
-@attrs.frozen
-class LobbyRow:
-    table_id: str
-    game: str
-    owner: str | None
-    url: str | None             # the owner's public URL (None: no live owner)
-    entry: bytes | None         # the owner's encoded list_tables entry
-
-
-class PgStore:
-    """What a node asks the store besides the group commits (sync: run them in a thread,
-    ``await store.call(store.adopt, tid)``, at most POOL at once)."""
-
-    def __init__(self, dsn: str, node_id: str = "", *, lease_seconds: float = LEASE_SECONDS, pool: int = POOL):
-        psycopg_module()
-        self.dsn = dsn
-        self.node_id = node_id
-        self.lease_seconds = lease_seconds
-        self.limiter = trio.CapacityLimiter(pool)
-        self._idle: deque = deque()
-        self._lock = threading.Lock()
-
-    # ------------------------------------------------------------ connections
-    @contextmanager
-    def connection(self):
-        """A pooled connection; one that failed is closed, never reused."""
-        with self._lock:
-            conn = self._idle.pop() if self._idle else None
-        if conn is None or conn.closed:
-            conn = connect(self.dsn)
-        try:
-            yield conn
-        except BaseException:
-            conn.close()
-            raise
-        with self._lock:
-            self._idle.append(conn)
-
-    def close(self) -> None:
-        with self._lock:
-            while self._idle:
-                self._idle.pop().close()
-
-    async def call(self, fn, *args):
-        """``fn(*args)`` in a worker thread, on one of the pool's connections."""
-        return await trio.to_thread.run_sync(fn, *args, limiter=self.limiter)
-
-    def _ttl(self) -> str:
-        return f"{self.lease_seconds} seconds"
-
-    # ------------------------------------------------------------ schema
-    def ensure_schema(self) -> None:
-        with self.connection() as conn, conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
-            for statement in SCHEMA:
-                conn.execute(statement)
-            for table, column, kind in ADDED_COLUMNS:
-                if conn.execute("SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-                                "AND table_name = %s AND column_name = %s", (table, column)).fetchone() is None:
-                    conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
-
-    # ------------------------------------------------------------ tables
-    def create_table_row(self, table_id: str, game: str, header: bytes) -> PgLog:
-        """A new table owned by this node (epoch 1, its lease from now) with its header
-        record (n 0), in one transaction. psycopg's UniqueViolation if the id is taken."""
-        with self.connection() as conn, conn.transaction():
-            conn.execute("INSERT INTO wt_tables (table_id, game, owner, epoch, lease_until) "
-                         "VALUES (%s, %s, %s, 1, clock_timestamp() + %s::interval)",
-                         (table_id, game, self.node_id, self._ttl()))
-            conn.execute("INSERT INTO wt_records (table_id, n, data) VALUES (%s, 0, %s)", (table_id, header))
-        return PgLog(table_id, 1, 1)
-
-    def table_exists(self, table_id: str) -> bool:
-        with self.connection() as conn:
-            return conn.execute("SELECT 1 FROM wt_tables WHERE table_id = %s", (table_id,)).fetchone() is not None
-
-    def load_records(self, table_id: str) -> bytes:
-        """The table's log: its records in n order, which is its .wlog file. StoreError if
-        the table is unknown or its records are not numbered 0, 1, 2, ... (never cut silently)."""
-        with self.connection() as conn:
-            rows = conn.execute("SELECT n, data FROM wt_records WHERE table_id = %s ORDER BY n", (table_id,)).fetchall()
-        if not rows:
-            raise StoreError(f"no table {table_id!r} in the store")
-        for i, (n, _) in enumerate(rows):
-            if n != i:
-                raise StoreError(f"table {table_id!r}: its records in the store skip from {i - 1} to {n} "
-                                 f"(record {i} is missing); the log is damaged")
-        return b"".join(bytes(data) for _, data in rows)
-
-    def table_info(self, table_id: str) -> dict | None:
-        """The table's row (game, owner, epoch, finished, lease_left in seconds, the owner's
-        url if it is a known node; ended: None while it is not finished, else OVER or
-        EXPIRED, a row marked finished before the store kept that counting as over; listed:
-        it has a lobby entry, which a finished table keeps while its owner holds it), or None."""
-        with self.connection() as conn:
-            row = conn.execute(
-                "SELECT t.game, t.owner, t.epoch, t.finished, "
-                "extract(epoch FROM t.lease_until - clock_timestamp())::float8, n.url, "
-                f"{_HOW_ENDED}, t.entry IS NOT NULL "
-                "FROM wt_tables t LEFT JOIN wt_nodes n ON n.node_id = t.owner WHERE t.table_id = %s",
-                (table_id,)).fetchone()
-        if row is None:
-            return None
-        return dict(zip(("game", "owner", "epoch", "finished", "lease_left", "url", "ended", "listed"), row))
-
-    # ------------------------------------------------------------ finished games (the replay viewer)
-    def finished_tables(self) -> list[tuple[str, float | None]]:
-        """(id, when it was marked finished: Unix time, None if before the store kept that)
-        of every finished game (not the waiting tables that expired), the most recently
-        finished first."""
-        with self.connection() as conn:
-            return conn.execute("SELECT table_id, extract(epoch FROM finished_at)::float8 FROM wt_tables "
-                                f"WHERE {_OVER} ORDER BY finished_at DESC NULLS LAST, created DESC, table_id").fetchall()
-
-    def log_size(self, table_id: str) -> tuple[str, int, int] | None:
-        """(what the table is: 'playing', OVER or EXPIRED; bytes of its records, number of
-        records) of a table; None if the store has no such table."""
-        with self.connection() as conn:
-            row = conn.execute(f"SELECT coalesce({_HOW_ENDED}, 'playing'), "
-                               "coalesce(sum(length(r.data)), 0)::bigint, count(r.n) "
-                               "FROM wt_tables t LEFT JOIN wt_records r ON r.table_id = t.table_id "
-                               "WHERE t.table_id = %s GROUP BY t.table_id", (table_id,)).fetchone()
-        return None if row is None else (row[0], int(row[1]), int(row[2]))
-
-    def log_head(self, table_id: str, max_bytes: int) -> bytes:
-        """The first records of a table's log, in order, up to about ``max_bytes`` (whole
-        records: its header and the first seat claims)."""
-        out, size = [], 0
-        with self.connection() as conn:
-            for (data,) in conn.execute("SELECT data FROM wt_records WHERE table_id = %s ORDER BY n LIMIT 256",
-                                        (table_id,)):
-                if size >= max_bytes:
-                    break
-                out.append(bytes(data))
-                size += len(data)
-        return b"".join(out)
-
-    def table_ids(self) -> list[str]:
-        with self.connection() as conn:
-            return [r[0] for r in conn.execute("SELECT table_id FROM wt_tables ORDER BY created, table_id")]
-
-    # ------------------------------------------------------------ leases
-    def adoptable(self, limit: int = 100) -> list[str]:
-        """Unfinished tables this node may adopt now: its own (a restart), ownerless, or
-        with a lease that has passed; oldest first."""
-        return self._unowned(limit, "OR owner = %s ", (self.node_id,))
-
-    def expired_tables(self, limit: int = 100) -> list[str]:
-        """Unfinished tables any node may adopt now: ownerless, or with a lease that has
-        passed (the cluster's adoption loop; never a table whose owner's lease still runs,
-        this node's included: one being created here is not adopted from under itself)."""
-        return self._unowned(limit)
-
-    def _unowned(self, limit: int, also: str = "", params: tuple = ()) -> list[str]:
-        with self.connection() as conn:
-            return [r[0] for r in conn.execute(
-                f"SELECT table_id FROM wt_tables WHERE NOT finished AND (owner IS NULL {also}"
-                "OR lease_until < clock_timestamp()) ORDER BY created, table_id LIMIT %s", (*params, limit))]
-
-    def adopt(self, table_id: str) -> PgLog | None:
-        """Take the table's lease (a new epoch, which fences its former owner out) if it is
-        unfinished and ownerless, this node's own, or its lease has passed; then read its
-        records. (PgLog, its .wlog bytes), or None if it cannot be taken now."""
-        with self.connection() as conn:
-            with conn.transaction():
-                row = conn.execute(
-                    "UPDATE wt_tables SET owner = %(me)s, epoch = epoch + 1, "
-                    "lease_until = clock_timestamp() + %(ttl)s::interval "
-                    "WHERE table_id = %(t)s AND NOT finished AND (owner IS NULL OR owner = %(me)s "
-                    "OR lease_until < clock_timestamp()) RETURNING epoch",
-                    {"me": self.node_id, "ttl": self._ttl(), "t": table_id}).fetchone()
-                if row is None:
-                    return None
-                n = conn.execute("SELECT count(*) FROM wt_records WHERE table_id = %s", (table_id,)).fetchone()[0]
-        return PgLog(table_id, row[0], n)
-
-    def renew(self) -> dict[str, int]:
-        """Extend every lease this node still holds; {table_id: epoch} of those. A table it
-        runs that is missing (or with another epoch) was lost: it must step down."""
-        with self.connection() as conn:
-            return dict(conn.execute(
-                "UPDATE wt_tables t SET lease_until = clock_timestamp() + %s::interval FROM ("
-                "SELECT table_id FROM wt_tables WHERE owner = %s AND NOT finished AND lease_until > clock_timestamp() "
-                f"{_IN_ORDER}) AS mine WHERE t.table_id = mine.table_id RETURNING t.table_id, t.epoch",
-                (self._ttl(), self.node_id)).fetchall())
-
-    def release_leases(self, table_ids: list[str] | None = None) -> int:
-        """Give up this node's leases (of ``table_ids``, or all) of unfinished tables: another
-        node may adopt those at once (a node shutting down cleanly). The epoch stays: adoption
-        bumps it. Its finished tables stay its own (nobody adopts them; it holds them again
-        when it starts again, ``finished_here``)."""
-        with self.connection() as conn:
-            mine = "owner = %s AND NOT finished" + ("" if table_ids is None else " AND table_id = ANY(%s)")
-            cur = conn.execute(f"UPDATE wt_tables t SET owner = NULL FROM (SELECT table_id FROM wt_tables WHERE {mine} "
-                               f"{_IN_ORDER}) AS m WHERE t.table_id = m.table_id",
-                               (self.node_id,) if table_ids is None else (self.node_id, table_ids))
-            return cur.rowcount
-
-    def finished_here(self, keep_seconds: float) -> list[tuple[str, int, int, float]]:
-        """At a node's start: its finished games to hold again, read-only, as recovery holds
-        a finished log from files: (id, epoch, records, seconds since it was marked finished)
-        of those marked finished under ``keep_seconds`` ago, the oldest first; never a table
-        that expired waiting for players (as recovery never reads expired/). The lobby
-        entries of all its finished tables are cleared first: those it holds again are listed
-        anew, and no other node lists one it does not hold as held."""
-        with self.connection() as conn, conn.transaction():
-            conn.execute("UPDATE wt_tables t SET entry = NULL FROM (SELECT table_id FROM wt_tables WHERE owner = %s "
-                         f"AND finished AND entry IS NOT NULL {_IN_ORDER}) AS m WHERE t.table_id = m.table_id",
-                         (self.node_id,))
-            return conn.execute(
-                "SELECT table_id, epoch, (SELECT count(*) FROM wt_records r WHERE r.table_id = t.table_id), ago "
-                "FROM (SELECT table_id, epoch, finished_at, "
-                "extract(epoch FROM clock_timestamp() - finished_at)::float8 AS ago FROM wt_tables "
-                f"WHERE owner = %s AND {_OVER} AND finished_at IS NOT NULL) AS t "
-                "WHERE ago < %s::float8 ORDER BY finished_at, table_id", (self.node_id, keep_seconds)).fetchall()
-
-    # ------------------------------------------------------------ nodes and lobby
-    def heartbeat(self, url: str, load: int, capacity: int) -> None:
-        """Register this node or say it is alive (its heartbeat is the database's clock now)."""
-        with self.connection() as conn:
-            conn.execute(
-                "INSERT INTO wt_nodes (node_id, url, heartbeat, load, capacity, alive) "
-                "VALUES (%s, %s, clock_timestamp(), %s, %s, true) ON CONFLICT (node_id) DO UPDATE SET "
-                "url = excluded.url, heartbeat = excluded.heartbeat, load = excluded.load, "
-                "capacity = excluded.capacity, alive = true",
-                (self.node_id, url, load, capacity))
-
-    def node_down(self) -> None:
-        """This node stops (a clean shutdown): not alive any more."""
-        with self.connection() as conn:
-            conn.execute("UPDATE wt_nodes SET alive = false WHERE node_id = %s", (self.node_id,))
-
-    def live_nodes(self, max_age: float) -> list[NodeRow]:
-        """Nodes alive with a heartbeat younger than ``max_age`` seconds, this one included."""
-        with self.connection() as conn:
-            rows = conn.execute(
-                "SELECT node_id, url, load, capacity, extract(epoch FROM clock_timestamp() - heartbeat)::float8 "
-                "FROM wt_nodes WHERE alive AND heartbeat > clock_timestamp() - %s::interval ORDER BY node_id",
-                (f"{max_age} seconds",)).fetchall()
-        return [NodeRow(*r) for r in rows]
-
-    def set_entries(self, entries: dict[str, bytes | None]) -> None:
-        """The lobby entries of tables this node owns (list_tables across nodes)."""
-        if not entries:
-            return
-        ids = sorted(entries)
-        with self.connection() as conn:
-            # one statement, its rows locked in table_id order (_IN_ORDER): row by row in one
-            # transaction, in the dict's order, it deadlocked with the group commit
-            conn.execute(
-                "UPDATE wt_tables t SET entry = w.entry FROM unnest(%s::text[], %s::bytea[]) AS w(table_id, entry), "
-                f"(SELECT table_id FROM wt_tables WHERE table_id = ANY(%s) AND owner = %s {_IN_ORDER}) AS m "
-                "WHERE t.table_id = w.table_id AND t.table_id = m.table_id",
-                (ids, [entries[t] for t in ids], ids, self.node_id))
-
-    def set_bots(self, table_id: str, bots: bytes | None) -> None:
-        """The server-run bots of a table this node owns (msgpack), for its adopter."""
-        with self.connection() as conn:
-            conn.execute("UPDATE wt_tables SET bots = %s WHERE table_id = %s AND owner = %s",
-                         (bots, table_id, self.node_id))
-
-    def bots_of(self, table_id: str) -> bytes | None:
-        with self.connection() as conn:
-            row = conn.execute("SELECT bots FROM wt_tables WHERE table_id = %s", (table_id,)).fetchone()
-        return bytes(row[0]) if row and row[0] is not None else None
-
-    def lobby(self, max_age: float) -> list[LobbyRow]:
-        """Every table with a lobby entry that is unfinished (a dead node's too, until it is
-        adopted) or finished and still held by a live node, with its owner, the owner's
-        URL if the owner is alive (heartbeat younger than ``max_age``), and its entry."""
-        with self.connection() as conn:
-            rows = conn.execute(
-                "SELECT t.table_id, t.game, t.owner, n.url, t.entry FROM wt_tables t "
-                "LEFT JOIN wt_nodes n ON n.node_id = t.owner AND n.alive "
-                "AND n.heartbeat > clock_timestamp() - %s::interval "
-                "WHERE t.entry IS NOT NULL AND (NOT t.finished OR n.url IS NOT NULL) "
-                "ORDER BY t.created, t.table_id",
-                (f"{max_age} seconds",)).fetchall()
-        return [LobbyRow(t, g, o, u, bytes(e) if e is not None else None) for t, g, o, u, e in rows]
-
-
 # ---------------------------------------------------------------- the writer
-
-# A first attempt at a group: one statement, committed on its own (autocommit). Its WITH
-# parts run once each whatever reads them; FOR UPDATE holds the rows of the tables until
-# the end, so an adoption waits for it (or it for the adoption, and then finds the epoch
-# changed).
-_GROUP_STATEMENT = """
-WITH held AS (
-    SELECT t.table_id FROM wt_tables t
-    JOIN unnest(%(ids)s::text[], %(epochs)s::int8[]) AS w(table_id, epoch)
-      ON w.table_id = t.table_id AND w.epoch = t.epoch
-    WHERE t.owner = %(me)s AND t.lease_until > clock_timestamp()
-    ORDER BY t.table_id FOR UPDATE OF t),
-written AS (
-    INSERT INTO wt_records (table_id, n, data)
-    SELECT r.table_id, r.n, r.data FROM unnest(%(t)s::text[], %(n)s::int8[], %(d)s::bytea[]) AS r(table_id, n, data)
-    WHERE r.table_id IN (SELECT table_id FROM held)),
-finished AS (
-    """ + _MARK_FINISHED + """ AND t.table_id IN (SELECT table_id FROM held))
-SELECT table_id FROM held
-"""
 
 
 @attrs.define(eq=False)
@@ -715,7 +349,7 @@ class PgWriter:
                         for row in rows:
                             copy.write_row(row)
             if finish:
-                conn.execute(_MARK_FINISHED, {"finish": finish, "ended": ended})
+                conn.execute(MARK_FINISHED, {"finish": finish, "ended": ended})
         return _Outcome(written, fenced, 0.0)
 
     def _write_at_once(self, conn, by_table: dict) -> _Outcome:
@@ -740,7 +374,7 @@ class PgWriter:
             if how is not None:
                 finish.append(t)
                 ended.append(how)
-        ok = {r[0] for r in conn.execute(_GROUP_STATEMENT, {
+        ok = {r[0] for r in conn.execute(GROUP_STATEMENT, {
             "ids": ids, "epochs": epochs, "me": self.store.node_id, "t": tids, "n": ns, "d": datas,
             "finish": finish, "ended": ended}).fetchall()}
         written = {t: 0 for t in ok}
@@ -870,3 +504,16 @@ def first_line(e: BaseException) -> str:
 def _is_a_store(store: PgStore, writer: PgWriter, log: PgLog) -> tuple[Store, LogSink[PgLog], TableLog]:
     """(For mypy: PgStore, PgWriter and PgLog satisfy server/interfaces.py.)"""
     return store, writer, log
+
+
+# PgStore, NodeRow and LobbyRow moved to server/store_calls.py, which imports this module;
+# their callers (server/app.py, cli/offline.py, the tests, bench/) still import them from
+# here: imported when first asked for, so there is no import cycle.
+_CALLS_NAMES = frozenset({"PgStore", "NodeRow", "LobbyRow"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _CALLS_NAMES:
+        from . import store_calls
+        return getattr(store_calls, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

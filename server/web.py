@@ -1,6 +1,6 @@
 """The browser client's files, served by `wildtable serve` on its own port.
 
-wire.py hands every plain HTTP request (one without ``Upgrade: websocket``) to a handler;
+listener.py hands every plain HTTP request (one without ``Upgrade: websocket``) to a handler;
 ``WebFiles`` is that handler. The files are the package data of ``wildtable.web`` (the
 repository's ``web/`` folder), read once when the server starts and kept in memory (a few
 tens of kB). A path is looked up in that fixed table, never joined to a directory, so no
@@ -70,7 +70,7 @@ SECURITY_HEADERS = {
 
 
 class WebFiles:
-    """The HTTP handler for wire.serve: ``(Request) -> Response | None``."""
+    """The HTTP handler for listener.serve: ``(Request) -> Response | None``."""
 
     def __init__(self, root: Traversable | None = None, replays: Replays | None = None, health=None):
         root = root if root is not None else resources.files(PACKAGE)
@@ -113,7 +113,7 @@ class WebFiles:
 
     async def __call__(self, request: Request) -> Response | None:
         if _looks_like_websocket(request):
-            return None         # a broken WebSocket handshake: wire.py says what is wrong with it
+            return None         # a broken WebSocket handshake: listener.py says what is wrong with it
         path, _, query = request.path.split("#", 1)[0].partition("?")
         if request.method not in ("GET", "HEAD"):
             return _answer(405, "Method Not Allowed", b"only GET and HEAD are served here\n",

@@ -119,5 +119,5 @@ class RealWorld:
         return await trio.to_thread.run_sync(fn, *args)
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
-        from . import wire
-        await wire.serve(handler, host, port, limits=limits, http=http, task_status=task_status)
+        from . import listener
+        await listener.serve(handler, host, port, limits=limits, http=http, task_status=task_status)
