@@ -21,6 +21,7 @@ import trio
 from wildtable.protocol import messages as m
 
 from . import games, levels
+from .mind import Mind
 from .core import CannotConnect, ClientCore, Notice, NotConnected, user_words
 from .net import connect
 
@@ -41,14 +42,11 @@ class Bot:
                  rng: random.Random | None = None, verbose: bool = True, level: str | None = None,
                  seat_book=None, dial=None):
         self.url, self.table, self.name, self.seat = url, table, name, seat
-        self.delay = delay              # a fixed reaction time (--delay); None: the level's pace
-        self.level = levels.level_of(level)
-        self.pace: levels.Pace | None = None    # the level's pace in this game, once seated
-        self.waits: list[float] = []    # every reaction time this bot chose, in order
-        self._memo: dict = {}           # what the game module's bot_watch keeps (Run Wild: when Go! came)
+        # every decision (memory, reaction times, the play) is the Mind's (mind.py), shared
+        # with the offline arena
+        self.mind = Mind(level, rng=rng, delay=delay)
         self.report = report or (lambda text: None)
         self.verbose = verbose          # also report the seat taken and the final scores
-        self.rng = rng or random.Random()
         # seat_book, dial: the server's bots (server/botseats.py)
         self.core = ClientCore(url, name, self._on_notice, seat_book=seat_book, dial=dial)
         self._changed = trio.Event()
@@ -61,9 +59,7 @@ class Bot:
 
     def _on_notice(self, n: Notice) -> None:
         if n.kind in ("table", "over"):
-            watch = getattr(self.core.plugin, "bot_watch", None)
-            if watch is not None and self.core.mirror.view:
-                watch(self.core.mirror.view, trio.current_time(), self._memo)
+            self.mind.watch(self.core.plugin, self.core.mirror.view, trio.current_time())
             self._changed.set()
         elif n.kind in ("accepted", "rejected"):
             iid = n.data[0]
@@ -99,7 +95,7 @@ class Bot:
                 else:
                     self.seat, self._seated = reply.seat, True
                     plugin = games.plugin_for(reply.game)
-                    self.pace = getattr(plugin, "BOT_PACE", levels.TURN_BASED)[self.level.name]
+                    self.mind.seated(plugin)
                     if self.verbose:
                         self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
                     task_status.started(reply.seat)
@@ -114,24 +110,20 @@ class Bot:
                         f"{games.winners_text(over.winners, ctx) if over.winners else 'nobody wins'}")
         return over
 
+    # the Mind's, under the names the bot always had (tests, bench/bots_pace.py)
+    level = property(lambda self: self.mind.level)
+    pace = property(lambda self: self.mind.pace)
+    delay = property(lambda self: self.mind.delay)
+    rng = property(lambda self: self.mind.rng)
+    waits = property(lambda self: self.mind.waits)
+
     def reaction_time(self) -> float:
         """How long to wait before the next action: the level's pace, or around --delay."""
-        wait = (levels.fixed_time(self.delay, self.rng) if self.delay is not None
-                else levels.reaction_time(self.pace or levels.TURN_BASED[self.level.name], self.rng))
-        self.waits.append(wait)
-        del self.waits[:-1000]
-        return wait
+        return self.mind.reaction_time()
 
     def choose(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
-        """The action to send now: the game's candidates (best first) not refused since the
-        table last changed, less those the game holds back now, picked at the bot's level."""
-        actions = [a for a in plugin.candidates(view) if plugin.action_key(a) not in refused]
-        hold = getattr(plugin, "bot_hold", None)
-        if hold is not None:
-            # a fixed --delay scales the game's holds (they are set for the level's median pace)
-            scale = 1.0 if self.delay is None or self.pace is None else self.delay / self.pace.median
-            actions = hold(actions, view, self.level.name, trio.current_time(), self._memo, scale)
-        return levels.pick(actions, self.level, self.rng, getattr(plugin, "bot_miss", None))
+        """The action to send now (Mind.choose at the Trio clock)."""
+        return self.mind.choose(plugin, view, trio.current_time(), refused)
 
     async def _play(self, plugin) -> None:
         core = self.core

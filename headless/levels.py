@@ -8,7 +8,8 @@ Three levels, ``easy``, ``normal`` (the default) and ``hard``. Each differs in:
   ``t = floor + (median - floor) * exp(sigma * Z)``, Z standard normal, capped at ``cap``.
   Each game's client module says its paces (``BOT_PACE``): Run Wild, where nobody waits
   for a turn, uses ``REAL_TIME``; the turn-based games ``TURN_BASED``.
-- **strategy**: a game's ``candidates`` come best first; a bot overlooks each play it
+- **strategy**: a game's ``candidates`` come best first (plays that score alike in an
+  order drawn from the bot's own generator, never by seat); a bot overlooks each play it
   could make with the chance ``miss`` (easy misses many, normal a few, hard none: it
   plays the best it finds), as a person who did not see it. A game may say that some
   plays are harder to see (``bot_miss``): in Run Wild, taking or swapping a card of a

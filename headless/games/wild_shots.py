@@ -21,6 +21,7 @@ and leads low cards.
 
 from __future__ import annotations
 
+import random
 import re
 
 
@@ -29,7 +30,7 @@ from wildtable.protocol.games.wild_shots import N_CARDS
 
 from ..levels import TURN_BASED
 from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
-from . import (CommandError, Ctx, command_of, compact, first, seat_values,
+from . import (CommandError, Ctx, best_first, command_of, compact, first, seat_values,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "wild-shots"
@@ -487,12 +488,13 @@ def _scores(view: dict) -> dict[int, float]:
     return out
 
 
-def candidates(view: dict) -> list[dict]:
-    """The cards it may play now, best first ([] when it is not this seat's turn)."""
+def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """The cards it may play now, best first ([] when it is not this seat's turn); cards
+    that score alike in an order drawn from ``rng``."""
     if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
         return []
     scores = _scores(view)
-    order = sorted(scores, key=lambda c: (scores[c], value(c), c))
+    order = best_first(scores, lambda c: (scores[c], value(c)), rng)
     return [{"kind": "play", "card": c} for c in order]
 
 
