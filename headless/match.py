@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from typing import Any
+from typing import Any, Callable
 
 import attrs
 
@@ -59,10 +59,12 @@ def _wire(view: dict) -> dict:
 
 
 def play_match(game_name: str, levels: tuple[str, ...], deal_seed: int, bot_seed: int,
-               settings: dict | None = None) -> Played:
+               settings: dict | None = None,
+               observe: Callable[[Any, int, dict, Mind], None] | None = None) -> Played:
     """Play one game: seat i is a bot at ``levels[i]``. ``deal_seed`` draws every shuffle
     (the same seed deals the same cards whoever sits where: the arena's --rotate);
-    ``bot_seed`` seeds each bot's own generator."""
+    ``bot_seed`` seeds each bot's own generator. ``observe(state, seat, view, mind)`` is
+    called before each decision (tests: what a bot knows against the true state)."""
     game = find_game(game_name)
     plugin = games.plugin_for(game_name)
     n = len(levels)
@@ -152,6 +154,8 @@ def play_match(game_name: str, levels: tuple[str, ...], deal_seed: int, bot_seed
             continue
         now = wake[s]
         mind = minds[s]
+        if observe is not None:
+            observe(state, s, view_of(s), mind)
         t0 = time.perf_counter()
         choice = mind.choose(plugin, view_of(s), now, refused[s])
         took = (time.perf_counter() - t0) * 1000
