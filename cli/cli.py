@@ -1,4 +1,4 @@
-"""The `wildtable` command: serve, create, play, bots, selfplay, replay, export."""
+"""The `wildtable` command: serve, create, play, bots, selfplay, arena, replay, export."""
 
 from __future__ import annotations
 
@@ -140,6 +140,26 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
 
+    ar = sub.add_parser("arena", help="play whole games between bots offline and show who wins, with 95%% intervals",
+                        description="Whole games between bots, offline: the real engine and the real bots, each "
+                        "fed only its own seat's view (Run Wild in simulated time at each level's reaction times). "
+                        "Prints each seat's and each level's share of the wins (Go Fish Wildcard: of the asks "
+                        "received too) with 95%% confidence intervals, and how long the bots took per move.")
+    ar.add_argument("game", help="the game: " + ", ".join(_games()))
+    ar.add_argument("--seats", required=True, metavar="L,L,L,L",
+                    help="a bot level per seat, comma-separated (easy, normal, hard), e.g. hard,hard,hard,hard")
+    ar.add_argument("--rotate", action="store_true", help="play every deal once per rotation of the seats "
+                    "(duplicate format: the luck of the deal cancels); --games must be a multiple of the seats")
+    ar.add_argument("--games", type=int, required=True, help="how many games")
+    ar.add_argument("--seed", type=int, default=None, help="the seed of every deal and every bot (the same seed, "
+                    "the same games whatever --workers; default: a random one, printed)")
+    ar.add_argument("--workers", type=int, default=1, help="processes playing games at once (default 1)")
+    ar.add_argument("--json", default=None, metavar="OUT", help="also write the figures as JSON to this file")
+    ar.add_argument("--logs", default=None, metavar="DIR",
+                    help="write each game's log to DIR (game-000001.wlog...; replay reads them)")
+    ar.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
+
     r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
                        "without them, the interactive viewer",
                        epilog="Exit status: 0 the log read to its end (or to --upto), a torn tail left out "
@@ -224,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "selfplay":
         from wildtable.offline import selfplay_main
         return selfplay_main(args)
+    if args.command == "arena":
+        from wildtable.arena import arena_main
+        return arena_main(args)
     if args.command == "replay":
         from wildtable.offline import replay_main
         return replay_main(args)
