@@ -119,16 +119,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "commands on stdin, one line per event on stdout")
     pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds "
                     "(a fixed one instead of the level's)")
-    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default) "
-                    "or hard: how quickly they react and how well they play")
+    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default), "
+                    "hard or expert (a search, in the turn-based games): how quickly they react and how well they play")
 
     bt = sub.add_parser("bots", help="seat bots at a table on a server")
     bt.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
     bt.add_argument("--table", required=True, help="the table to join")
     bt.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
     bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the level's)")
-    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default) or hard: how "
-                    "quickly the bots react and how well they play")
+    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default), hard or expert "
+                    "(a search, in Wild Shots; elsewhere as hard): how quickly the bots react and how well they play")
     bt.add_argument("--name", default="bot", help="name prefix (default bot)")
 
     sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")
@@ -147,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "received too) with 95%% confidence intervals, and how long the bots took per move.")
     ar.add_argument("game", help="the game: " + ", ".join(_games()))
     ar.add_argument("--seats", required=True, metavar="L,L,L,L",
-                    help="a bot level per seat, comma-separated (easy, normal, hard), e.g. hard,hard,hard,hard")
+                    help="a bot level per seat, comma-separated (easy, normal, hard, expert), e.g. "
+                    "expert,hard,hard,hard")
     ar.add_argument("--rotate", action="store_true", help="play every deal once per rotation of the seats "
                     "(duplicate format: the luck of the deal cancels); --games must be a multiple of the seats")
     ar.add_argument("--games", type=int, required=True, help="how many games")

@@ -1,7 +1,7 @@
 """Bots are clients: the same connection code (ClientCore), a strategy instead of a
 keyboard, and a reaction time like a person's so that humans at the table can keep up.
 
-``wildtable bots URL --table ID --count N [--level easy|normal|hard]`` seats N bots at
+``wildtable bots URL --table ID --count N [--level easy|normal|hard|expert]`` seats N bots at
 a table and plays until the game is over. The strategy is the game's client module
 (``candidates(view)``, best first); an action the server refused is not tried again
 until the table changes. The level (levels.py) sets the reaction times and how often a
@@ -11,6 +11,8 @@ Draw-3 in a round's first seconds, ``bot_hold``).
 
 from __future__ import annotations
 
+import copy
+import functools
 import random
 import sys
 from typing import Callable
@@ -125,6 +127,16 @@ class Bot:
         """The action to send now (Mind.choose at the Trio clock)."""
         return self.mind.choose(plugin, view, trio.current_time(), refused)
 
+    async def decide(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
+        """``choose``, with an expert's search in a worker thread so that the event loop
+        (a player's keys, the other bots, the connection) runs on while it thinks; it
+        decides on a copy of its memory, which the loop keeps updating."""
+        if not self.mind.searches:
+            return self.choose(plugin, view, refused)
+        memo = copy.deepcopy(self.mind.memo)
+        return await trio.to_thread.run_sync(
+            functools.partial(self.mind.choose, plugin, view, trio.current_time(), frozenset(refused), memo))
+
     async def _play(self, plugin) -> None:
         core = self.core
         while core.mirror.over is None:
@@ -143,7 +155,7 @@ class Bot:
             if self._refused[0] != seq:
                 self._refused = (seq, set())
             refused = self._refused[1]
-            action = self.choose(plugin, view, refused)
+            action = await self.decide(plugin, view, refused)
             if action is None:
                 continue
             answered = trio.Event()

@@ -37,7 +37,7 @@ from typing import Callable, Sequence
 
 import attrs
 
-LEVELS = ("easy", "normal", "hard")
+LEVELS = ("easy", "normal", "hard", "expert")
 DEFAULT_LEVEL = "normal"
 
 
@@ -63,6 +63,8 @@ LEVEL = {
     "easy": Level("easy", 0.40, 1.0),
     "normal": Level("normal", 0.20, 0.95),
     "hard": Level("hard", 0.0, 0.0),
+    # the turn-based games' search (a game's expert_candidates; mind.py); elsewhere as hard
+    "expert": Level("expert", 0.0, 0.0),
 }
 
 #: Run Wild: a person sees what to play and types it (``meld B6 G6 W``) in a few seconds.
@@ -70,6 +72,7 @@ REAL_TIME = {
     "easy": Pace(2.5, 5.0, 15.0),
     "normal": Pace(2.0, 3.5, 10.0),
     "hard": Pace(1.2, 2.2, 6.0),
+    "expert": Pace(1.2, 2.2, 6.0),      # Run Wild has no expert search: it plays as hard
 }
 
 #: The turn-based games: a person looks at the trick and chooses a card.
@@ -77,6 +80,7 @@ TURN_BASED = {
     "easy": Pace(1.5, 3.0, 8.0),
     "normal": Pace(1.0, 2.0, 6.0),
     "hard": Pace(0.6, 1.2, 4.0),
+    "expert": Pace(0.6, 1.2, 4.0),
 }
 
 
@@ -84,7 +88,7 @@ def level_problem(name: str | None) -> str | None:
     """Why ``name`` is not a bot level (a sentence), or None (None stands for the default)."""
     if name is None or name in LEVELS:
         return None
-    return f"there is no bot level {str(name)[:40]!r}; choose easy, normal (the default) or hard"
+    return f"there is no bot level {str(name)[:40]!r}; choose easy, normal (the default), hard or expert"
 
 
 def level_of(name: str | None) -> Level:

@@ -16,7 +16,9 @@ from . import levels
 
 
 class Mind:
-    """One bot's level, pace, generator and memory of what its seat has seen."""
+    """One bot's level, pace, generator and memory of what its seat has seen. At level
+    ``expert`` a game's ``expert_candidates`` (a search: CPU-bound, run it off the event
+    loop) ranks the plays; a game without one plays as ``hard``."""
 
     def __init__(self, level: str | None = None, *, rng: random.Random | None = None,
                  delay: float | None = None):
@@ -46,15 +48,24 @@ class Mind:
         del self.waits[:-1000]
         return wait
 
+    @property
+    def searches(self) -> bool:
+        """Whether this bot's decisions are a search, to be run off the event loop."""
+        return self.level.name == "expert"
+
     def choose(self, plugin: ModuleType, view: dict, now: float,
-               refused: set | frozenset = frozenset()) -> dict | None:
-        """The action to send now: the game's candidates (best first, ties drawn from this
+               refused: set | frozenset = frozenset(), memo: dict | None = None) -> dict | None:
+        """The action to send now: the game's candidates (expert: its expert_candidates) (best first, ties drawn from this
         bot's generator) not refused since the table last changed, less those the game holds
-        back now, picked at the bot's level."""
-        actions = [a for a in plugin.candidates(view, self.rng, self.memo) if plugin.action_key(a) not in refused]
+        back now, picked at the bot's level. ``memo``: a copy of the memory to decide by
+        (a search in a worker thread must not read what the event loop is updating)."""
+        memo = self.memo if memo is None else memo
+        search = getattr(plugin, "expert_candidates", None) if self.level.name == "expert" else None
+        ranked = (search or plugin.candidates)(view, self.rng, memo)
+        actions = [a for a in ranked if plugin.action_key(a) not in refused]
         hold = getattr(plugin, "bot_hold", None)
         if hold is not None:
             # a fixed --delay scales the game's holds (they are set for the level's median pace)
             scale = 1.0 if self.delay is None or self.pace is None else self.delay / self.pace.median
-            actions = hold(actions, view, self.level.name, now, self.memo, scale)
+            actions = hold(actions, view, self.level.name, now, memo, scale)
         return levels.pick(actions, self.level, self.rng, getattr(plugin, "bot_miss", None))

@@ -38,7 +38,7 @@ BOT_PACE = REAL_TIME    # bots' reaction times per level (levels.py): a person's
 #: Per level: no Draw-3 in the first seconds after Go!, nor this soon after any Draw-3
 #: (seconds; a fixed --bot-delay scales them by delay / the level's median). A Draw-3 that
 #: is a bot's last card (it ends the round, nobody draws) is never held.
-DRAW3_HOLD = {"easy": (45.0, 20.0), "normal": (30.0, 15.0), "hard": (15.0, 8.0)}
+DRAW3_HOLD = {"easy": (45.0, 20.0), "normal": (30.0, 15.0), "hard": (15.0, 8.0), "expert": (15.0, 8.0)}
 
 COMMANDS = {
     "ready": "ready  - you are ready; the round starts (Go!) when everyone is",

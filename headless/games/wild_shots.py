@@ -463,12 +463,17 @@ def bot_watch(view: dict, now: float, memo: dict) -> None:
     of another seat's, nor of the server's state."""
     rnd = view.get("round")
     if memo.get("ws_round") != rnd:
-        memo.update(ws_round=rnd, ws_played=set())
+        memo.update(ws_round=rnd, ws_played=set(), ws_void=set())
     played = memo["ws_played"]
     last = view.get("last_trick")
-    if last and last.get("round") == rnd:
-        played.update(x["card"] for x in last.get("cards") or ())
-    played.update(x["card"] for x in view.get("trick") or ())
+    shown = [last.get("cards") or []] if last and last.get("round") == rnd else []
+    shown.append(view.get("trick") or [])
+    for cards in shown:
+        played.update(x["card"] for x in cards)
+        # a player who did not follow the led suit holds none of it (rulebook "Follow Suit")
+        if cards:
+            led = suit(cards[0]["card"])
+            memo["ws_void"].update((x["seat"], led) for x in cards[1:] if suit(x["card"]) != led)
 
 
 def unseen(view: dict, memo: dict | None = None) -> list[int]:
@@ -521,6 +526,15 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
     scores = _scores(view, memo)
     order = best_first(scores, lambda c: (scores[c], value(c)), rng)
     return [{"kind": "play", "card": c} for c in order]
+
+
+def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """The ``expert`` level's cards, best first: a search over worlds sampled from this
+    seat's view and memory (wild_shots_expert.py; about 240 playouts, CPU-bound)."""
+    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+        return []
+    from .wild_shots_expert import expert_candidates as search
+    return search(view, memo, rng or random.Random(), unseen(view, memo))
 
 
 def choose(view: dict) -> dict | None:
