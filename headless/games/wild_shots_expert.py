@@ -146,8 +146,10 @@ def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, 
 
 
 def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
-                      playouts: int = PLAYOUTS) -> list[dict]:
-    """The cards this seat may play, best first by their mean over sampled worlds."""
+                      playouts: int | None = None) -> list[dict]:
+    """The cards this seat may play, best first by their mean over sampled worlds
+    (``playouts`` in all, default PLAYOUTS)."""
+    playouts = PLAYOUTS if playouts is None else playouts
     seat = view["seat"]
     playable = list(view.get("playable") or ())
     if len(playable) <= 1:

@@ -58,7 +58,7 @@ async def test_an_experts_search_runs_in_a_worker_thread_while_the_loop_runs(mon
     seen: list = []
     real = wx.expert_candidates
 
-    def search(view, memo, rng, unknown, playouts=wx.PLAYOUTS):
+    def search(view, memo, rng, unknown, playouts=None):
         seen.append(threading.current_thread())
         searching.set()
         assert release.wait(10), "the event loop never answered while the search ran"
