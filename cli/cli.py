@@ -1,4 +1,4 @@
-"""The `wildtable` command: serve, create, play, bots, selfplay, replay, export."""
+"""The `wildtable` command: serve, create, play, bots, selfplay, arena, replay, export."""
 
 from __future__ import annotations
 
@@ -125,16 +125,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "commands on stdin, one line per event on stdout")
     pl.add_argument("--bot-delay", type=float, default=None, help="bots' reaction delay in seconds "
                     "(a fixed one instead of the level's)")
-    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default) "
-                    "or hard: how quickly they react and how well they play")
+    pl.add_argument("--level", default=None, metavar="LEVEL", help="the bots' level: easy, normal (the default), "
+                    "hard or expert (a search, in the turn-based games): how quickly they react and how well they play")
 
     bt = sub.add_parser("bots", help="seat bots at a table on a server")
     bt.add_argument("url", help="server address, e.g. ws://127.0.0.1:8765")
     bt.add_argument("--table", required=True, help="the table to join")
     bt.add_argument("--count", type=int, default=1, help="how many bots (default 1)")
     bt.add_argument("--delay", type=float, default=None, help="reaction delay in seconds (default: the level's)")
-    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default) or hard: how "
-                    "quickly the bots react and how well they play")
+    bt.add_argument("--level", default=None, metavar="LEVEL", help="easy, normal (the default), hard or expert "
+                    "(a search, in Wild Shots; elsewhere as hard): how quickly the bots react and how well they play")
     bt.add_argument("--name", default="bot", help="name prefix (default bot)")
 
     sp = sub.add_parser("selfplay", help="play a whole game offline between random players and write its log")
@@ -144,6 +144,27 @@ def build_parser() -> argparse.ArgumentParser:
                     help="seed for players and shuffles (repeatable runs; default: a random one, printed)")
     sp.add_argument("--log", default=None, help="write the action log to this file")
     sp.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                    help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
+
+    ar = sub.add_parser("arena", help="play whole games between bots offline and show who wins, with 95%% intervals",
+                        description="Whole games between bots, offline: the real engine and the real bots, each "
+                        "fed only its own seat's view (Run Wild in simulated time at each level's reaction times). "
+                        "Prints each seat's and each level's share of the wins (Go Fish Wildcard: of the asks "
+                        "received too) with 95%% confidence intervals, and how long the bots took per move.")
+    ar.add_argument("game", help="the game: " + ", ".join(_games()))
+    ar.add_argument("--seats", required=True, metavar="L,L,L,L",
+                    help="a bot level per seat, comma-separated (easy, normal, hard, expert), e.g. "
+                    "expert,hard,hard,hard")
+    ar.add_argument("--rotate", action="store_true", help="play every deal once per rotation of the seats "
+                    "(duplicate format: the luck of the deal cancels); --games must be a multiple of the seats")
+    ar.add_argument("--games", type=int, required=True, help="how many games")
+    ar.add_argument("--seed", type=int, default=None, help="the seed of every deal and every bot (the same seed, "
+                    "the same games whatever --workers; default: a random one, printed)")
+    ar.add_argument("--workers", type=int, default=1, help="processes playing games at once (default 1)")
+    ar.add_argument("--json", default=None, metavar="OUT", help="also write the figures as JSON to this file")
+    ar.add_argument("--logs", default=None, metavar="DIR",
+                    help="write each game's log to DIR (game-000001.wlog...; replay reads them)")
+    ar.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                     help="a table setting, e.g. --set rounds=2 (value parsed as JSON when it can be)")
 
     r = sub.add_parser("replay", help="replay an action log: --verify checks it, --json prints the final state; "
@@ -230,6 +251,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "selfplay":
         from wildtable.offline import selfplay_main
         return selfplay_main(args)
+    if args.command == "arena":
+        from wildtable.arena import arena_main
+        return arena_main(args)
     if args.command == "replay":
         from wildtable.offline import replay_main
         return replay_main(args)

@@ -10,6 +10,9 @@ The server runs its bots from here and replays logs with the timeline; client/ d
     reasons.py        why a connection failed, in words;  words.py: shared text helpers
     games/            one module per game: commands, completion, text table, events, bot
     bots.py           bots: a ClientCore driven by a game module's strategy
+    mind.py           a bot's decisions without I/O (memory, waits, plays), shared by bots and arena
+    match.py          one whole game between bots offline, in simulated time (the arena, tests)
+    tally.py          means and confidence intervals for the arena's figures
     levels.py         bot levels: reaction times and how well a bot plays
     seats.py          seat tokens kept between runs
     timeline.py       a log stepped through, record by record, as any seat (replay viewers)

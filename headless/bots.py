@@ -1,7 +1,7 @@
 """Bots are clients: the same connection code (ClientCore), a strategy instead of a
 keyboard, and a reaction time like a person's so that humans at the table can keep up.
 
-``wildtable bots URL --table ID --count N [--level easy|normal|hard]`` seats N bots at
+``wildtable bots URL --table ID --count N [--level easy|normal|hard|expert]`` seats N bots at
 a table and plays until the game is over. The strategy is the game's client module
 (``candidates(view)``, best first); an action the server refused is not tried again
 until the table changes. The level (levels.py) sets the reaction times and how often a
@@ -11,6 +11,8 @@ Draw-3 in a round's first seconds, ``bot_hold``).
 
 from __future__ import annotations
 
+import copy
+import functools
 import random
 import sys
 from typing import Callable
@@ -22,6 +24,7 @@ from wildtable.protocol import messages as m
 
 from . import games, levels, notices
 from .core import CannotConnect, ClientCore, NotConnected
+from .mind import Mind
 from .notices import Notice
 from .words import user_words
 from .net import connect
@@ -43,14 +46,11 @@ class Bot:
                  rng: random.Random | None = None, verbose: bool = True, level: str | None = None,
                  seat_book=None, dial=None):
         self.url, self.table, self.name, self.seat = url, table, name, seat
-        self.delay = delay              # a fixed reaction time (--delay); None: the level's pace
-        self.level = levels.level_of(level)
-        self.pace: levels.Pace | None = None    # the level's pace in this game, once seated
-        self.waits: list[float] = []    # every reaction time this bot chose, in order
-        self._memo: dict = {}           # what the game module's bot_watch keeps (Run Wild: when Go! came)
+        # every decision (memory, reaction times, the play) is the Mind's (mind.py), shared
+        # with the offline arena
+        self.mind = Mind(level, rng=rng, delay=delay)
         self.report = report or (lambda text: None)
         self.verbose = verbose          # also report the seat taken and the final scores
-        self.rng = rng or random.Random()
         # seat_book, dial: the server's bots (server/botseats.py)
         self.core = ClientCore(url, name, self._on_notice, seat_book=seat_book, dial=dial)
         self._changed = trio.Event()
@@ -63,9 +63,7 @@ class Bot:
 
     def _on_notice(self, n: Notice) -> None:
         if isinstance(n, (notices.TableChanged, notices.GameOver)):
-            watch = getattr(self.core.plugin, "bot_watch", None)
-            if watch is not None and self.core.mirror.view:
-                watch(self.core.mirror.view, trio.current_time(), self._memo)
+            self.mind.watch(self.core.plugin, self.core.mirror.view, trio.current_time())
             self._changed.set()
         elif isinstance(n, (notices.IntentAccepted, notices.IntentRejected)) and n.intent is not None:
             if isinstance(n, notices.IntentRejected) and n.code != "connection_lost":
@@ -100,7 +98,7 @@ class Bot:
                 else:
                     self.seat, self._seated = reply.seat, True
                     plugin = games.plugin_for(reply.game)
-                    self.pace = getattr(plugin, "BOT_PACE", levels.TURN_BASED)[self.level.name]
+                    self.mind.seated(plugin)
                     if self.verbose:
                         self.report(f"{self.name}: seat {reply.seat} at table {self.table}")
                     task_status.started(reply.seat)
@@ -115,24 +113,30 @@ class Bot:
                         f"{games.winners_text(over.winners, ctx) if over.winners else 'nobody wins'}")
         return over
 
+    # the Mind's, under the names the bot always had (tests, bench/bots_pace.py)
+    level = property(lambda self: self.mind.level)
+    pace = property(lambda self: self.mind.pace)
+    delay = property(lambda self: self.mind.delay)
+    rng = property(lambda self: self.mind.rng)
+    waits = property(lambda self: self.mind.waits)
+
     def reaction_time(self) -> float:
         """How long to wait before the next action: the level's pace, or around --delay."""
-        wait = (levels.fixed_time(self.delay, self.rng) if self.delay is not None
-                else levels.reaction_time(self.pace or levels.TURN_BASED[self.level.name], self.rng))
-        self.waits.append(wait)
-        del self.waits[:-1000]
-        return wait
+        return self.mind.reaction_time()
 
     def choose(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
-        """The action to send now: the game's candidates (best first) not refused since the
-        table last changed, less those the game holds back now, picked at the bot's level."""
-        actions = [a for a in plugin.candidates(view) if plugin.action_key(a) not in refused]
-        hold = getattr(plugin, "bot_hold", None)
-        if hold is not None:
-            # a fixed --delay scales the game's holds (they are set for the level's median pace)
-            scale = 1.0 if self.delay is None or self.pace is None else self.delay / self.pace.median
-            actions = hold(actions, view, self.level.name, trio.current_time(), self._memo, scale)
-        return levels.pick(actions, self.level, self.rng, getattr(plugin, "bot_miss", None))
+        """The action to send now (Mind.choose at the Trio clock)."""
+        return self.mind.choose(plugin, view, trio.current_time(), refused)
+
+    async def decide(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
+        """``choose``, with an expert's search in a worker thread so that the event loop
+        (a player's keys, the other bots, the connection) runs on while it thinks; it
+        decides on a copy of its memory, which the loop keeps updating."""
+        if not self.mind.searches:
+            return self.choose(plugin, view, refused)
+        memo = copy.deepcopy(self.mind.memo)
+        return await trio.to_thread.run_sync(
+            functools.partial(self.mind.choose, plugin, view, trio.current_time(), frozenset(refused), memo))
 
     async def _play(self, plugin) -> None:
         core = self.core
@@ -152,7 +156,7 @@ class Bot:
             if self._refused[0] != seq:
                 self._refused = (seq, set())
             refused = self._refused[1]
-            action = self.choose(plugin, view, refused)
+            action = await self.decide(plugin, view, refused)
             if action is None:
                 continue
             answered = trio.Event()

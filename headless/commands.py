@@ -26,7 +26,7 @@ LOBBY_COMMANDS = {
     "join": "join TABLE [SEAT]  - take a seat at a table (the first free one unless you name it)",
     "spectate": "spectate TABLE  - watch a table without playing",
     "leave": "leave  - leave the table; while the game is on, your seat is released for someone else",
-    "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal or hard); the server runs them, so they play on if you leave",
+    "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal, hard or expert); the server runs them, so they play on if you leave",
     "show": "show  - the whole table as text",
     "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',
     "help": "help [COMMAND]  - all commands, or one",

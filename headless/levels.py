@@ -8,7 +8,8 @@ Three levels, ``easy``, ``normal`` (the default) and ``hard``. Each differs in:
   ``t = floor + (median - floor) * exp(sigma * Z)``, Z standard normal, capped at ``cap``.
   Each game's client module says its paces (``BOT_PACE``): Run Wild, where nobody waits
   for a turn, uses ``REAL_TIME``; the turn-based games ``TURN_BASED``.
-- **strategy**: a game's ``candidates`` come best first; a bot overlooks each play it
+- **strategy**: a game's ``candidates`` come best first (plays that score alike in an
+  order drawn from the bot's own generator, never by seat); a bot overlooks each play it
   could make with the chance ``miss`` (easy misses many, normal a few, hard none: it
   plays the best it finds), as a person who did not see it. A game may say that some
   plays are harder to see (``bot_miss``): in Run Wild, taking or swapping a card of a
@@ -36,7 +37,7 @@ from typing import Callable, Sequence
 
 import attrs
 
-LEVELS = ("easy", "normal", "hard")
+LEVELS = ("easy", "normal", "hard", "expert")
 DEFAULT_LEVEL = "normal"
 
 
@@ -62,6 +63,8 @@ LEVEL = {
     "easy": Level("easy", 0.40, 1.0),
     "normal": Level("normal", 0.20, 0.95),
     "hard": Level("hard", 0.0, 0.0),
+    # the turn-based games' search (a game's expert_candidates; mind.py); elsewhere as hard
+    "expert": Level("expert", 0.0, 0.0),
 }
 
 #: Run Wild: a person sees what to play and types it (``meld B6 G6 W``) in a few seconds.
@@ -69,6 +72,7 @@ REAL_TIME = {
     "easy": Pace(2.5, 5.0, 15.0),
     "normal": Pace(2.0, 3.5, 10.0),
     "hard": Pace(1.2, 2.2, 6.0),
+    "expert": Pace(1.2, 2.2, 6.0),      # Run Wild has no expert search: it plays as hard
 }
 
 #: The turn-based games: a person looks at the trick and chooses a card.
@@ -76,6 +80,7 @@ TURN_BASED = {
     "easy": Pace(1.5, 3.0, 8.0),
     "normal": Pace(1.0, 2.0, 6.0),
     "hard": Pace(0.6, 1.2, 4.0),
+    "expert": Pace(0.6, 1.2, 4.0),
 }
 
 
@@ -83,7 +88,7 @@ def level_problem(name: str | None) -> str | None:
     """Why ``name`` is not a bot level (a sentence), or None (None stands for the default)."""
     if name is None or name in LEVELS:
         return None
-    return f"there is no bot level {str(name)[:40]!r}; choose easy, normal (the default) or hard"
+    return f"there is no bot level {str(name)[:40]!r}; choose easy, normal (the default), hard or expert"
 
 
 def level_of(name: str | None) -> Level:

@@ -22,11 +22,16 @@ exposes:
     describe(event, ctx) -> str|None  one line for one public event
     flash(event, ctx) -> str|None     a word to flash on screen ("Draw 3!", "Out!")
     render_snapshot(snapshot, ctx) -> list   the all-seeing state as text (replay viewer)
-    candidates(view) -> list          bots: actions worth trying now, best first (may be [])
+    candidates(view, rng, memo) -> list   bots: actions worth trying now, best first (may be []);
+                                      plays that score alike come in an order drawn from ``rng``
+                                      (the bot's own seeded draw: never seat or list order,
+                                      docs/PLAYING.md "Bot levels"); ``memo`` is what the bot's
+                                      seat has seen (``bot_watch``); both may be None (hints, tests)
     choose(view) -> dict|None         bots: the best action now
     action_key(action) -> str         bots: a stable key (a refused action is not retried at once)
     label_action(action) -> str       an action as the command a player would type (bots, viewer)
-    bot_watch(view, now, memo)        bots, optional: note when the table changed (Run Wild: Go!, Draw-3s)
+    bot_watch(view, now, memo)        bots, optional: note what the seat saw as the table changed
+                                      (Run Wild: Go!, Draw-3s; Wild Shots: each trick as it is shown)
     bot_hold(actions, view, level, now, memo, scale) -> list   bots, optional: ``actions`` less
                                       those held back now (Run Wild: Draw-3s early in a round)
     bot_miss(action, level) -> float  bots, optional: the chance that a bot at this level
@@ -47,9 +52,10 @@ new module plus one line in ``_MODULES``; its coloured screen, one module in cli
 from __future__ import annotations
 
 import json
+import random
 from importlib import import_module
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol, TypeVar
 
 import attrs
 
@@ -105,7 +111,7 @@ class GamePlugin(Protocol):
 class BotStrategy(GamePlugin, Protocol):
     """A game module that bots can play (``has_bot``)."""
 
-    def candidates(self, view: dict) -> list: ...
+    def candidates(self, view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list: ...
     def choose(self, view: dict) -> dict | None: ...
     def action_key(self, action: dict) -> str: ...
     def label_action(self, action: dict) -> str: ...
@@ -135,6 +141,20 @@ def action_key(action: dict) -> str:
     """A stable key of an action map (bots remember refused actions by it); every game
     module exports this one."""
     return json.dumps(action, sort_keys=True)
+
+
+T = TypeVar("T")
+
+
+def best_first(items: Iterable[T], key: Callable[[T], Any], rng: random.Random | None) -> list[T]:
+    """``items`` by ``key``, lowest first; items whose keys tie come in an order drawn from
+    ``rng``, the bot's own seeded generator, so that no seat and no list position is
+    favoured (docs/PLAYING.md "Bot levels"). Without ``rng`` (hints, tests) ties keep
+    their order."""
+    items = list(items)
+    draws = [rng.random() for _ in items] if rng is not None else list(range(len(items)))
+    order = sorted(range(len(items)), key=lambda i: (key(items[i]), draws[i]))
+    return [items[i] for i in order]
 
 
 def first(candidates: list[dict]) -> dict | None:

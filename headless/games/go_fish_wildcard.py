@@ -22,14 +22,14 @@ rules place its sets at the end of its turn (holding them keeps more ranks to as
 
 from __future__ import annotations
 
+import random
 import re
-
 
 from wildtable.protocol.games.go_fish_wildcard import DECK_SIZE, RANKS, SUITS, card_label
 
 from ..levels import TURN_BASED
 from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
-from . import (CommandError, Ctx, command_of, first, unique,
+from . import (CommandError, Ctx, best_first, command_of, first, unique,
                winners_text, with_flags)
 
 NAME = "go-fish-wildcard"
@@ -611,7 +611,10 @@ def _memory(view: dict) -> dict:
     return facts
 
 
-def _ask_scores(view: dict) -> list[tuple[float, dict]]:
+def _ask_scores(view: dict, rng: random.Random | None = None) -> list[tuple[float, dict]]:
+    """Every ask worth making, best first. The same rank asked of two players often
+    scores the same: ``rng`` orders such ties (asking the lowest seat would make the
+    bots favour the later seats: issue 31)."""
     seat = view["seat"]
     hand = list(view.get("hand") or ())
     wild = wild_set(view)
@@ -662,12 +665,13 @@ def _ask_scores(view: dict) -> list[tuple[float, dict]]:
                 fish = share * (2.5 if natural and mine[r] >= 2 else 0.6)
             score = prob * gain + (1 - prob) * fish + 0.01 * p["hand"] + 0.001 * r
             out.append((score, {"kind": "ask", "target": t, "rank": RANKS[r]}))
-    out.sort(key=lambda x: -x[0])
-    return out
+    return best_first(out, lambda x: -x[0], rng)
 
 
-def candidates(view: dict) -> list[dict]:
-    """Actions worth trying now, best first (a bot sends the first one not refused)."""
+def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """Actions worth trying now, best first (a bot sends the first one not refused);
+    ties in an order drawn from ``rng``. (The public ask history in the view is all the
+    memory this bot needs: ``memo`` is unused.)"""
     seat = view.get("seat")
     if seat is None or view.get("turn") != seat or view.get("phase") not in ("play", "last_asks"):
         return []
@@ -679,7 +683,7 @@ def candidates(view: dict) -> list[dict]:
             out.append({"kind": "place", "cards": list(best)})
         out.append({"kind": "end_turn"})
         return out
-    out += [a for _, a in _ask_scores(view)]
+    out += [a for _, a in _ask_scores(view, rng)]
     if step == "again":
         out.append({"kind": "end_turn"})
     if not out:

@@ -24,6 +24,7 @@ otherwise its smallest colour group (one card of it if the group is larger than 
 
 from __future__ import annotations
 
+import random
 import re
 
 
@@ -478,10 +479,12 @@ def _make(col: int, k: int, w: int, g: list[list[int]]) -> dict:
     return {"kind": "play", "cards": g[col][:k] + g[WILD][:w]}
 
 
-def _cheapest(size: int, g: list[list[int]], wild_one: bool, avoid: int | None = None) -> dict | None:
+def _cheapest(size: int, g: list[list[int]], wild_one: bool, avoid: int | None = None,
+              tie: list | None = None) -> dict | None:
     """A set of exactly ``size`` that spends the least: from the colour with the fewest cards
     that reaches it without wilds, else with the fewest wilds; ``avoid`` (the best colour)
-    last."""
+    last; colours alike by ``tie`` (the bot's draw per colour)."""
+    tie = tie or list(range(WILD))
     w = len(g[WILD])
     best = None
     for col in range(WILD):
@@ -492,7 +495,7 @@ def _cheapest(size: int, g: list[list[int]], wild_one: bool, avoid: int | None =
         need = size - k
         if need and (not wild_one or need > min(k, w)):
             continue
-        key = (need, col == avoid, n)
+        key = (need, col == avoid, n, tie[col])
         if best is None or key < best[0]:
             best = (key, col, k, need)
     return None if best is None else _make(best[1], best[2], best[3], g)
@@ -503,18 +506,19 @@ def _max_size(col: int, g: list[list[int]], wild_one: bool) -> int:
     return n + (min(n, len(g[WILD])) if wild_one and n else 0)
 
 
-def _dump(g: list[list[int]], wild_one: bool, top: int | None) -> dict:
-    """The play that gives away the least."""
+def _dump(g: list[list[int]], wild_one: bool, top: int | None, tie: list) -> dict:
+    """The play that gives away the least (colours alike by ``tie``)."""
     colours = [c for c in range(WILD) if g[c]]
     if g[WILD] and (not wild_one or not colours):
         return {"kind": "play", "cards": list(g[WILD])}           # slough every wild
     pool = [c for c in colours if c != top] or colours
-    col = min(pool, key=lambda c: (len(g[c]), c))
+    col = min(pool, key=lambda c: (len(g[c]), tie[c]))
     return {"kind": "play", "cards": g[col][:len(g[col])] if len(g[col]) <= 2 else g[col][:1]}
 
 
-def choose(view: dict) -> dict | None:
-    """The bot's play now, or None when it is not this seat's turn."""
+def choose(view: dict, rng: random.Random | None = None) -> dict | None:
+    """The bot's play now, or None when it is not this seat's turn. Colours that serve
+    alike are told apart by a draw from ``rng`` (the bot's own; without it, colour order)."""
     seat = view.get("seat")
     if seat is None or view.get("phase") != "playing" or view.get("turn") != seat:
         return None
@@ -533,26 +537,27 @@ def choose(view: dict) -> dict | None:
     rest = [players[(seat + i) % n] for i in range(1, n)]
     rest = [p for p in rest if p.get("hand") and not p.get("played")]
     sure = max([need] + [p["hand"] for p in rest])          # nobody after can beat this size
-    top = max(colours, key=lambda c: (_max_size(c, g, wild_one), len(g[c]), -c)) if colours else None
+    tie = [rng.random() for _ in range(WILD)] if rng is not None else list(range(WILD))
+    top = max(colours, key=lambda c: (_max_size(c, g, wild_one), len(g[c]), -tie[c])) if colours else None
     biggest = _max_size(top, g, wild_one) if top is not None else 0
     if biggest < need:
-        return _dump(g, wild_one, top)
+        return _dump(g, wild_one, top, tie)
     if not rest:                                               # last to play: the smallest win
-        return _cheapest(need, g, wild_one, avoid=top)
+        return _cheapest(need, g, wild_one, avoid=top, tie=tie)
     if sure <= biggest:                                        # a win nobody can take away
-        return _cheapest(sure, g, wild_one, avoid=top)
+        return _cheapest(sure, g, wild_one, avoid=top, tie=tie)
     if trick_no >= 3:                                          # worth the most: the largest set
         size = biggest
-        return _cheapest(size, g, wild_one)
+        return _cheapest(size, g, wild_one, tie=tie)
     # Tricks 1 and 2: keep the best colour for trick 3; contest with the second-best.
     second = max((_max_size(c, g, False) for c in colours if c != top), default=0)
     threshold = 3 if len(rest) < 3 else 4
     if second >= max(need, threshold):
-        return _cheapest(second, g, False, avoid=top)
+        return _cheapest(second, g, False, avoid=top, tie=tie)
     # Trick 1 decides the Wild One: worth the best colour when wilds wait in hand.
     if trick_no == 1 and len(g[WILD]) >= 2 and biggest >= max(need, threshold + 1):
-        return _cheapest(biggest, g, wild_one)
-    return _dump(g, wild_one, top)
+        return _cheapest(biggest, g, wild_one, tie=tie)
+    return _dump(g, wild_one, top, tie)
 
 
 def _lowest(view: dict) -> dict | None:
@@ -560,10 +565,12 @@ def _lowest(view: dict) -> dict | None:
     return {"kind": "play", "cards": [min(hand)]} if hand else None
 
 
-def candidates(view: dict) -> list[dict]:
+def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
     """Actions worth trying now, best first: the bot's choice, then the timer's default
-    (the lowest card alone, always legal). Empty when it is not this seat's turn."""
-    first = choose(view)
+    (the lowest card alone, always legal). Empty when it is not this seat's turn. (The
+    view holds all this bot uses: the trick's best set and the hand counts; ``memo`` is
+    unused.)"""
+    first = choose(view, rng)
     if first is None:
         return []
     out = [first]

@@ -19,6 +19,7 @@ none in a round's first seconds, none soon after another one (``DRAW3_HOLD``).
 
 from __future__ import annotations
 
+import random
 import re
 from collections import defaultdict
 
@@ -37,7 +38,7 @@ BOT_PACE = REAL_TIME    # bots' reaction times per level (levels.py): a person's
 #: Per level: no Draw-3 in the first seconds after Go!, nor this soon after any Draw-3
 #: (seconds; a fixed --bot-delay scales them by delay / the level's median). A Draw-3 that
 #: is a bot's last card (it ends the round, nobody draws) is never held.
-DRAW3_HOLD = {"easy": (45.0, 20.0), "normal": (30.0, 15.0), "hard": (15.0, 8.0)}
+DRAW3_HOLD = {"easy": (45.0, 20.0), "normal": (30.0, 15.0), "hard": (15.0, 8.0), "expert": (15.0, 8.0)}
 
 COMMANDS = {
     "ready": "ready  - you are ready; the round starts (Go!) when everyone is",
@@ -634,8 +635,10 @@ def _seat_to_play(view: dict) -> tuple[dict | None, list[dict]]:
     return me, []
 
 
-def candidates(view: dict) -> list[dict]:
-    """Actions worth trying now, best first (a bot sends the first one not refused)."""
+def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """Actions worth trying now, best first (a bot sends the first one not refused). No
+    choice here names a seat; where plays tie, the order of the hand's cards and the
+    table's melds decides (``rng`` and ``memo`` unused: the view holds every meld)."""
     me, early = _seat_to_play(view)
     if me is None:
         return early
@@ -656,8 +659,8 @@ def candidates(view: dict) -> list[dict]:
             if _fits(c, number(c), m, settings):
                 out.append({"kind": "add", "meld": m["id"], "card": c, "value": None})
     rivals = [p for p in players if p["seat"] != seat and p.get("in_round", True)]
-    leader = min(rivals, key=lambda p: p["hand"], default=None)
-    if d3s and leader is not None and leader["hand"] <= 3 and leader["pile"] > 0:
+    # any rival close to going out (a Draw-3 hits every rival alike: no seat is picked)
+    if d3s and any(p["hand"] <= 3 and p["pile"] > 0 for p in rivals):
         out.append({"kind": "draw3", "card": d3s[0]})        # hurt the player closest to going out
     for m in melds:                                          # take a table card that completes a meld
         for k, c in enumerate(m["cards"]):

@@ -10,7 +10,8 @@ Handles (what a player types and sees):
   the table's own (a table may replace the printed-table reconstruction).
 
 The bot plays from its own view only (its hand, the trick, its own tricks, the most
-recent trick). For each card it may play it estimates the chance that the card wins
+recent trick) and its memory of that view: every trick of the round as it was shown
+(``bot_watch``), so a card played is never counted as still out. For each card it may play it estimates the chance that the card wins
 the trick (none if it already loses; else that no later player beats it, following
 suit or, void, with the trump symbol, judged from the unseen cards) times the penalty
 points such a trick would hold, and weighs that against getting rid of the card (its
@@ -21,6 +22,7 @@ and leads low cards.
 
 from __future__ import annotations
 
+import random
 import re
 
 
@@ -29,7 +31,7 @@ from wildtable.protocol.games.wild_shots import N_CARDS
 
 from ..levels import TURN_BASED
 from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
-from . import (CommandError, Ctx, command_of, compact, first, seat_values,
+from . import (CommandError, Ctx, best_first, command_of, compact, first, seat_values,
                winners_line, winners_text, with_flags, you_label)
 
 NAME = "wild-shots"
@@ -454,20 +456,48 @@ def _p_beaten(c: int, led: int, unknown: list[int], held: int, syms: list, trump
     return DUCK * min(1.0, p_follow_beat + p_void_beat)
 
 
-def _scores(view: dict) -> dict[int, float]:
+def bot_watch(view: dict, now: float, memo: dict) -> None:
+    """Called with each view this seat is sent, in order: remember every card played this
+    round, trick after trick, as each is shown (the view keeps only the current and the
+    last trick; a player at the table saw them all). The seat's own views only: nothing
+    of another seat's, nor of the server's state."""
+    rnd = view.get("round")
+    if memo.get("ws_round") != rnd:
+        memo.update(ws_round=rnd, ws_played=set(), ws_void=set())
+    played = memo["ws_played"]
+    last = view.get("last_trick")
+    shown = [last.get("cards") or []] if last and last.get("round") == rnd else []
+    shown.append(view.get("trick") or [])
+    for cards in shown:
+        played.update(x["card"] for x in cards)
+        # a player who did not follow the led suit holds none of it (rulebook "Follow Suit")
+        if cards:
+            led = suit(cards[0]["card"])
+            memo["ws_void"].update((x["seat"], led) for x in cards[1:] if suit(x["card"]) != led)
+
+
+def unseen(view: dict, memo: dict | None = None) -> list[int]:
+    """The cards this seat has not seen this round: neither in its hand, nor in a trick it
+    saw played (``memo``, kept by ``bot_watch``), nor in its own won tricks."""
+    seen = set(view.get("hand") or ()) | {x["card"] for x in view.get("trick") or ()}
+    for t in view.get("own_tricks") or ():
+        seen.update(t)
+    last = view.get("last_trick")
+    if last and last.get("round") == view.get("round"):
+        seen.update(x["card"] for x in last["cards"])
+    if memo and memo.get("ws_round") == view.get("round"):
+        seen |= memo["ws_played"]
+    return [c for c in range(N_CARDS) if c not in seen]
+
+
+def _scores(view: dict, memo: dict | None = None) -> dict[int, float]:
     """Expected cost of each playable card (lower is better)."""
     syms = symbols_of(view)
     hits = view.get("hits") or {}
     trump = view.get("trump")
-    hand = list(view.get("hand") or ())
     trick = [x["card"] for x in view.get("trick") or ()]
     n = len(view.get("players") or ()) or 2
-    seen = set(hand) | set(trick)
-    for t in view.get("own_tricks") or ():
-        seen.update(t)
-    if view.get("last_trick"):
-        seen.update(x["card"] for x in view["last_trick"]["cards"])
-    unknown = [c for c in range(N_CARDS) if c not in seen]
+    unknown = unseen(view, memo)
     avg_pen = sum(hits.get(syms[c], 0) for c in unknown if syms[c]) / len(unknown) if unknown else 0.0
     seat = view.get("seat")
     players = view.get("players") or []
@@ -487,13 +517,24 @@ def _scores(view: dict) -> dict[int, float]:
     return out
 
 
-def candidates(view: dict) -> list[dict]:
-    """The cards it may play now, best first ([] when it is not this seat's turn)."""
+def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """The cards it may play now, best first ([] when it is not this seat's turn); cards
+    that score alike in an order drawn from ``rng``; ``memo`` holds the cards this seat saw
+    played this round (``bot_watch``)."""
     if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
         return []
-    scores = _scores(view)
-    order = sorted(scores, key=lambda c: (scores[c], value(c), c))
+    scores = _scores(view, memo)
+    order = best_first(scores, lambda c: (scores[c], value(c)), rng)
     return [{"kind": "play", "card": c} for c in order]
+
+
+def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """The ``expert`` level's cards, best first: a search over worlds sampled from this
+    seat's view and memory (wild_shots_expert.py; about 240 playouts, CPU-bound)."""
+    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+        return []
+    from .wild_shots_expert import expert_candidates as search
+    return search(view, memo, rng or random.Random(), unseen(view, memo))
 
 
 def choose(view: dict) -> dict | None:

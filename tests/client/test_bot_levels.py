@@ -42,12 +42,14 @@ DOCUMENTED = {
     ("turn-based", "easy"): (1.5, 3.0, 8.0),
     ("turn-based", "normal"): (1.0, 2.0, 6.0),
     ("turn-based", "hard"): (0.6, 1.2, 4.0),
+    ("run-wild", "expert"): (1.2, 2.2, 6.0),
+    ("turn-based", "expert"): (0.6, 1.2, 4.0),
 }
 
 
 # ------------------------------------------------------------------ parsing
 
-@pytest.mark.parametrize("level", ["easy", "normal", "hard"])
+@pytest.mark.parametrize("level", ["easy", "normal", "hard", "expert"])
 def test_each_level_parses_on_play_and_bots(level):
     args = build_parser().parse_args(["play", "--bots", "3", "--level", level])
     launch = Launch.from_args(args)
@@ -71,8 +73,8 @@ def test_an_unknown_level_is_refused_with_a_sentence_and_exit_2(argv, prefix):
     done = subprocess.run(WILDTABLE + argv, capture_output=True, text=True, timeout=60, env=ENV,
                           stdin=subprocess.DEVNULL)
     assert done.returncode == 2, done
-    assert done.stderr == (prefix + "there is no bot level 'nightmare'; choose easy, normal (the default) "
-                           "or hard\n")
+    assert done.stderr == (prefix + "there is no bot level 'nightmare'; choose easy, normal (the default), "
+                           "hard or expert\n")
     assert "Traceback" not in done.stderr and done.stdout == ""
 
 
@@ -142,7 +144,7 @@ async def test_easy_overlooks_plays_hard_plays_the_best_it_finds():
 
 async def test_a_ready_or_a_draw_is_never_overlooked_and_easy_never_takes_from_the_table():
     rng = random.Random(1)
-    easy, normal, hard = (levels.level_of(x) for x in levels.LEVELS)
+    easy, normal, hard = (levels.level_of(x) for x in ("easy", "normal", "hard"))
     take = {"kind": "take", "meld": 1, "card": 3}
     seen = {"easy": 0, "normal": 0, "hard": 0}
     for _ in range(1000):
@@ -258,7 +260,7 @@ async def test_bots_n_level_in_the_client(tmp_path):
             await wait(lambda n: n.kind == "info" and "joined table" in n.text)
             await core.command("bots 1 nightmare")
             n = await wait(lambda n: n.kind == "rejected" and n.text == "bots 1 nightmare")
-            assert n.reason == "there is no bot level 'nightmare'; choose easy, normal (the default) or hard"
+            assert n.reason == "there is no bot level 'nightmare'; choose easy, normal (the default), hard or expert"
             await core.command("bots 1 easy 2")
             n = await wait(lambda n: n.kind == "rejected" and n.text == "bots 1 easy 2")
             assert "bots 2 easy" in n.reason

@@ -657,7 +657,7 @@ function refusalLine(s, at) {
 
 // "Seat bots" (the protocol's seat_bots): the server runs them, and they play on when this
 // player goes. Only a seated player may ask, while seats are free and the game is not over.
-const LEVELS = ["easy", "normal", "hard"];
+const LEVELS = ["easy", "normal", "hard", "expert"];
 
 function botsControl(s, at) {
   const free = (at.players || []).filter((p) => !p.name).length;
