@@ -35,10 +35,11 @@ import ctypes.util
 import errno
 import logging
 import os
+import weakref
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Awaitable, Callable
+from typing import Callable
 
 import attrs
 import trio
@@ -79,8 +80,10 @@ class LogFile:
     size: int = 0
     last_write: float = 0.0      # trio's clock at its last write (the writer's idle close)
     # its table's answering of requests while the disk is full (server/table.py): awaited
-    # by a commit of its that waits out a pause, until the writer cancels it
-    while_paused: Callable[[], Awaitable[None]] | None = None
+    # by a commit of its that waits out a pause, until the writer cancels it. Held weakly
+    # (weakref.WeakMethod of Table._serve_paused): a file the writer keeps open must not
+    # keep a forgotten table alive
+    while_paused: "weakref.WeakMethod | None" = None
 
     @classmethod
     def create(cls, path: Path, first: bytes) -> "LogFile":
@@ -277,7 +280,8 @@ class LogWriter:
         acknowledgment or when the pause ends)."""
         if not await hand_over(self._send, c):
             return
-        serve = getattr(c.log, "while_paused", None)
+        ref = getattr(c.log, "while_paused", None)
+        serve = ref() if ref is not None else None
         self._waiting.add(c)
         try:
             while not c.acked:

@@ -251,7 +251,7 @@ class Table:
         self._kept: list = []
         self._paused_at: float | None = None
         if isinstance(logfile, LogFile):
-            logfile.while_paused = self._serve_paused
+            logfile.while_paused = weakref.WeakMethod(self._serve_paused)   # the file must not hold the table
         self._lazy = 0                         # records in this group that need no fsync (refusals)
         self._released = self.finished        # a finished table's log file is closed, and stays so
         # list_tables: this table's entry, encoded once per change; on_lobby(table) tells
