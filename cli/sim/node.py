@@ -14,6 +14,7 @@ from pathlib import Path
 import trio
 
 from wildtable.server.app import Server
+from wildtable.server.world import Disk
 
 EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
 
@@ -95,6 +96,8 @@ class SimDisk:
 class SimWorld:
     """server/world.py's World for one incarnation of a node."""
 
+    disk: Disk
+
     def __init__(self, net, name: str, disk: SimDisk, on_bug):
         self.net, self.name, self.disk, self.on_bug = net, name, disk, on_bug
 
@@ -160,7 +163,7 @@ class Node:
                 try:
                     await server.run(self.name, 0, task_status=task_status)
                 except Exception as e:
-                    if not self.disk.dead:
+                    if self.disk is not None and not self.disk.dead:
                         self.on_bug(f"node {self.name}: the server stopped with {type(e).__name__}: {e}")
         finally:
             self._done.set()
@@ -173,8 +176,10 @@ class Node:
         """SIGKILL: its connections are cut, what it did not sync is lost, it runs no more."""
         self.net.cut_node(self.name)
         self.net.listening.pop(self.name, None)
-        self.lost_bytes += sum(self.disk.crash().values())
-        self._scope.cancel()
+        if self.disk is not None:
+            self.lost_bytes += sum(self.disk.crash().values())
+        if self._scope is not None:
+            self._scope.cancel()
         self.server = None
 
     @property

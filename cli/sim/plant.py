@@ -15,6 +15,7 @@ A missing lease check needs the store, which the simulator does not run yet.
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Callable
 
 from wildtable.protocol.games import run_wild
 from wildtable.server import fairorder, logwriter, table
@@ -47,7 +48,7 @@ def planted(*names: str):
     unknown = set(names) - set(PLANTS)
     if unknown:
         raise ValueError(f"no such planted bug: {', '.join(sorted(unknown))}; there are {', '.join(PLANTS)}")
-    patches = []
+    patches: list[tuple[Any, str, Callable[..., Any]]] = []
     if "ack_before_commit" in names:
         patches.append((logwriter.LogWriter, "commit", _commit_without_waiting))
     if "spectator_leak" in names:

@@ -8,6 +8,7 @@ view). Each remembers every view it was shown, for the invariants (check.py).
 from __future__ import annotations
 
 import random
+from types import ModuleType
 
 import attrs
 import trio
@@ -15,7 +16,7 @@ import trio
 from wildtable.headless import games
 from wildtable.protocol import messages as m
 
-from .net import Closed
+from .net import ClientEnd, Closed
 
 ANSWER = 10.0        # seconds a client waits for the answer to a request before it gives up the link
 IDLE = 300.0         # seconds a seated client hears nothing before it gives up the link (turns can be long)
@@ -36,7 +37,7 @@ class Client:
     def __init__(self, world, name: str, rng: random.Random, *, slow: bool = False, pong_lag: float = 0.0):
         self.world, self.name, self.rng = world, name, rng
         self.slow, self.pong_lag = slow, pong_lag
-        self.end = None
+        self.end: ClientEnd | None = None
         self.seen: list[Seen] = []           # every view shown, in order
         self.told: list[str] = []            # every error code, goodbye or close reason heard
         self.seat: int | None = None
@@ -54,17 +55,23 @@ class Client:
         link = self.world.net.connect(self.world.node.name, self.name, self.rng, slow=self.slow)
         if link is None:
             return False
-        self.end = link.client
-        self.end.pong_lag = self.pong_lag
-        self.end._nursery = self.world.nursery
-        self.end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
+        self.end = end = link.client
+        end.pong_lag = self.pong_lag
+        end.nursery = self.world.nursery
+        end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
         msg = await self.next()
         return type(msg) is m.Welcome
+
+    def link_end(self) -> ClientEnd:
+        """The end of the link this client holds (only asked while connected)."""
+        if self.end is None:
+            raise Closed(None, "not connected")
+        return self.end
 
     async def next(self, timeout: float = ANSWER):
         """The next message (Closed when the link ends; TooSlow after ``timeout`` seconds)."""
         with trio.fail_after(timeout):
-            data = await self.end.receive()
+            data = await self.link_end().receive()
         msg = m.decode(data)
         self.note(msg, data)
         return msg
@@ -95,7 +102,7 @@ class Client:
         self.seen.append(Seen(self.name, seq, self.seat, view))
 
     def send(self, message) -> None:
-        self.end.send(m.encode(message))
+        self.link_end().send(m.encode(message))
 
 
 class Player(Client):
@@ -106,7 +113,7 @@ class Player(Client):
         super().__init__(world, name, rng, **kw)
         self.stale = stale                   # acts on the view before the last one (a liar)
         self.stalls = stalls                 # now and then stops reading for 3 to 25 s
-        self.plugin = None
+        self.plugin: ModuleType | None = None
         self.intent_n = 0
         self.refused: set = set()
         self._cands: tuple = (None, [])
@@ -133,7 +140,7 @@ class Player(Client):
 
     async def session(self) -> None:
         w = self.world
-        if self.token is None:
+        if self.token is None or self.seat is None:
             self.send(m.Join(w.table_id, None))
         else:
             self.send(m.Rejoin(w.table_id, self.seat, self.token))
@@ -169,9 +176,10 @@ class Player(Client):
     async def _stall(self, rng: random.Random) -> None:
         while True:
             await trio.sleep(rng.uniform(2.0, 20.0))
-            self.end.stall_until = trio.current_time() + rng.uniform(3.0, 25.0)
-            self.trace(f"stops reading until {self.end.stall_until:.3f}")
-            await trio.sleep_until(self.end.stall_until)
+            end = self.link_end()
+            end.stall_until = trio.current_time() + rng.uniform(3.0, 25.0)
+            self.trace(f"stops reading until {end.stall_until:.3f}")
+            await trio.sleep_until(end.stall_until)
 
     async def _act(self, scope, rng: random.Random) -> None:
         """React to the view like a player: wait a reaction time, then send the best
@@ -181,7 +189,7 @@ class Player(Client):
             view = self.old_view if self.stale and self.old_view is not None else self.view
             if view is None:
                 continue
-            if self._cands[0] is not view:     # the strategy runs once per view
+            if self._cands[0] is not view and self.plugin is not None:     # the strategy runs once per view
                 self._cands = (view, self.plugin.candidates(view))
             cands = [a for a in self._cands[1] if (self.seq, repr(a)) not in self.refused]
             if not cands:

@@ -13,6 +13,7 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
@@ -21,12 +22,12 @@ import trio.testing
 from . import check
 from .net import Net
 from .node import Node
-from .players import Player, Spectator, Thief
+from .players import Client, Player, Spectator, Thief
 
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
                                    # are a stretch of a game, some play it out
 FAULT_EVERY = 6.0     # simulated seconds between faults, on average
-GAMES = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
+GAMES: tuple[tuple[str, dict[str, Any]], ...] = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
 WATCH = 5.0           # simulated seconds between checks of the live log
 QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
 
@@ -74,7 +75,7 @@ class World:
         self.game, self.settings = self.rng.choice(GAMES)
         self.crashes = self.cuts = 0
         self.plant = plant
-        kw = dict(durability="always")
+        kw: dict[str, Any] = dict(durability="always")
         self.node = Node(self.net, "n1", data_dir, random.Random(self.rng.getrandbits(64)), self.violation, kw)
 
     # The trace: one hash per client (and one for the world's faults) of what it heard
@@ -111,6 +112,8 @@ class World:
         return self.players + self.others
 
     def check_log(self, when: str) -> None:
+        if self.table_id is None:
+            return
         data = check.find_log(self.data_dir, self.table_id)
         if data is None:
             self.violation(f"{when}: the table's log is gone")
@@ -140,7 +143,7 @@ class World:
                 await trio.sleep(0.5)
         self.table_ready.set()
 
-    async def faults(self) -> None:
+    async def faults(self, nursery: trio.Nursery) -> None:
         """Kill and restart the node, hold its links' messages for a while (a stalled
         network, or the node paused as far as its clients can tell), cut links, cut the
         node off for a while."""
@@ -156,7 +159,7 @@ class World:
                 self.check_log(f"after crash {self.crashes}")
                 await trio.sleep(rng.uniform(0.2, 5.0))
                 self.trace("fault: restart n1")
-                await self.node.start(self.nursery)
+                await self.node.start(nursery)
             elif r < 0.4:
                 until = trio.current_time() + rng.uniform(0.5, 12.0)
                 self.trace(f"fault: hold n1's links until {until:.3f}")
@@ -188,11 +191,11 @@ class World:
             nursery.start_soon(self.net.loop.run)
             await self.node.start(nursery)
             rng = self.rng
-            self.players = []
+            self.players: list[Player] = []
             for i in range(self.seats):
                 crng = random.Random(rng.getrandbits(64))
                 kind = rng.random()
-                kw = {}
+                kw: dict[str, Any] = {}
                 if kind < 0.15:
                     kw = dict(pong_lag=rng.uniform(0.3, 3.0))       # a liar: answers pings late
                 elif kind < 0.25:
@@ -202,7 +205,7 @@ class World:
                 elif kind < 0.45:
                     kw = dict(stalls=True)                           # a reader that stops now and then
                 self.players.append(Player(self, f"p{i}", crng, **kw))
-            self.others = []
+            self.others: list[Client] = []
             if rng.random() < 0.6:
                 self.others.append(Spectator(self, "spec", random.Random(rng.getrandbits(64))))
             if rng.random() < 0.3:
@@ -216,7 +219,7 @@ class World:
 
                 async def faults():
                     with fault_scope:
-                        await self.faults()
+                        await self.faults(nursery)
                 nursery.start_soon(faults)
                 while not all(p.over for p in self.players):
                     await trio.sleep(1.0)
