@@ -571,7 +571,7 @@ class PgWriter:
     within about 0.6 s; a crash of PostgreSQL itself may lose what it had not flushed).
     commit() waits for the transaction in every setting, so the fence holds in every one."""
 
-    def __init__(self, store: PgStore, durability: str = "always"):
+    def __init__(self, store: Store, durability: str = "always"):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
         self.store = store

@@ -9,11 +9,14 @@ from __future__ import annotations
 import errno
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
 from wildtable.server.app import Server
+from wildtable.server.interfaces import LogSink, Store
 from wildtable.server.world import Disk
 
 EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
@@ -128,8 +131,11 @@ class SimWorld:
 class Node:
     """One server process, started, killed and restarted on one data dir."""
 
-    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict):
+    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict,
+                 store: Callable[[str], tuple[Store, LogSink[Any]]] | None = None):
         self.net, self.name, self.data_dir, self.rng = net, name, data_dir, rng
+        self.make_store = store          # a node of a cluster: its store handle and log sink, made anew each start
+        self.store: Store | None = None
         self.on_bug = on_bug
         self.server_kw = server_kw
         self.server: Server | None = None
@@ -150,13 +156,25 @@ class Node:
     async def start(self, nursery: trio.Nursery) -> None:
         self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
         self.lives += 1
+        kw = dict(self.server_kw)
+        if self.make_store is not None:
+            self.store, kw["store_sink"] = self.make_store(self.name)
+            kw.update(store=self.store, node_id=self.name)
         self.server = Server(self.data_dir, chance=self._chance, table_ids=self._table_id,
                              world=SimWorld(self.net, self.name, self.disk, self.on_bug),
-                             kernel_delay=_kernel_delay, **self.server_kw)
-        await nursery.start(self._run, self.server)
+                             kernel_delay=_kernel_delay, **kw)
+        try:
+            await nursery.start(self._run, self.server)
+        except RuntimeError:
+            if self.server is not None:
+                raise
+            # killed as it started (cluster.py restarts a node in a task of its own)
 
     async def _run(self, server: Server, task_status=trio.TASK_STATUS_IGNORED) -> None:
         self._done = trio.Event()
+        if self.server is not server:       # killed before it ran
+            self._done.set()
+            return
         try:
             with trio.CancelScope() as scope:
                 self._scope = scope

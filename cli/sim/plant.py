@@ -8,8 +8,11 @@ small, explicit patch of the real server code, undone when the context ends.
   neither the kernel's round trip, causality nor the table's fair_ms (server/fairorder.py;
   a client that answers pings late wins every race).
 - ``rejoin_ignored``: a table never answers a rejoin (a player cut off is never seated again).
-
-A missing lease check needs the store, which the simulator does not run yet.
+- ``lease_unchecked``: a missing lease check: the store's group commit writes a node's
+  records without checking that the node still holds the table's lease under the epoch
+  it writes with (store.py, SimDb.write_group: the twin of server/store_pg.py's
+  _GROUP_STATEMENT without its ``owner = me AND epoch = mine AND lease_until > now``),
+  so a node paused past its lease writes over its adopter's records.
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from typing import Any, Callable
 from wildtable.protocol.games import run_wild
 from wildtable.server import fairorder, logwriter, table
 
-PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored")
+from .store import SimDb
+
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked")
 
 
 async def _commit_without_waiting(self, log, data):
@@ -48,7 +53,7 @@ def planted(*names: str):
     unknown = set(names) - set(PLANTS)
     if unknown:
         raise ValueError(f"no such planted bug: {', '.join(sorted(unknown))}; there are {', '.join(PLANTS)}")
-    patches: list[tuple[Any, str, Callable[..., Any]]] = []
+    patches: list[tuple[Any, str, Callable[..., Any] | bool]] = []
     if "ack_before_commit" in names:
         patches.append((logwriter.LogWriter, "commit", _commit_without_waiting))
     if "spectator_leak" in names:
@@ -57,6 +62,8 @@ def planted(*names: str):
         patches.append((fairorder, "credit", _unbounded_credit))
     if "rejoin_ignored" in names:
         patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
+    if "lease_unchecked" in names:
+        patches.append((SimDb, "fence", False))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:

@@ -13,7 +13,7 @@ from types import ModuleType
 import attrs
 import trio
 
-from wildtable.headless import games
+from wildtable.headless import games, redirects
 from wildtable.protocol import messages as m
 
 from .net import ClientEnd, Closed
@@ -29,6 +29,19 @@ class Seen:
     seq: int
     seat: int | None
     view: dict
+
+
+class Moving(Exception):
+    """A redirect followed: the link is left for the node named (None: given up)."""
+
+
+def _url(node: str) -> str:
+    """A simulated node's public URL (the server makes it from its listen address)."""
+    return f"ws://{node}:8765"
+
+
+def _node(url: str) -> str:
+    return url.split("//", 1)[-1].rsplit(":", 1)[0]
 
 
 class Client:
@@ -47,12 +60,33 @@ class Client:
         self.seq = -1
         self.over = False
         self.connected = False
+        self.at: str | None = None           # the node it is (or was last) connected to
+        self.nodes: tuple[str, ...] = ()     # the cluster's nodes, as the last welcome named them
+        self.moving: str | None = None       # a redirect's node: connect there next
+        self.unreachable = redirects.Unreachable()
 
     def trace(self, what: str) -> None:
         self.world.trace(f"{self.name} {what}", self.name)
 
+    def reconnect_order(self) -> list[str]:
+        """As headless/core.py's: a redirect's node, the node it was at, the first node
+        it was given, then each node of the last welcome; each once."""
+        order: list[str] = []
+        for name in ((self.moving,) if self.moving else ()) + ((self.at,) if self.at else ()) + \
+                self.world.node_names()[:1] + self.nodes:
+            if name not in order:
+                order.append(name)
+        return order
+
     async def connect(self) -> bool:
-        link = self.world.net.connect(self.world.node.name, self.name, self.rng, slow=self.slow)
+        link = None
+        for name in self.reconnect_order():
+            link = self.world.net.connect(name, self.name, self.rng, slow=self.slow)
+            self.unreachable.tried(_url(name), link is not None, trio.current_time())
+            if link is not None:
+                self.at = name
+                break
+        self.moving = None
         if link is None:
             return False
         self.end = end = link.client
@@ -60,7 +94,29 @@ class Client:
         end.nursery = self.world.nursery
         end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
         msg = await self.next()
-        return type(msg) is m.Welcome
+        if type(msg) is m.Welcome:
+            self.nodes = tuple(_node(u) for u in msg.nodes)
+            return True
+        return False
+
+    async def redirected(self, msg: m.Redirect, chase: redirects.Chase | None, again, patient: bool):
+        """A redirect, handled as headless/core.py does (headless/redirects.py decides):
+        follow it (Moving: connect there and send ``again`` there), or ask again here after a
+        pause, or give up (told why). Returns the chase."""
+        now = trio.current_time()
+        chase, action = redirects.decide(chase or redirects.Chase(now), msg, self.unreachable.get(msg.url), now,
+                                         patient=patient)
+        self.trace(f"redirect to {msg.url}: {type(action).__name__}")
+        if isinstance(action, redirects.GiveUp):
+            self.told.append(action.error.code)
+            self.over = True
+            raise Moving(None)
+        if isinstance(action, redirects.AskAgain):
+            await trio.sleep(action.delay)
+            self.send(again)
+            return chase
+        self.moving = _node(action.url)
+        raise Moving(self.moving)
 
     def link_end(self) -> ClientEnd:
         """The end of the link this client holds (only asked while connected)."""
@@ -129,25 +185,36 @@ class Player(Client):
                     await self.session()
             except (Closed, trio.TooSlowError) as e:
                 self.trace(f"lost: {type(e).__name__} {getattr(e, 'code', '')}")
+            except Moving:
+                pass
             finally:
                 if self.end is not None:
                     self.end.close()
                 self.connected = False
             if self.over or w.stopping:
                 break
+            if self.moving is not None:
+                continue            # a redirect: go there at once
             await trio.sleep(backoff + self.rng.random() * backoff)
             backoff = min(backoff * 2, 3.0)
 
     async def session(self) -> None:
         w = self.world
+        ask: m.Join | m.Rejoin
         if self.token is None or self.seat is None:
-            self.send(m.Join(w.table_id, None))
+            ask = m.Join(w.table_id, None)
         else:
-            self.send(m.Rejoin(w.table_id, self.seat, self.token))
+            ask = m.Rejoin(w.table_id, self.seat, self.token)
+        self.send(ask)
+        chase = None
         while True:
             msg = await self.next()
             if type(msg) is m.Joined:
                 break
+            if type(msg) is m.Redirect:
+                # a seat being taken back is never given up (headless/redirects.py)
+                chase = await self.redirected(msg, chase, ask, patient=type(ask) is m.Rejoin)
+                continue
             if type(msg) is m.Error:
                 if msg.code in ("table_full", "seat_taken", "bad_token", "game_over", "no_such_table"):
                     self.over = True         # told why: it plays no more
@@ -213,15 +280,20 @@ class Spectator(Client):
         while not w.stopping and not self.over:
             try:
                 if await self.connect():
-                    self.send(m.Spectate(w.table_id))
+                    ask = m.Spectate(w.table_id)
+                    self.send(ask)
+                    chase = None
                     while not self.over:
-                        await self.next(IDLE)
-            except (Closed, trio.TooSlowError):
+                        msg = await self.next(IDLE)
+                        if type(msg) is m.Redirect:
+                            chase = await self.redirected(msg, chase, ask, patient=True)
+            except (Closed, trio.TooSlowError, Moving):
                 pass
             finally:
                 if self.end is not None:
                     self.end.close()
-            await trio.sleep(0.5 + self.rng.random())
+            if self.moving is None:
+                await trio.sleep(0.5 + self.rng.random())
 
 
 class Thief(Client):

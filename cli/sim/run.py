@@ -19,16 +19,19 @@ import attrs
 import trio
 import trio.testing
 
+from wildtable.headless import redirects
+
 from . import check
 from .net import Net
 from .node import Node
-from .players import Client, Player, Spectator, Thief
+from .players import Client, Moving, Player, Spectator, Thief
 
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
                                    # are a stretch of a game, some play it out
 FAULT_EVERY = 6.0     # simulated seconds between faults, on average
 GAMES: tuple[tuple[str, dict[str, Any]], ...] = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
 WATCH = 5.0           # simulated seconds between checks of the live log
+CLUSTER_EVERY = 4     # one seed in this many runs a cluster of nodes on a shared store (cluster.py)
 QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
 
 
@@ -43,6 +46,7 @@ class Result:
     cuts: int
     events: int
     lost_bytes: int       # bytes of log the crashes cut (written, never synced)
+    cluster: bool = False # nodes sharing a store (cluster.py), not one node on its disk
 
     @property
     def ok(self) -> bool:
@@ -126,14 +130,21 @@ class World:
         """The host makes the table over the network, as a client does."""
         from wildtable.protocol import messages as msg
         host = Player(self, "host", random.Random(self.rng.getrandbits(64)))
+        ask = msg.CreateTable(self.game, self.seats, dict(self.settings), "sim")
         while self.table_id is None:
             try:
                 if await host.connect():
-                    host.send(msg.CreateTable(self.game, self.seats, dict(self.settings), "sim"))
+                    host.send(ask)
+                    chase = None
                     while self.table_id is None:
                         got = await host.next()
                         if type(got) is msg.TableCreated:
                             self.table_id = got.table
+                        elif type(got) is msg.Redirect:       # the cluster places it on another node
+                            chase = await host.redirected(got, chase, ask, patient=True)
+            except Moving:
+                ask = redirects.sent_again(ask)
+                continue
             except Exception as e:       # Closed, TooSlow: try again
                 self.trace(f"host: {type(e).__name__}")
             finally:
@@ -185,11 +196,30 @@ class World:
             if self.node.up:
                 self.check_log("live")
 
+    # The hooks a world of several nodes (cluster.py) fills in its own way.
+    def node_names(self) -> tuple[str, ...]:
+        """The nodes a client may connect to, the first one first."""
+        return (self.node.name,)
+
+    async def start_nodes(self, nursery: trio.Nursery) -> None:
+        await self.node.start(nursery)
+
+    async def quiet(self, nursery: trio.Nursery) -> None:
+        """No more faults: the node is up and everyone may come back."""
+        self.net.partitioned.clear()
+        self.net.held.clear()
+        if not self.node.up:
+            await self.node.stopped()
+            await self.node.start(nursery)
+
+    def lost_bytes(self) -> int:
+        return self.node.lost_bytes
+
     async def main(self) -> None:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             nursery.start_soon(self.net.loop.run)
-            await self.node.start(nursery)
+            await self.start_nodes(nursery)
             rng = self.rng
             self.players: list[Player] = []
             for i in range(self.seats):
@@ -224,12 +254,7 @@ class World:
                 while not all(p.over for p in self.players):
                     await trio.sleep(1.0)
             fault_scope.cancel()
-            # quiet: no more faults; the node is up and everyone may come back
-            self.net.partitioned.clear()
-            self.net.held.clear()
-            if not self.node.up:
-                await self.node.stopped()
-                await self.node.start(nursery)
+            await self.quiet(nursery)
             with trio.move_on_after(QUIET):
                 while not all(p.over or p.connected for p in self.players):
                     await trio.sleep(0.5)
@@ -244,16 +269,19 @@ class World:
 
 
 def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = False) -> Result:
-    """One run; ``plant`` names test-only bugs already planted (tests/sim)."""
+    """One run; ``plant`` names test-only bugs already planted (tests/sim). One seed in
+    CLUSTER_EVERY runs a cluster on a shared store (cluster.py), the others one node."""
     logging.getLogger("wildtable").setLevel(logging.CRITICAL)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     tmp = Path(tempfile.mkdtemp(prefix="wtsim-", dir=base))
     try:
-        world = World(seed, tmp / "data", set(plant), verbose)
+        from .cluster import ClusterWorld
+        kind = ClusterWorld if seed % CLUSTER_EVERY == CLUSTER_EVERY - 1 else World
+        world = kind(seed, tmp / "data", set(plant), verbose)
         clock = trio.testing.MockClock(autojump_threshold=0)
         trio.run(world.main, clock=clock)
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
-                      world.node.lost_bytes)
+                      world.lost_bytes(), isinstance(world, ClusterWorld))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
