@@ -13,6 +13,8 @@ small, explicit patch of the real server code, undone when the context ends.
   it writes with (store.py, SimDb.write_group: the twin of server/store_pg.py's
   _GROUP_STATEMENT without its ``owner = me AND epoch = mine AND lease_until > now``),
   so a node paused past its lease writes over its adopter's records.
+- ``fenced_acked``: PgWriter acknowledges a commit the fence refused (its LeaseLost
+  dropped), so the table tells its players of a record the store does not hold.
 """
 
 from __future__ import annotations
@@ -21,11 +23,12 @@ import contextlib
 from typing import Any, Callable
 
 from wildtable.protocol.games import run_wild
-from wildtable.server import fairorder, logwriter, table
+from wildtable.server import fairorder, logwriter, store_pg, table
 
 from .store import SimDb
 
-PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked")
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked",
+          "fenced_acked")
 
 
 async def _commit_without_waiting(self, log, data):
@@ -48,6 +51,12 @@ def _ignore_rejoin(self, req, out):
     pass
 
 
+def _settle_acking_fenced(self, group, outcome, _real=store_pg.PgWriter._settle):
+    _real(self, group, outcome)
+    for c in group:
+        c.error = None
+
+
 @contextlib.contextmanager
 def planted(*names: str):
     unknown = set(names) - set(PLANTS)
@@ -64,6 +73,8 @@ def planted(*names: str):
         patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
     if "lease_unchecked" in names:
         patches.append((SimDb, "fence", False))
+    if "fenced_acked" in names:
+        patches.append((store_pg.PgWriter, "_settle", _settle_acking_fenced))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:
