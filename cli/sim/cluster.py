@@ -12,8 +12,8 @@ The invariants on top of the single node's (check.py), against the store:
   so no two nodes' writes interleave under one epoch, and no epoch writes after a newer one;
 - a fenced write is never acknowledged: every commit acknowledged is in the store at its
   place, and so is every seq a client was shown;
-- after a kill or a pause every player of the table is seated again (at whichever node
-  owns it now) without typing anything, or told why.
+- after a kill or a pause every player of the table is seated again at the node that
+  owns it now, its lease running, without typing anything, or told why.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any
 import trio
 
 from .node import Node
-from .run import FAULT_EVERY, World
+from .run import FAULT_EVERY, QUIET, World
 from .store import SimDb, SimStore, SimWriter
 
 NODE_NAMES = ("n1", "n2", "n3")
@@ -84,6 +84,27 @@ class ClusterWorld(World):
                                "that the store does not hold there (a fenced write acknowledged)")
         self.db.acked.clear()
         self.check_epochs(when)
+        if when == "at the end":
+            self.check_seated_at_owner(when)
+
+    def settled(self) -> bool:
+        """Seated again at the table's owner (a paused node's players look seated until it
+        resumes and steps down)."""
+        return super().settled() and not self.not_at_owner()
+
+    def not_at_owner(self) -> list[str]:
+        row = self.db.tables.get(self.table_id or "")
+        if row is None or row.finished:
+            return []
+        return [f"{p.name} is seated at {p.at}, but the table is {row.owner}'s (epoch {row.epoch}, lease "
+                f"{'running' if row.lease_until > self.db.now() else 'passed'})"
+                for p in self.players if p.connected and not p.over and (p.at != row.owner or row.lease_until <= self.db.now())]
+
+    def check_seated_at_owner(self, when: str) -> None:
+        """Every player seated is seated at the node that owns the table now (the new
+        owner, after a kill or a pause), with its lease running."""
+        for line in self.not_at_owner():
+            self.violation(f"{when}: {line} (after up to {QUIET:g} s without faults)")
 
     def check_epochs(self, when: str) -> None:
         """From the store's account of every record taken (not from the fence that let it

@@ -215,6 +215,10 @@ class World:
     def lost_bytes(self) -> int:
         return self.node.lost_bytes
 
+    def settled(self) -> bool:
+        """After the faults: every player is seated again or done."""
+        return all(p.over or p.connected for p in self.players)
+
     async def main(self) -> None:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
@@ -256,7 +260,7 @@ class World:
             fault_scope.cancel()
             await self.quiet(nursery)
             with trio.move_on_after(QUIET):
-                while not all(p.over or p.connected for p in self.players):
+                while not self.settled():
                     await trio.sleep(0.5)
             self.stopping = True
             for p in self.players:
