@@ -125,10 +125,10 @@ class Server:
                  max_handshakes: int = wire.MAX_HANDSHAKES, max_per_address: int = wire.MAX_PER_ADDRESS,
                  handshake_timeout: float = wire.HANDSHAKE_TIMEOUT, allow_origins=(),
                  trusted_proxies: TrustedProxies = _NO_PROXIES, proxy_protocol: bool = False,
-                 store: str | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
+                 store: str | Store | None = None, node_id: str | None = None, lease_seconds: float = LEASE_SECONDS,
                  public_url: str | None = None, table_ids=None, metrics_host: str = "127.0.0.1",
                  metrics_port: int | None = None, kernel_delay=None, max_fragments: int = MAX_FRAGMENTS,
-                 world: World | None = None):
+                 world: World | None = None, store_sink: LogSink[Any] | None = None):
         # the network, disk, wall clock and worker threads it runs in (server/world.py):
         # the real ones, or the simulator's
         self.world: World = world or RealWorld()
@@ -148,12 +148,23 @@ class Server:
         self.max_open_logs = max_open_logs
         # where the tables' logs go: files in the data dir (the default), or a PostgreSQL
         # store that nodes share (server/store_pg.py), this node known there by node_id
-        # (None: its URL, once it listens)
-        pg = PgStore(store, node_id or "", lease_seconds=lease_seconds) if store else None
-        self.store: Store | None = pg
-        self.writer: LogSink[Any] = PgWriter(pg, durability) if pg else LogWriter(
-            durability, max_open=max_open_logs, disk=self.world.disk, run_sync=self.world.run_sync)
-        self.writer.timings = self.metrics
+        # (None: its URL, once it listens). A Store object instead of a DSN is a store of
+        # another world's (the simulator's, server/world.py) with its log sink, store_sink
+        self.store: Store | None
+        self.writer: LogSink[Any]
+        if isinstance(store, str) and store:
+            pg = PgStore(store, node_id or "", lease_seconds=lease_seconds)
+            self.store, self.writer = pg, PgWriter(pg, durability)
+        elif store is not None and not isinstance(store, str):
+            if store_sink is None:
+                raise ValueError("a Store object needs its store_sink (the log sink that writes to it)")
+            self.store, self.writer = store, store_sink
+        else:
+            self.store = None
+            self.writer = LogWriter(durability, max_open=max_open_logs, disk=self.world.disk,
+                                    run_sync=self.world.run_sync)
+        if isinstance(self.writer, (PgWriter, LogWriter)):     # (a store_sink of another world may keep none)
+            self.writer.timings = self.metrics
         if isinstance(self.writer, LogWriter):
             self.writer.on_pause = self._disk_paused
         self.refusals = RefusalBudget()         # refused intents logged per connection

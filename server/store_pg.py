@@ -210,7 +210,7 @@ class PgWriter:
     paused = False          # LogWriter's full-disk pause: the store has none (it waits, see run)
     failed: StorageFailed | None = None
 
-    def __init__(self, store: PgStore, durability: str = "always"):
+    def __init__(self, store: Store, durability: str = "always"):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
         self.store = store

@@ -4,9 +4,12 @@ say what it found; ``--seeds A:B`` runs a range."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
+from collections.abc import Sequence
 
+from .plant import planted
 from .run import run
 
 
@@ -17,12 +20,8 @@ def main(argv=None) -> int:
     ap.add_argument("--plant", action="append", default=[], help="a test-only bug to plant (see tests/sim)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print the trace as it runs")
     args = ap.parse_args(argv)
-    if args.plant:
-        from .plant import planted
-        ctx = planted(*args.plant)
-    else:
-        import contextlib
-        ctx = contextlib.nullcontext()
+    ctx: contextlib.AbstractContextManager[None] = planted(*args.plant) if args.plant else contextlib.nullcontext()
+    seeds: Sequence[int]
     if args.seed is not None:
         seeds = [args.seed]
     elif args.seeds:

@@ -109,8 +109,8 @@ class SimPeer:
         self._closing = False
         self._ended: tuple[int | None, str] = (None, "")
         self._ping_n = 0
-        self._pong = None              # (payload, event, [read at])
-        self._probe = None             # (payload, sent at)
+        self._pong: tuple[bytes, trio.Event, list[float]] | None = None     # (payload, event, [read at])
+        self._probe: tuple[bytes, float] | None = None                      # (payload, sent at)
         self._flush_lock = trio.Lock()
         self.cut: str | None = None    # never set: the link carries whole messages, not frames
         self.rules = None
@@ -220,7 +220,8 @@ class SimPeer:
             raise ConnectionClosed(*self._ended)
         self._ping_n += 1
         payload = b"p%d" % self._ping_n
-        done, read_at = trio.Event(), []
+        done = trio.Event()
+        read_at: list[float] = []
         self._pong = (payload, done, read_at)
         sent = trio.current_time()
         self._push(_PING, payload)
@@ -265,7 +266,7 @@ class ClientEnd:
         self.pong_lag = 0.0
         self.stall_until = 0.0     # a reader that stops reading: takes nothing until then
         self.closed: tuple[int | None, str] | None = None
-        self._nursery: trio.Nursery | None = None
+        self.nursery: trio.Nursery | None = None     # where late pongs are sent from
 
     def send(self, data: bytes) -> None:
         link = self.link
@@ -291,8 +292,8 @@ class ClientEnd:
                 link.read_bell.set()
                 return data
             if kind == _PING:
-                if self.pong_lag > 0 and self._nursery is not None:
-                    self._nursery.start_soon(self._late_pong, data)
+                if self.pong_lag > 0 and self.nursery is not None:
+                    self.nursery.start_soon(self._late_pong, data)
                 else:
                     link.up.put(trio.current_time() + link.delay(), _PONG, data)
             elif kind == _CLOSE:

@@ -9,11 +9,15 @@ from __future__ import annotations
 import errno
 import os
 import random
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import trio
 
 from wildtable.server.app import Server
+from wildtable.server.interfaces import LogSink, Store
+from wildtable.server.world import Disk
 
 EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
 
@@ -95,6 +99,8 @@ class SimDisk:
 class SimWorld:
     """server/world.py's World for one incarnation of a node."""
 
+    disk: Disk
+
     def __init__(self, net, name: str, disk: SimDisk, on_bug):
         self.net, self.name, self.disk, self.on_bug = net, name, disk, on_bug
 
@@ -125,8 +131,11 @@ class SimWorld:
 class Node:
     """One server process, started, killed and restarted on one data dir."""
 
-    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict):
+    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict,
+                 store: Callable[[str], tuple[Store, LogSink[Any]]] | None = None):
         self.net, self.name, self.data_dir, self.rng = net, name, data_dir, rng
+        self.make_store = store          # a node of a cluster: its store handle and log sink, made anew each start
+        self.store: Store | None = None
         self.on_bug = on_bug
         self.server_kw = server_kw
         self.server: Server | None = None
@@ -147,20 +156,32 @@ class Node:
     async def start(self, nursery: trio.Nursery) -> None:
         self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
         self.lives += 1
+        kw = dict(self.server_kw)
+        if self.make_store is not None:
+            self.store, kw["store_sink"] = self.make_store(self.name)
+            kw.update(store=self.store, node_id=self.name)
         self.server = Server(self.data_dir, chance=self._chance, table_ids=self._table_id,
                              world=SimWorld(self.net, self.name, self.disk, self.on_bug),
-                             kernel_delay=_kernel_delay, **self.server_kw)
-        await nursery.start(self._run, self.server)
+                             kernel_delay=_kernel_delay, **kw)
+        try:
+            await nursery.start(self._run, self.server)
+        except RuntimeError:
+            if self.server is not None:
+                raise
+            # killed as it started (cluster.py restarts a node in a task of its own)
 
     async def _run(self, server: Server, task_status=trio.TASK_STATUS_IGNORED) -> None:
         self._done = trio.Event()
+        if self.server is not server:       # killed before it ran
+            self._done.set()
+            return
         try:
             with trio.CancelScope() as scope:
                 self._scope = scope
                 try:
                     await server.run(self.name, 0, task_status=task_status)
                 except Exception as e:
-                    if not self.disk.dead:
+                    if self.disk is not None and not self.disk.dead:
                         self.on_bug(f"node {self.name}: the server stopped with {type(e).__name__}: {e}")
         finally:
             self._done.set()
@@ -173,8 +194,10 @@ class Node:
         """SIGKILL: its connections are cut, what it did not sync is lost, it runs no more."""
         self.net.cut_node(self.name)
         self.net.listening.pop(self.name, None)
-        self.lost_bytes += sum(self.disk.crash().values())
-        self._scope.cancel()
+        if self.disk is not None:
+            self.lost_bytes += sum(self.disk.crash().values())
+        if self._scope is not None:
+            self._scope.cancel()
         self.server = None
 
     @property

@@ -8,18 +8,27 @@ small, explicit patch of the real server code, undone when the context ends.
   neither the kernel's round trip, causality nor the table's fair_ms (server/fairorder.py;
   a client that answers pings late wins every race).
 - ``rejoin_ignored``: a table never answers a rejoin (a player cut off is never seated again).
-
-A missing lease check needs the store, which the simulator does not run yet.
+- ``lease_unchecked``: a missing lease check: the store's group commit writes a node's
+  records without checking that the node still holds the table's lease under the epoch
+  it writes with (store.py, SimDb.write_group: the twin of server/store_pg.py's
+  _GROUP_STATEMENT without its ``owner = me AND epoch = mine AND lease_until > now``),
+  so a node paused past its lease writes over its adopter's records.
+- ``fenced_acked``: PgWriter acknowledges a commit the fence refused (its LeaseLost
+  dropped), so the table tells its players of a record the store does not hold.
 """
 
 from __future__ import annotations
 
 import contextlib
+from typing import Any, Callable
 
 from wildtable.protocol.games import run_wild
-from wildtable.server import fairorder, logwriter, table
+from wildtable.server import fairorder, logwriter, store_pg, table
 
-PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored")
+from .store import SimDb
+
+PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked",
+          "fenced_acked")
 
 
 async def _commit_without_waiting(self, log, data):
@@ -42,12 +51,18 @@ def _ignore_rejoin(self, req, out):
     pass
 
 
+def _settle_acking_fenced(self, group, outcome, _real=store_pg.PgWriter._settle):
+    _real(self, group, outcome)
+    for c in group:
+        c.error = None
+
+
 @contextlib.contextmanager
 def planted(*names: str):
     unknown = set(names) - set(PLANTS)
     if unknown:
         raise ValueError(f"no such planted bug: {', '.join(sorted(unknown))}; there are {', '.join(PLANTS)}")
-    patches = []
+    patches: list[tuple[Any, str, Callable[..., Any] | bool]] = []
     if "ack_before_commit" in names:
         patches.append((logwriter.LogWriter, "commit", _commit_without_waiting))
     if "spectator_leak" in names:
@@ -56,6 +71,10 @@ def planted(*names: str):
         patches.append((fairorder, "credit", _unbounded_credit))
     if "rejoin_ignored" in names:
         patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
+    if "lease_unchecked" in names:
+        patches.append((SimDb, "fence", False))
+    if "fenced_acked" in names:
+        patches.append((store_pg.PgWriter, "_settle", _settle_acking_fenced))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:

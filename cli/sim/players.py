@@ -8,14 +8,15 @@ view). Each remembers every view it was shown, for the invariants (check.py).
 from __future__ import annotations
 
 import random
+from types import ModuleType
 
 import attrs
 import trio
 
-from wildtable.headless import games
+from wildtable.headless import games, redirects
 from wildtable.protocol import messages as m
 
-from .net import Closed
+from .net import ClientEnd, Closed
 
 ANSWER = 10.0        # seconds a client waits for the answer to a request before it gives up the link
 IDLE = 300.0         # seconds a seated client hears nothing before it gives up the link (turns can be long)
@@ -30,13 +31,26 @@ class Seen:
     view: dict
 
 
+class Moving(Exception):
+    """A redirect followed: the link is left for the node named (None: given up)."""
+
+
+def _url(node: str) -> str:
+    """A simulated node's public URL (the server makes it from its listen address)."""
+    return f"ws://{node}:8765"
+
+
+def _node(url: str) -> str:
+    return url.split("//", 1)[-1].rsplit(":", 1)[0]
+
+
 class Client:
     """What every simulated client shares: a link to the node, the trace, the record."""
 
     def __init__(self, world, name: str, rng: random.Random, *, slow: bool = False, pong_lag: float = 0.0):
         self.world, self.name, self.rng = world, name, rng
         self.slow, self.pong_lag = slow, pong_lag
-        self.end = None
+        self.end: ClientEnd | None = None
         self.seen: list[Seen] = []           # every view shown, in order
         self.told: list[str] = []            # every error code, goodbye or close reason heard
         self.seat: int | None = None
@@ -46,25 +60,74 @@ class Client:
         self.seq = -1
         self.over = False
         self.connected = False
+        self.at: str | None = None           # the node it is (or was last) connected to
+        self.nodes: tuple[str, ...] = ()     # the cluster's nodes, as the last welcome named them
+        self.moving: str | None = None       # a redirect's node: connect there next
+        self.unreachable = redirects.Unreachable()
 
     def trace(self, what: str) -> None:
         self.world.trace(f"{self.name} {what}", self.name)
 
+    def reconnect_order(self) -> list[str]:
+        """As headless/core.py's: a redirect's node, the node it was at, the first node
+        it was given, then each node of the last welcome; each once."""
+        order: list[str] = []
+        for name in ((self.moving,) if self.moving else ()) + ((self.at,) if self.at else ()) + \
+                self.world.node_names()[:1] + self.nodes:
+            if name not in order:
+                order.append(name)
+        return order
+
     async def connect(self) -> bool:
-        link = self.world.net.connect(self.world.node.name, self.name, self.rng, slow=self.slow)
+        link = None
+        for name in self.reconnect_order():
+            link = self.world.net.connect(name, self.name, self.rng, slow=self.slow)
+            self.unreachable.tried(_url(name), link is not None, trio.current_time())
+            if link is not None:
+                self.at = name
+                break
+        self.moving = None
         if link is None:
             return False
-        self.end = link.client
-        self.end.pong_lag = self.pong_lag
-        self.end._nursery = self.world.nursery
-        self.end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
+        self.end = end = link.client
+        end.pong_lag = self.pong_lag
+        end.nursery = self.world.nursery
+        end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
         msg = await self.next()
-        return type(msg) is m.Welcome
+        if type(msg) is m.Welcome:
+            self.nodes = tuple(_node(u) for u in msg.nodes)
+            return True
+        return False
+
+    async def redirected(self, msg: m.Redirect, chase: redirects.Chase | None, again, patient: bool):
+        """A redirect, handled as headless/core.py does (headless/redirects.py decides):
+        follow it (Moving: connect there and send ``again`` there), or ask again here after a
+        pause, or give up (told why). Returns the chase."""
+        now = trio.current_time()
+        chase, action = redirects.decide(chase or redirects.Chase(now), msg, self.unreachable.get(msg.url), now,
+                                         patient=patient)
+        self.trace(f"redirect to {msg.url}: {type(action).__name__}")
+        if isinstance(action, redirects.GiveUp):
+            self.told.append(action.error.code)
+            self.over = True
+            raise Moving(None)
+        if isinstance(action, redirects.AskAgain):
+            await trio.sleep(action.delay)
+            self.send(again)
+            return chase
+        self.moving = _node(action.url)
+        raise Moving(self.moving)
+
+    def link_end(self) -> ClientEnd:
+        """The end of the link this client holds (only asked while connected)."""
+        if self.end is None:
+            raise Closed(None, "not connected")
+        return self.end
 
     async def next(self, timeout: float = ANSWER):
         """The next message (Closed when the link ends; TooSlow after ``timeout`` seconds)."""
         with trio.fail_after(timeout):
-            data = await self.end.receive()
+            data = await self.link_end().receive()
         msg = m.decode(data)
         self.note(msg, data)
         return msg
@@ -95,7 +158,7 @@ class Client:
         self.seen.append(Seen(self.name, seq, self.seat, view))
 
     def send(self, message) -> None:
-        self.end.send(m.encode(message))
+        self.link_end().send(m.encode(message))
 
 
 class Player(Client):
@@ -106,7 +169,7 @@ class Player(Client):
         super().__init__(world, name, rng, **kw)
         self.stale = stale                   # acts on the view before the last one (a liar)
         self.stalls = stalls                 # now and then stops reading for 3 to 25 s
-        self.plugin = None
+        self.plugin: ModuleType | None = None
         self.intent_n = 0
         self.refused: set = set()
         self._cands: tuple = (None, [])
@@ -122,25 +185,36 @@ class Player(Client):
                     await self.session()
             except (Closed, trio.TooSlowError) as e:
                 self.trace(f"lost: {type(e).__name__} {getattr(e, 'code', '')}")
+            except Moving:
+                pass
             finally:
                 if self.end is not None:
                     self.end.close()
                 self.connected = False
             if self.over or w.stopping:
                 break
+            if self.moving is not None:
+                continue            # a redirect: go there at once
             await trio.sleep(backoff + self.rng.random() * backoff)
             backoff = min(backoff * 2, 3.0)
 
     async def session(self) -> None:
         w = self.world
-        if self.token is None:
-            self.send(m.Join(w.table_id, None))
+        ask: m.Join | m.Rejoin
+        if self.token is None or self.seat is None:
+            ask = m.Join(w.table_id, None)
         else:
-            self.send(m.Rejoin(w.table_id, self.seat, self.token))
+            ask = m.Rejoin(w.table_id, self.seat, self.token)
+        self.send(ask)
+        chase = None
         while True:
             msg = await self.next()
             if type(msg) is m.Joined:
                 break
+            if type(msg) is m.Redirect:
+                # a seat being taken back is never given up (headless/redirects.py)
+                chase = await self.redirected(msg, chase, ask, patient=type(ask) is m.Rejoin)
+                continue
             if type(msg) is m.Error:
                 if msg.code in ("table_full", "seat_taken", "bad_token", "game_over", "no_such_table"):
                     self.over = True         # told why: it plays no more
@@ -169,9 +243,10 @@ class Player(Client):
     async def _stall(self, rng: random.Random) -> None:
         while True:
             await trio.sleep(rng.uniform(2.0, 20.0))
-            self.end.stall_until = trio.current_time() + rng.uniform(3.0, 25.0)
-            self.trace(f"stops reading until {self.end.stall_until:.3f}")
-            await trio.sleep_until(self.end.stall_until)
+            end = self.link_end()
+            end.stall_until = trio.current_time() + rng.uniform(3.0, 25.0)
+            self.trace(f"stops reading until {end.stall_until:.3f}")
+            await trio.sleep_until(end.stall_until)
 
     async def _act(self, scope, rng: random.Random) -> None:
         """React to the view like a player: wait a reaction time, then send the best
@@ -181,7 +256,7 @@ class Player(Client):
             view = self.old_view if self.stale and self.old_view is not None else self.view
             if view is None:
                 continue
-            if self._cands[0] is not view:     # the strategy runs once per view
+            if self._cands[0] is not view and self.plugin is not None:     # the strategy runs once per view
                 self._cands = (view, self.plugin.candidates(view))
             cands = [a for a in self._cands[1] if (self.seq, repr(a)) not in self.refused]
             if not cands:
@@ -205,15 +280,20 @@ class Spectator(Client):
         while not w.stopping and not self.over:
             try:
                 if await self.connect():
-                    self.send(m.Spectate(w.table_id))
+                    ask = m.Spectate(w.table_id)
+                    self.send(ask)
+                    chase = None
                     while not self.over:
-                        await self.next(IDLE)
-            except (Closed, trio.TooSlowError):
+                        msg = await self.next(IDLE)
+                        if type(msg) is m.Redirect:
+                            chase = await self.redirected(msg, chase, ask, patient=True)
+            except (Closed, trio.TooSlowError, Moving):
                 pass
             finally:
                 if self.end is not None:
                     self.end.close()
-            await trio.sleep(0.5 + self.rng.random())
+            if self.moving is None:
+                await trio.sleep(0.5 + self.rng.random())
 
 
 class Thief(Client):

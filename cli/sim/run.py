@@ -13,21 +13,25 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import attrs
 import trio
 import trio.testing
 
+from wildtable.headless import redirects
+
 from . import check
 from .net import Net
 from .node import Node
-from .players import Player, Spectator, Thief
+from .players import Client, Moving, Player, Spectator, Thief
 
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
                                    # are a stretch of a game, some play it out
 FAULT_EVERY = 6.0     # simulated seconds between faults, on average
-GAMES = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
+GAMES: tuple[tuple[str, dict[str, Any]], ...] = (("run-wild", {"rounds": 1}),) * 3 + (("go-wild", {}), ("wild-shots", {}), ("go-fish-wildcard", {}))
 WATCH = 5.0           # simulated seconds between checks of the live log
+CLUSTER_EVERY = 4     # one seed in this many runs a cluster of nodes on a shared store (cluster.py)
 QUIET = 30.0          # at the end: no faults for this long, so everyone can be seated again
 
 
@@ -42,6 +46,7 @@ class Result:
     cuts: int
     events: int
     lost_bytes: int       # bytes of log the crashes cut (written, never synced)
+    cluster: bool = False # nodes sharing a store (cluster.py), not one node on its disk
 
     @property
     def ok(self) -> bool:
@@ -74,7 +79,7 @@ class World:
         self.game, self.settings = self.rng.choice(GAMES)
         self.crashes = self.cuts = 0
         self.plant = plant
-        kw = dict(durability="always")
+        kw: dict[str, Any] = dict(durability="always")
         self.node = Node(self.net, "n1", data_dir, random.Random(self.rng.getrandbits(64)), self.violation, kw)
 
     # The trace: one hash per client (and one for the world's faults) of what it heard
@@ -111,6 +116,8 @@ class World:
         return self.players + self.others
 
     def check_log(self, when: str) -> None:
+        if self.table_id is None:
+            return
         data = check.find_log(self.data_dir, self.table_id)
         if data is None:
             self.violation(f"{when}: the table's log is gone")
@@ -123,14 +130,21 @@ class World:
         """The host makes the table over the network, as a client does."""
         from wildtable.protocol import messages as msg
         host = Player(self, "host", random.Random(self.rng.getrandbits(64)))
+        ask = msg.CreateTable(self.game, self.seats, dict(self.settings), "sim")
         while self.table_id is None:
             try:
                 if await host.connect():
-                    host.send(msg.CreateTable(self.game, self.seats, dict(self.settings), "sim"))
+                    host.send(ask)
+                    chase = None
                     while self.table_id is None:
                         got = await host.next()
                         if type(got) is msg.TableCreated:
                             self.table_id = got.table
+                        elif type(got) is msg.Redirect:       # the cluster places it on another node
+                            chase = await host.redirected(got, chase, ask, patient=True)
+            except Moving:
+                ask = redirects.sent_again(ask)
+                continue
             except Exception as e:       # Closed, TooSlow: try again
                 self.trace(f"host: {type(e).__name__}")
             finally:
@@ -140,7 +154,7 @@ class World:
                 await trio.sleep(0.5)
         self.table_ready.set()
 
-    async def faults(self) -> None:
+    async def faults(self, nursery: trio.Nursery) -> None:
         """Kill and restart the node, hold its links' messages for a while (a stalled
         network, or the node paused as far as its clients can tell), cut links, cut the
         node off for a while."""
@@ -156,7 +170,7 @@ class World:
                 self.check_log(f"after crash {self.crashes}")
                 await trio.sleep(rng.uniform(0.2, 5.0))
                 self.trace("fault: restart n1")
-                await self.node.start(self.nursery)
+                await self.node.start(nursery)
             elif r < 0.4:
                 until = trio.current_time() + rng.uniform(0.5, 12.0)
                 self.trace(f"fault: hold n1's links until {until:.3f}")
@@ -182,17 +196,40 @@ class World:
             if self.node.up:
                 self.check_log("live")
 
+    # The hooks a world of several nodes (cluster.py) fills in its own way.
+    def node_names(self) -> tuple[str, ...]:
+        """The nodes a client may connect to, the first one first."""
+        return (self.node.name,)
+
+    async def start_nodes(self, nursery: trio.Nursery) -> None:
+        await self.node.start(nursery)
+
+    async def quiet(self, nursery: trio.Nursery) -> None:
+        """No more faults: the node is up and everyone may come back."""
+        self.net.partitioned.clear()
+        self.net.held.clear()
+        if not self.node.up:
+            await self.node.stopped()
+            await self.node.start(nursery)
+
+    def lost_bytes(self) -> int:
+        return self.node.lost_bytes
+
+    def settled(self) -> bool:
+        """After the faults: every player is seated again or done."""
+        return all(p.over or p.connected for p in self.players)
+
     async def main(self) -> None:
         async with trio.open_nursery() as nursery:
             self.nursery = nursery
             nursery.start_soon(self.net.loop.run)
-            await self.node.start(nursery)
+            await self.start_nodes(nursery)
             rng = self.rng
-            self.players = []
+            self.players: list[Player] = []
             for i in range(self.seats):
                 crng = random.Random(rng.getrandbits(64))
                 kind = rng.random()
-                kw = {}
+                kw: dict[str, Any] = {}
                 if kind < 0.15:
                     kw = dict(pong_lag=rng.uniform(0.3, 3.0))       # a liar: answers pings late
                 elif kind < 0.25:
@@ -202,7 +239,7 @@ class World:
                 elif kind < 0.45:
                     kw = dict(stalls=True)                           # a reader that stops now and then
                 self.players.append(Player(self, f"p{i}", crng, **kw))
-            self.others = []
+            self.others: list[Client] = []
             if rng.random() < 0.6:
                 self.others.append(Spectator(self, "spec", random.Random(rng.getrandbits(64))))
             if rng.random() < 0.3:
@@ -216,19 +253,14 @@ class World:
 
                 async def faults():
                     with fault_scope:
-                        await self.faults()
+                        await self.faults(nursery)
                 nursery.start_soon(faults)
                 while not all(p.over for p in self.players):
                     await trio.sleep(1.0)
             fault_scope.cancel()
-            # quiet: no more faults; the node is up and everyone may come back
-            self.net.partitioned.clear()
-            self.net.held.clear()
-            if not self.node.up:
-                await self.node.stopped()
-                await self.node.start(nursery)
+            await self.quiet(nursery)
             with trio.move_on_after(QUIET):
-                while not all(p.over or p.connected for p in self.players):
+                while not self.settled():
                     await trio.sleep(0.5)
             self.stopping = True
             for p in self.players:
@@ -241,16 +273,19 @@ class World:
 
 
 def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = False) -> Result:
-    """One run; ``plant`` names test-only bugs already planted (tests/sim)."""
+    """One run; ``plant`` names test-only bugs already planted (tests/sim). One seed in
+    CLUSTER_EVERY runs a cluster on a shared store (cluster.py), the others one node."""
     logging.getLogger("wildtable").setLevel(logging.CRITICAL)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     tmp = Path(tempfile.mkdtemp(prefix="wtsim-", dir=base))
     try:
-        world = World(seed, tmp / "data", set(plant), verbose)
+        from .cluster import ClusterWorld
+        kind = ClusterWorld if seed % CLUSTER_EVERY == CLUSTER_EVERY - 1 else World
+        world = kind(seed, tmp / "data", set(plant), verbose)
         clock = trio.testing.MockClock(autojump_threshold=0)
         trio.run(world.main, clock=clock)
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
-                      world.node.lost_bytes)
+                      world.lost_bytes(), isinstance(world, ClusterWorld))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

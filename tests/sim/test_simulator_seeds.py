@@ -20,18 +20,26 @@ FIRST = int(os.environ.get("WILDTABLE_SIM_FIRST", "0"))
 
 def test_every_seed_keeps_every_invariant():
     t0 = time.perf_counter()
+    cpu0 = time.process_time()
     failed, sim, crashes, cuts = [], 0.0, 0, 0
+    clusters, cluster_sim, cluster_crashes = 0, 0.0, 0
     for seed in range(FIRST, FIRST + SEEDS):
         r = run(seed)
         sim += r.sim_seconds
         crashes += r.crashes
         cuts += r.cuts
+        if r.cluster:
+            clusters += 1
+            cluster_sim += r.sim_seconds
+            cluster_crashes += r.crashes
         if not r.ok:
             failed.append(r)
     took = time.perf_counter() - t0
     print(f"\n{SEEDS} seeds from {FIRST}: {sim / 3600:.2f} simulated hours, {crashes} crashes, {cuts} cuts, "
-          f"in {took:.1f} s of wall time")
+          f"in {took:.1f} s of wall time, {time.process_time() - cpu0:.1f} s of CPU; of them {clusters} clusters "
+          f"on a shared store: {cluster_sim / 3600:.2f} simulated hours, {cluster_crashes} nodes killed")
     assert crashes > SEEDS // 10 and cuts > SEEDS // 10, "the runs must hold faults"
+    assert cluster_crashes > clusters // 10, "the cluster runs must kill nodes"
     lines = []
     for r in failed[:5]:
         lines.append(f"seed {r.seed}: {r.violations[0]}\n  replay it: {replay_command(r.seed)}")
