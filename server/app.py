@@ -767,6 +767,9 @@ class Server:
                             log.info("serving on ws://%s:%d (%s, durability %s)", host, self.port,
                                      f"store {redact(self.store.dsn)}, node {self.store.node_id}, data dir {self.data_dir}"
                                      if self.store is not None else f"data dir {self.data_dir}", self.durability)
+                            # said once it serves: a start that fails says its one sentence alone
+                            log.info("at most %d connections and %d log files open at once", self.max_connections,
+                                     self.max_open_logs)
                             self._dir_lock.note(f"ws://{host}:{self.port}")
                             await conns.start(self.bots.run, host, self.port)
                             if self.cluster is not None:

@@ -243,7 +243,6 @@ def main(args) -> int:
         print(f"wildtable serve: {budget}", file=sys.stderr)
         return 2
     max_connections, max_open_logs = budget
-    log.info("at most %d connections and %d log files open at once", max_connections, max_open_logs)
     server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
                     keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry or math.inf,
                     max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
