@@ -79,8 +79,9 @@ async def test_serve_at_its_defaults_opens_a_file_for_each_table(tmp_path):
             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, preexec_fn=limit)
         err = LineReader(proc.stderr, errors="replace")
         try:
-            await err.until(r"at most 5000 connections and 1000 log files open at once", timeout=20)
+            # said once it serves, after its "serving on" line
             await err.until(r"serving on", timeout=20)
+            await err.until(r"at most 5000 connections and 1000 log files open at once", timeout=20)
             assert "open-file limit" not in err.text
         finally:
             proc.send_signal(signal.SIGTERM)
