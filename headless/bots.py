@@ -113,6 +113,11 @@ class Bot:
                         f"{games.winners_text(over.winners, ctx) if over.winners else 'nobody wins'}")
         return over
 
+    @property
+    def seated(self) -> bool:
+        """Whether it took its seat (server/botseats.py tells a refused start from a later end)."""
+        return self._seated
+
     # the Mind's, under the names the bot always had (tests, bench/bots_pace.py)
     level = property(lambda self: self.mind.level)
     pace = property(lambda self: self.mind.pace)

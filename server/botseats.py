@@ -366,7 +366,7 @@ class BotHost:
             over = await bot.run(task_status=task_status)
         except BotError as e:
             self.book.forget("", table, name)
-            if started and not bot._seated:
+            if started and not bot.seated:
                 entry["problem"] = str(e)
                 task_status.started(None)
             else:
@@ -376,7 +376,7 @@ class BotHost:
             # a bot's bug ends that bot, never the server (its seat stays, offline, for
             # `wildtable bots` or the next start)
             log.exception("bot %s at table %s ended by a bug of ours (the server goes on)", name, table)
-            if started and not bot._seated:
+            if started and not bot.seated:
                 entry["problem"] = f"{name}: could not take a seat (a bug of the server's; see its log)"
                 task_status.started(None)
             return
