@@ -22,13 +22,14 @@ def play_one(p):
     else:
         raise AssertionError("the page never led a trick")
     card = page.get_attribute('.hand [data-playable="true"]', "data-card")
-    # the table settles first (the last trick's cards leave, the hand closes up): the hand
-    # card is measured where it stands when it is clicked
-    page.wait_for_function("() => document.getAnimations().length === 0", timeout=5_000)
-    page.wait_for_timeout(100)
-    page.wait_for_function("() => document.getAnimations().length === 0", timeout=5_000)
-    box = page.locator(f'.hand [data-card="{card}"]').bounding_box()
-    page.click(f'.hand [data-card="{card}"]')
+    # measured and clicked in one task of the page: the table cannot move the hand between
+    # the two (it did, by up to 190 px, while the last trick's cards and lines settled)
+    box = page.evaluate("""c => {
+        const el = document.querySelector(`.hand [data-card="${c}"]`);
+        const r = el.getBoundingClientRect();
+        el.click();
+        return {x: r.x, y: r.y, width: r.width, height: r.height};
+    }""", card)
     page.wait_for_selector(f'.trick [data-card="{card}"]', timeout=10_000)
     return int(card), box
 
