@@ -11,7 +11,7 @@ import { store } from "./store.js";
 import { attr, button, clear, h, keepFocus, kept, keyed, put, text } from "./dom.js";
 import { GAMES, gameFor, seatName } from "./games/index.js";
 import { onFelt } from "./felt.js";
-import { afterDraw, forgetPlaces, moves } from "./motion.js";
+import { afterDraw, beforeDraw, forgetPlaces, moves } from "./motion.js";
 import { linkBox, linkedTable, showLink } from "./links.js";
 
 const root = document.getElementById("app");
@@ -605,6 +605,7 @@ function drawTable() {
   if (!at || app.screen !== "table") return;
   const g = gameFor(at.game);
   const ctx = ctxFor(at);
+  beforeDraw(root);
   keepFocus(root, () => {
     const s = tableScreen(at, g);
     const parts = g.render(ctx);

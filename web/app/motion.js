@@ -1,8 +1,12 @@
-// A card travels from where it was to where it goes (issue #26): after a drawing, in the
-// next animation frame (so it costs nothing to applying the update itself, which bench/web.py
-// times), every card on the table is measured; a card whose element is new since the last
-// frame (it moved: from the hand to a meld or a trick, from a meld to the hand) slides in
-// from its old place, or from its player's seat (data-from) when it was not on screen.
+// A card travels from where it was to where it goes (issue #26): just before the first
+// drawing of a frame, every card on the table is measured where the player sees it then
+// (not where the last drawing left it: the page may have scrolled or settled since, and a
+// card then flew in from a place it no longer was); after the drawing, in the next animation
+// frame (so it costs nothing to applying the update itself, which bench/web.py times), the
+// cards are measured again; a card whose element is new (it moved: from the hand to a meld
+// or a trick, from a meld to the hand) slides in from its old place, or from its player's
+// seat (data-from) when it was not on screen. Places are in page coordinates, so a scroll
+// between the two measures does not count as a move.
 // Short (200 ms), by the Web Animations API (no style attribute: the page's CSP), and off
 // under prefers-reduced-motion.
 
@@ -14,7 +18,25 @@ export const moves = [];        // the last moves animated: {card, from: {x, y},
 
 function centre(el) {
   const r = el.getBoundingClientRect();
-  return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+  return { x: r.left + scrollX + r.width / 2, y: r.top + scrollY + r.height / 2 };
+}
+
+function places(root) {
+  const at = new Map();
+  for (const el of root.querySelectorAll("[data-card]")) {
+    if (el.closest(".replay-board")) continue;
+    const c = centre(el);
+    if (c.x === scrollX && c.y === scrollY) continue;       // not laid out (hidden)
+    at.set(el.dataset.card, { el, ...c });
+  }
+  return at;
+}
+
+// the places before a drawing; a later drawing in the same frame keeps the first's (the
+// player saw nothing in between)
+export function beforeDraw(root) {
+  if (pending) return;
+  last = places(root);
 }
 
 export function afterDraw(root) {
@@ -32,13 +54,9 @@ export function forgetPlaces() {
 }
 
 function measure(root) {
-  const now = new Map();
-  for (const el of root.querySelectorAll("[data-card]")) {
-    if (el.closest(".replay-board")) continue;
-    const card = el.dataset.card;
-    const at = centre(el);
-    if (at.x === 0 && at.y === 0) continue;                 // not laid out (hidden)
-    now.set(card, { el, ...at });
+  const now = places(root);
+  for (const [card, { el, x, y }] of now) {
+    const at = { x, y };
     const was = last.get(card);
     if (was && was.el === el) continue;
     let from = was ? { x: was.x, y: was.y } : null;
