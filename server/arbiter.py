@@ -18,7 +18,7 @@ import logging
 import math
 import secrets
 from types import ModuleType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import attrs
 
@@ -36,9 +36,11 @@ from .arbiter_io import (
     SpectateReq, Storage, Timing, Update, WakeReq, is_timer,
 )
 from .fairhold import FairHold
-from .metrics import Metrics
 from .refusals import RefusalBudget
 from .shuffle import secure_permutation
+
+if TYPE_CHECKING:
+    from .metrics import Metrics       # (it imports trio: the core only adds to the counters)
 
 log = logging.getLogger("wildtable.server")
 
@@ -81,10 +83,10 @@ class Arbiter:
     connection points at (``conn.table``): the shell that runs this core, or the core."""
 
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any, *,
-                 storage: Storage, seq: int = 0, name: str = "", seat_records: list | None = None,
+                 storage: Storage, metrics: Metrics, seq: int = 0, name: str = "", seat_records: list | None = None,
                  chance: Callable[[int], Any] = secure_permutation, keep_finished: float = math.inf,
                  waiting_expiry: float = math.inf, refusals: RefusalBudget | None = None,
-                 metrics: Metrics | None = None, host: Any = None, new_token: Callable[[], str] = _new_token):
+                 host: Any = None, new_token: Callable[[], str] = _new_token):
         self.id = table_id
         self.game = game
         self.name = name
@@ -93,7 +95,7 @@ class Arbiter:
         self.seq = seq
         self.storage = storage
         self.host = self if host is None else host
-        self.metrics = metrics if metrics is not None else Metrics()     # the server's counters
+        self.metrics = metrics         # the server's counters
         self.seats = [Seat() for _ in range(seats)]
         for r in seat_records or ():
             self.seats[r.seat] = Seat(r.name, r.token_hash)
