@@ -1,7 +1,7 @@
 """Seats in the table's pure core (server/arbiter.py), with values alone: a seat resumed
 from another connection with its token is told to the old connection, which is then
 closed after what it was owed (a typed ``Close`` output); a wrong token is refused and
-changes nothing (docs/PROTOCOL.md, "rejoin")."""
+changes nothing (docs/PROTOCOL.md, the `rejoin` message)."""
 
 from __future__ import annotations
 
