@@ -43,7 +43,7 @@ class Storage(Protocol):
 # ------------------------------------------------------------------ requests, in arrival order
 @attrs.frozen
 class IntentReq:
-    conn: Any
+    conn: Peer
     intent: m.Intent
     recv: float                  # wall clock, logged as information only
     at: float                    # trio's clock when read: ordered against the table's timer
@@ -52,21 +52,21 @@ class IntentReq:
 
 @attrs.frozen
 class JoinReq:
-    conn: Any
+    conn: Peer
     seat: int | None
     name: str
 
 
 @attrs.frozen
 class RejoinReq:
-    conn: Any
+    conn: Peer
     seat: int
     token: str
 
 
 @attrs.frozen
 class SpectateReq:
-    conn: Any
+    conn: Peer
 
 
 @attrs.frozen
@@ -74,13 +74,13 @@ class ReplyReq:
     """An answer the connection made itself (an intent dropped by the rate limit, or sent
     with no seat), sent through the table the connection last wrote to so that it reaches
     the client after the answers to that connection's earlier intents."""
-    conn: Any
+    conn: Peer
     message: Any
 
 
 @attrs.frozen
 class LeaveReq:
-    conn: Any
+    conn: Peer
     notify: bool = True          # False when the connection is already gone
 
 
