@@ -20,7 +20,7 @@ from wildtable.protocol.errors import IllegalAction, ProtocolError
 from . import fairorder, wire
 from .cluster import Redirected
 from .framebudget import BACKLOG_BYTES, BACKLOG_FRAMES, FrameRules
-from .table import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
+from .arbiter_io import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 from .world import Transport
 
 if TYPE_CHECKING:

@@ -23,7 +23,7 @@ import contextlib
 from typing import Any, Callable
 
 from wildtable.protocol.games import run_wild
-from wildtable.server import fairorder, logwriter, store_pg, table
+from wildtable.server import arbiter, fairorder, logwriter, store_pg
 
 from .store import SimDb
 
@@ -47,7 +47,7 @@ def _unbounded_credit(reach, cap, arrival, seen_at):
     return fairorder.Credit(late, late, fairorder.Limit.PING)
 
 
-def _ignore_rejoin(self, req, out):
+def _ignore_rejoin(self, req, g):
     pass
 
 
@@ -70,7 +70,7 @@ def planted(*names: str):
     if "fair_unbounded" in names:
         patches.append((fairorder, "credit", _unbounded_credit))
     if "rejoin_ignored" in names:
-        patches.append((table.Table, "_handle_rejoin", _ignore_rejoin))
+        patches.append((arbiter.Arbiter, "_handle_rejoin", _ignore_rejoin))
     if "lease_unchecked" in names:
         patches.append((SimDb, "fence", False))
     if "fenced_acked" in names:

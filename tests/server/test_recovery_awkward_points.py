@@ -115,7 +115,7 @@ async def test_recovery_at_awkward_points_continues_exactly(tmp_path, name, seat
                     want = b"" if i == released else token_hash(_token(tid, i))
                     assert s.token_hash == want and s.name == f"p{i}", (tid, i)
                 if table.started:       # (one waiting for players has its expiry instead)
-                    assert table._deadline()[1] == g.timeout_action(table.state)
+                    assert table.core.deadline(trio.current_time())[1] == g.timeout_action(table.state)
 
             # tokens still work over a real socket; the released seat's token does not
             tid = "tmidr1"

@@ -1,0 +1,117 @@
+"""How a table delivers what its core decided (server/arbiter_io.py's outputs), once the
+group that made it is durable: each output is encoded into frames per connection, and
+each connection gets the group's frames in one write, not one per frame (the sends were
+a seventh of the flat-out profile). docs/ARCHITECTURE.md, "The arbiter: pure core, thin
+shell"."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from wildtable.protocol import messages as m
+
+from .arbiter_io import Close, GameOver, Output, PlayersChanged, SendTo, Update
+from .delivery import PrivateParts
+from .interfaces import TableLog
+
+if TYPE_CHECKING:
+    from .arbiter import Arbiter
+
+log = logging.getLogger("wildtable.server")
+
+
+def _put(frames: dict, conn, data: bytes) -> None:
+    got = frames.get(conn)
+    if got is None:
+        frames[conn] = [data]
+    else:
+        got.append(data)
+
+
+class Sender:
+    """Encodes and writes one table's outputs. ``logfile``: the table's log, whose name
+    `game_over` tells."""
+
+    def __init__(self, core: Arbiter, logfile: TableLog):
+        self.core = core
+        self.logfile = logfile
+        # each seat's encoded private part, kept while it is unchanged (server/delivery.py)
+        self._private_parts = PrivateParts(core.game)
+
+    def send(self, out: list[Output], now: float) -> None:
+        frames: dict = {}
+        for item in out:
+            try:
+                self._deliver(item, frames)
+            except Exception:        # a view that raises: our bug; the others still hear
+                log.exception("table %s: internal error delivering %s (our bug)", self.core.id, type(item).__name__)
+        for conn, data in frames.items():
+            conn.send_frames(data)
+        if self.core.fair:
+            _wrote(out, now)        # when each seq went to each socket (causality, server/fairorder.py)
+
+    def _deliver(self, item: Output, frames: dict) -> None:
+        """Encode one output into ``frames`` (connection -> encoded messages)."""
+        if type(item) is SendTo:
+            conn = item.conn
+            _put(frames, conn, conn.encode(item.message))
+        elif type(item) is Update:
+            self._update(item, frames)
+        elif type(item) is Close:
+            conn = item.conn
+            pending = frames.pop(conn, None)
+            if pending:             # what it is owed goes out before its close frame
+                conn.send_frames(pending)
+            conn.close_soon(item.code, item.reason)
+        elif type(item) is PlayersChanged:
+            core = self.core
+            data = m.encode(m.Players(core.id, core.players()))
+            for c in item.audience:
+                _put(frames, c, data)
+        elif type(item) is GameOver:
+            core = self.core
+            o = core.game.outcome(core.state)
+            data = m.encode(m.GameOver(core.id, core.seq, tuple(o.scores), tuple(o.winners), self.logfile.name))
+            for c in item.audience:
+                _put(frames, c, data)
+
+    def _update(self, item: Update, frames: dict) -> None:
+        game = self.core.game
+        seq, state, seats, specs = item.seq, item.state, item.seats, item.spectators
+        public_view = getattr(game, "public_view", None)
+        if public_view is not None:
+            # the public part of the views is built and encoded once per update and each
+            # seat's private part is encoded again only when it changed (server/delivery.py)
+            shared = m.SharedUpdate(seq, item.events, public_view(state))
+            parts = self._private_parts
+            for i, c in enumerate(seats):
+                if c is not None:
+                    _put(frames, c, shared.frame_encoded(parts.part(state, i)))
+            if specs:
+                data = shared.frame_encoded(parts.part(state, None))
+                for c in specs:
+                    _put(frames, c, data)
+            return
+        events = tuple(item.events)
+        for i, c in enumerate(seats):
+            if c is not None:
+                _put(frames, c, c.encode(m.Update(seq, events, game.view(state, i))))
+        if specs:
+            data = m.encode(m.Update(seq, events, game.view(state, None)))
+            for c in specs:
+                _put(frames, c, data)
+
+
+def _wrote(out: list[Output], now: float) -> None:
+    """Fair order's causality bound: when each seq (an update, a snapshot) was handed to
+    each connection's socket (server/fairorder.py WriteTimes)."""
+    for item in out:
+        if type(item) is Update:
+            seq = item.seq
+            for c in item.seats:
+                if c is not None:
+                    c.written.wrote(seq, now)
+        elif type(item) is SendTo and type(item.message) is m.Joined:
+            item.conn.written.wrote(item.message.seq, now)
+
