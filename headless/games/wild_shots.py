@@ -537,6 +537,20 @@ def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict |
     return search(view, memo, rng or random.Random(), unseen(view, memo))
 
 
+def expert_values(view: dict, rng: random.Random | None = None, memo: dict | None = None,
+                  effort: int = 1) -> list[tuple[dict, float]]:
+    """Each card this seat may play now with the expert's value of it (the same search as
+    ``expert_candidates``): the penalty points the others are expected to take, on average,
+    less this seat's own, to the round's end; higher is better ([] when it is not this
+    seat's turn); ``effort`` times the expert's playouts. ``replay --analyze`` and ``hint``
+    read it (headless/appraise.py)."""
+    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+        return []
+    from .wild_shots_expert import PLAYOUTS, expert_values as search
+    values = search(view, memo, rng or random.Random(), unseen(view, memo), PLAYOUTS * max(1, effort))
+    return [({"kind": "play", "card": c}, -v) for c, v in values.items()]
+
+
 def choose(view: dict) -> dict | None:
     return first(candidates(view))
 
