@@ -109,14 +109,15 @@ def appraise(game: str, view: dict, memo: dict | None, rng: random.Random, effor
 
 
 def hint_text(game: str | None, advice: Advice) -> str:
-    """The hint as one sentence for the player."""
+    """The hint as one line for the player: the move as it is typed first, then whose
+    choice it is (``play R7 - the expert's choice, worth +2.73; next play R3 +1.78``)."""
     best = advice.best
     if best is None:
         return "no hint: you have no move to make now"
     if advice.by == "expert":
         others = [m for m in advice.moves[1:3] if m.value is not None]
-        more = "; next " + ", ".join(f"{m.label} ({m.value:+.2f})" for m in others) if others else ""
-        return f"the expert plays {best.label} (worth {best.value:+.2f}{more})"
-    why = "is played in real time: no expert" if game in REAL_TIME else "has no expert yet"
+        more = "; next " + ", ".join(f"{m.label} {m.value:+.2f}" for m in others) if others else ""
+        return f"{best.label} - the expert's choice, worth {best.value:+.2f}{more}"
     title = getattr(games.plugin_for(game), "TITLE", game)
-    return f"hard would play {best.label} ({title} {why})"
+    why = "is played in real time: no expert" if game in REAL_TIME else "has no expert that values moves"
+    return f"{best.label} - hard's choice ({title} {why})"
