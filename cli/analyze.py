@@ -20,18 +20,12 @@ from typing import Iterator
 import attrs
 
 from wildtable.headless import games
-from wildtable.headless.appraise import Advice, Move, appraise, label, no_analysis, wire
+from wildtable.headless.appraise import Advice, Move, appraise, label, marks_for, no_analysis, wire
 from wildtable.protocol.engine import ChanceOutcome
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, LogContents, read_prefix
 from wildtable.protocol.replay import initial_state
 
-#: the marks, by the points a move gave away against the expert's best (its loss), at least:
-#: "?!" an inaccuracy, "?" a mistake, "??" a blunder. In the game's points as its expert
-#: counts them (Wild Shots: penalty points to the round's end, the table's mean less the
-#: seat's own). Above the search's own noise: run with other seeds, a decision's loss
-#: moves by 0.08 points (median standard deviation) and 0.7 (the 90th percentile) at EFFORT 4.
-MARKS = ((4.0, "??"), (2.0, "?"), (1.0, "?!"))
 #: the analysis's search, in multiples of the expert bot's budget per move: four times
 #: halves the noise of its values (a bot must answer within its reaction time; the analysis may wait)
 EFFORT = 4
@@ -48,15 +42,6 @@ class Decision:
     loss: float | None          # best.value - made.value; None: the move made was not valued
     mark: str                   # "", "?!", "?" or "??"
     choices: int                # how many moves the expert valued
-
-
-def mark_of(loss: float | None) -> str:
-    if loss is None:
-        return ""
-    for at, mark in MARKS:
-        if loss >= at:
-            return mark
-    return ""
 
 
 def seed_of(seq: int) -> random.Random:
@@ -104,7 +89,7 @@ def _judge(game: str, plugin, seat: int, view: dict, memo: dict, r: ActionAccept
     loss = None if made.value is None or best.value is None else max(0.0, best.value - made.value)
     if loss is not None and loss <= 0.0:
         best = made             # equal to the best: the move made is the best one
-    return Decision(r.seq, seat, made, best, loss, mark_of(loss), len(advice.moves))
+    return Decision(r.seq, seat, made, best, loss, marks_for(game).mark(loss), len(advice.moves))
 
 
 def _copy(memo: dict) -> dict:
@@ -152,7 +137,7 @@ def analyze_main(args, path, data: bytes) -> int:
         print(f"wildtable replay: {path}: {stopped}", file=sys.stderr)
     if args.json:
         json.dump({"game": game.NAME, "table": contents.header.table, "seats": list(seats),
-                   "marks": {mark: at for at, mark in MARKS},
+                   "marks": attrs.asdict(marks_for(game.NAME)),
                    "decisions": [_decision_data(d) for d in judged],
                    "summary": [_summary(s, judged) for s in seats]}, sys.stdout, indent=1)
         print()

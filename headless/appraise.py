@@ -29,6 +29,7 @@ import attrs
 from wildtable.protocol.codec import packb, to_data, unpackb
 
 from . import games
+from .marks import WIN_MARKS, Marks
 
 
 class Valuer(Protocol):
@@ -56,6 +57,13 @@ class Advice:
     @property
     def best(self) -> Move | None:
         return self.moves[0] if self.moves else None
+
+
+def marks_for(game: str | None) -> Marks:
+    """The game's marks (its module's ``expert_marks()``), else WIN_MARKS."""
+    plugin = games.PLUGINS.get(game) if game is not None else None
+    fn = getattr(plugin, "expert_marks", None)
+    return fn() if fn is not None else WIN_MARKS
 
 
 #: the games played in real time: no expert, no analysis (docs/PLAYING.md "Hints and analysis")

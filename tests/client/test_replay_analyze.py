@@ -1,13 +1,14 @@
-"""`wildtable replay LOG --analyze`: a line per decision of the seat, a deliberate blunder
-marked, and no hindsight (docs/PLAYING.md "Hints and analysis")."""
+"""`wildtable replay LOG --analyze`: a line per decision of the seat, deliberately bad
+moves marked, and no hindsight (docs/PLAYING.md "Hints and analysis")."""
 
 from __future__ import annotations
 
+import copy
 import json
 
 from wildtable.analyze import EFFORT, decisions, seed_of
 from wildtable.cli import main
-from wildtable.headless.appraise import appraise, wire
+from wildtable.headless.appraise import appraise, marks_for, wire
 from wildtable.headless.games import action_key, plugin_for
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import game as find_game
@@ -28,13 +29,13 @@ def _first_round(records) -> list:
     return list(records[:deals[1]])
 
 
-def _game_with_a_blunder(seed: int):
-    """A Wild Shots game of random players in which seat 0, once in the first round, plays
-    the card the expert values lowest, when that is at least 5 points below its best (the
-    seq of that record, and the loss the expert saw)."""
+def _game_of_bad_moves(seed: int):
+    """A Wild Shots game of random players in which seat 0, all through the first round,
+    plays the card the expert values lowest; {seq: the loss the expert saw} of those moves."""
     plugin = plugin_for(GAME.NAME)
     memo: dict = {}
-    at: dict = {"state": None, "seq": 0, "blunder": None}
+    at: dict = {"state": None, "seq": 0}
+    bad: dict[int, float] = {}
 
     def on_step(before, after, action, seat, req, events):
         at["state"], at["seq"] = after, at["seq"] + 1
@@ -42,22 +43,22 @@ def _game_with_a_blunder(seed: int):
 
     def pick(rng, choices):
         state = at["state"]
-        if at["blunder"] is None and state is not None and state.round == 0 and tuple(GAME.to_move(state)) == (0,):
-            advice = appraise(GAME.NAME, wire(GAME.view(state, 0)), dict(memo, ws_played=set(memo["ws_played"]),
-                              ws_void=set(memo["ws_void"])), seed_of(at["seq"] + 1), EFFORT)
+        if state is not None and state.round == 0 and tuple(GAME.to_move(state)) == (0,):
+            # as the analysis will see it: the seat's view, a copy of its memory, the seq's seed
+            advice = appraise(GAME.NAME, wire(GAME.view(state, 0)), copy.deepcopy(memo), seed_of(at["seq"] + 1),
+                              EFFORT)
             best, worst = advice.moves[0], advice.moves[-1]
-            if best.value - worst.value >= 5:
-                at["blunder"] = (at["seq"] + 1, best.value - worst.value)
-                return next(c for c in choices if action_key(to_data(c)) == action_key(worst.action))
+            bad[at["seq"] + 1] = best.value - worst.value
+            return next(c for c in choices if action_key(to_data(c)) == action_key(worst.action))
         return rng.choice(choices)
 
-    playout = play(GAME, 4, {}, seed=seed, on_step=on_step, pick=pick)
-    assert at["blunder"] is not None, "no decision of seat 0 with a spread of 5 points: choose another seed"
-    return playout, at["blunder"]
+    return play(GAME, 4, {}, seed=seed, on_step=on_step, pick=pick), bad
 
 
-def test_analyze_prints_a_line_per_decision_and_marks_the_blunder(tmp_path, capsys):
-    playout, (seq, loss) = _game_with_a_blunder(3)
+def test_analyze_prints_a_line_per_decision_and_marks_the_bad_ones(tmp_path, capsys):
+    playout, bad = _game_of_bad_moves(3)
+    marks = marks_for(GAME.NAME)
+    assert max(bad.values()) >= marks.inaccuracy, "no move of seat 0 worth a mark: choose another seed"
     path = tmp_path / "game.wlog"
     records = _first_round(playout.records)
     path.write_bytes(_log(playout, records))
@@ -65,16 +66,20 @@ def test_analyze_prints_a_line_per_decision_and_marks_the_blunder(tmp_path, caps
     out = capsys.readouterr().out.splitlines()
     moves = [r for r in records if type(r) is ActionAccepted and r.seat == 0 and r.by == "player"]
     lines = [x for x in out if x.startswith("seq ")]
-    assert len(lines) == len(moves) and all(" seat 0 " in x for x in lines)
-    (marked,) = [x for x in lines if x.split()[1] == str(seq)]
-    assert marked.endswith("??") and f"-{loss:.2f}" in marked, marked
-    assert out[-1].startswith(f"seat 0: {len(moves)} decisions") and "blunders (??)" in out[-1]
+    assert len(lines) == len(moves) == len(bad) and all(" seat 0 " in x for x in lines)
+    for line in lines:         # each bad move with the loss the expert saw, and its mark
+        loss = bad[int(line.split()[1])]
+        mark = marks.mark(loss)
+        assert (line.endswith("  " + mark) if mark else not line.endswith("?")), (line, loss)
+        assert f"-{loss:.2f}" in line or loss <= 0, (line, loss)
+    assert out[-1].startswith(f"seat 0: {len(moves)} decisions")
     # the same log, the same analysis; as data, too
     assert main(["replay", str(path), "--analyze", "--seat", "0", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    (d,) = [x for x in data["decisions"] if x["seq"] == seq]
-    assert d["mark"] == "??" and abs(d["loss"] - loss) < 1e-9
-    assert data["summary"][0]["decisions"] == len(moves) and data["summary"][0]["blunders"] >= 1
+    assert {d["seq"]: d["mark"] for d in data["decisions"]} == {q: marks.mark(x) for q, x in bad.items()}
+    worst = max(bad, key=bad.get)
+    assert [d["mark"] for d in data["decisions"] if d["seq"] == worst][0] in ("?!", "?", "??")
+    assert data["summary"][0]["decisions"] == len(moves)
 
 
 def test_the_analysis_has_no_hindsight(tmp_path):
