@@ -3,6 +3,8 @@ from that seat's view alone, off the table's loop, bounded (docs/PROTOCOL.md "hi
 
 from __future__ import annotations
 
+import threading
+
 import trio
 
 from wildtable.headless.net import connect
@@ -82,7 +84,7 @@ def _dealt(perm) -> E.State:
     return s
 
 
-async def test_the_hint_reads_only_the_askers_view_and_is_bounded():
+async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
     deal = list(range(40))
     # seats 1 and 2 swap two cards of one suit (3 and 17 are not of one suit; 13 and 17 are)
     swapped = [17 if c == 13 else 13 if c == 17 else c for c in deal]
@@ -93,6 +95,16 @@ async def test_the_hint_reads_only_the_askers_view_and_is_bounded():
         answers.append(await hints.answer(_Conn(table, 0, _Server())))
         assert table.asked == [0]               # never another seat's view, nor the state itself
     assert answers[0] == answers[1] and answers[0].moves
+    # the search runs in a worker thread, never on the Trio thread the tables run on
+    ran_on = []
+    real = hints.advise
+
+    def advise(*args):
+        ran_on.append(threading.current_thread())
+        return real(*args)
+    monkeypatch.setattr(hints, "advise", advise)
+    await hints.answer(_Conn(_Spy(_dealt(deal), 0), 0, _Server()))
+    assert ran_on and ran_on[0] is not threading.current_thread()
     # one hint at a time per connection; a full queue is refused
     server = _Server()
     conn = _Conn(_Spy(_dealt(deal), 0), 0, server)
