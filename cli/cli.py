@@ -198,6 +198,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "damage or torn tail, as a new log OUT (0600; never over an existing file)")
     r.add_argument("--diff", nargs=2, default=None, metavar=("A", "B"), help="compare two logs: the first record "
                    "where they differ (header, action, chance outcome or state), exit 0 when they are equal")
+    r.add_argument("--analyze", action="store_true", help="mark each decision of a seat (--seat N; default every "
+                   "seat) with the expert's value of the move made against its best move, judged from that seat's "
+                   "view at that moment (no hindsight): ?! an inaccuracy, ? a mistake, ?? a blunder; a summary per "
+                   "seat at the end; with --json, as data. The turn-based games with an expert only (Wild Shots): "
+                   "Run Wild, played in real time, is exempt")
     r.add_argument("--web", action="store_true", help="the viewer in a web browser: serve it on 127.0.0.1 (a free "
                    "port) until Ctrl-C, print its address, and open a browser where one can be opened")
     r.add_argument("--no-browser", action="store_true", help="with --web: print the address only")

@@ -179,6 +179,11 @@ def replay_main(args) -> int:
         print("wildtable replay: --salvage OUT writes the good records as a new log: it goes alone",
               file=sys.stderr)
         return 2
+    if getattr(args, "analyze", False) and (args.verify or args.plain or args.web or filtering(args)
+                                             or getattr(args, "salvage", None)):
+        print("wildtable replay: --analyze marks each decision of the log: it goes with --seat N and --json "
+              "only", file=sys.stderr)
+        return 2
     path: Path | str = Path(args.log)
     if getattr(args, "web", False) and (args.verify or args.json or args.plain):
         print("wildtable replay: --web is the viewer in a browser: it goes without --verify, --json and --plain",
@@ -208,6 +213,9 @@ def replay_main(args) -> int:
                 if live and isinstance(e, FileNotFoundError) else ""
             print(f"wildtable replay: cannot read {path}: {e.strerror}{where}", file=sys.stderr)
             return 2
+    if getattr(args, "analyze", False):
+        from .analyze import analyze_main
+        return analyze_main(args, path, data)
     if getattr(args, "salvage", None):
         from .damage import salvage_main
         return salvage_main(args, path, data)

@@ -49,10 +49,10 @@ NARROW = 64         # columns: narrower, the events pane hides and the table tak
 LOBBY_COLUMNS = ("#", "table", "game", "seats", "status", "players", "name")
 
 KEYS_HELP = """\
-Keys: Tab completes the word you type (Right arrow accepts the grey suggestion),
-Up/Down recall earlier commands, F1 shows this help, Ctrl+Q quits, PageUp/PageDown
-scroll the melds, Shift+PageUp/Shift+PageDown (or Ctrl+Up/Ctrl+Down) scroll the events,
-Ctrl+End goes back to the newest event. Click a card or a meld handle to type it."""
+Keys: Tab completes the word you type (Right arrow accepts the grey suggestion), Up/Down
+recall earlier commands, F1 shows this help, F2 a hint, Ctrl+Q quits, PageUp/PageDown scroll
+the melds, Shift+PageUp/Shift+PageDown (or Ctrl+Up/Ctrl+Down) scroll the events, Ctrl+End
+goes back to the newest event. Click a card or a meld handle to type it."""
 EVENTS_KEPT = 500       # event lines kept (and laid out again when the pane's width changes)
 
 
@@ -203,6 +203,7 @@ class PlayApp(App):
     """
     BINDINGS = [
         Binding("f1", "help", "Help"),
+        Binding("f2", "hint", "Hint"),
         Binding("ctrl+q,ctrl+c", "quit", "Quit", priority=True),
         Binding("pageup", "scroll_melds(-1)", "Scroll melds up", show=False),
         Binding("pagedown", "scroll_melds(1)", "Scroll melds down", show=False),
@@ -371,6 +372,8 @@ class PlayApp(App):
             if not self.query_one("#events", RichLog).display:
                 # a narrow terminal hides the events pane: show the table in a window instead
                 self.push_screen(HelpScreen(n.text, "The table", flow=False))
+        elif isinstance(n, notices.Hint):       # F2 or the hint command: where the player looks
+            self._result("hint: " + n.text, "bold cyan")
         elif isinstance(n, notices.QuitAsked):
             self.run_worker(self.action_quit(), exclusive=True)
         elif isinstance(n, notices.Fatal):
@@ -568,6 +571,8 @@ class PlayApp(App):
         box.cursor_position = len(box.value)
         box.focus()
 
+    def action_hint(self) -> None:  # F2
+        self.send_command("hint")
     def action_help(self) -> None:
         if self.core is not None:
             self.push_screen(HelpScreen(self.core.help_text() + "\n\n" + KEYS_HELP))

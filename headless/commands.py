@@ -8,6 +8,7 @@ wrong and what to type) and nothing goes to the server (docs/PLAYING.md, command
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
@@ -28,6 +29,8 @@ LOBBY_COMMANDS = {
     "leave": "leave  - leave the table; while the game is on, your seat is released for someone else",
     "bots": "bots N [LEVEL]  - seat N bots at this table (LEVEL easy, normal, hard or expert); the server runs them, so they play on if you leave",
     "show": "show  - the whole table as text",
+    "hint": "hint  - the expert's choice for your seat now, from your own view (where the game has no expert: "
+            "hard's; Run Wild, played in real time, has none)",
     "act": 'act {"kind": ...}  - send an action as raw JSON (any game; see docs/RULES.md)',
     "help": "help [COMMAND]  - all commands, or one",
     "quit": "quit  - close the client; a seat you did not leave stays yours: join that table again later",
@@ -67,12 +70,20 @@ class JoinTable:
 
 
 @attrs.frozen
+class Hint:
+    """Ask the expert what this seat should play now (a search: run off the event loop)."""
+    game: str
+    view: dict
+    memo: dict
+
+
+@attrs.frozen
 class Act:
     """Send this action as an intent."""
     action: dict
 
 
-Command = Show | Quit | Ask | SendMsg | JoinTable | Act
+Command = Show | Quit | Ask | SendMsg | JoinTable | Hint | Act
 
 
 @attrs.frozen
@@ -149,6 +160,13 @@ def parse(state: Reducer, words: list[str], defaults: Defaults) -> Command:
                 raise CommandError("a seat is a number: join TABLE 2")
             seat = int(words[2])
         return JoinTable(table, seat)
+    if word == "hint":
+        _no_more_words(word, words)
+        _need_seat(state)
+        if mir.over is not None:
+            raise CommandError("the game is over: no more moves to hint at")
+        # a copy of what the seat saw: the search reads it in a worker thread while updates come
+        return Hint(str(mir.game), dict(mir.view), copy.deepcopy(state.memo))
     if word == "leave":
         _no_more_words(word, words)
         if not state.at_table:

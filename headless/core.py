@@ -36,6 +36,7 @@ from .commands import (  # noqa: F401  (the names the UIs and tests import from 
     LOBBY_ALIASES, LOBBY_COMMANDS, complete_line, completions, seat_bots, split_for_completion,
 )
 from .games import CommandError, Ctx
+from .hint import hint
 from .net import Connection, Mirror, connect, url_problem
 from .notices import Notice
 from .reasons import is_network_error, reason
@@ -581,5 +582,7 @@ class ClientCore:
             await self._send(what.msg)
         elif isinstance(what, cmd.JoinTable):
             await self.join(what.table, what.seat)
+        elif isinstance(what, cmd.Hint):
+            self.notify(await hint(what))       # headless/hint.py: a search off the event loop
         else:
             await self.act(what.action, text)

@@ -476,6 +476,18 @@ class TableText(Notice):
 
 
 @attrs.frozen
+class Hint(Notice):
+    """The expert's choice for the player's own seat (the hint command; headless/appraise.py)."""
+    kind: ClassVar[str] = "hint"
+    line: str
+    action: dict | None = None      # the move it suggests (None: no move now)
+
+    @property
+    def text(self) -> str:
+        return self.line
+
+
+@attrs.frozen
 class QuitAsked(Notice):
     kind: ClassVar[str] = "quit"
 

@@ -78,6 +78,9 @@ class Reducer:
         self._mine: set[int] = set()            # seqs of our own accepted intents (recent ones)
         self._over_line: str | None = None      # the game's own words for its end (its game_over event)
         self.logs_kept = True       # False: a private server's, whose logs go when it stops
+        # what this seat saw of the table, as a bot in its place keeps it (the game's
+        # bot_watch): what the hint's expert reads besides the view (headless/appraise.py)
+        self.memo: dict = {}
 
     # ---------------------------------------------------------------- reading
     @property
@@ -152,6 +155,7 @@ class Reducer:
             return Step()           # stale: the mirror holds it already (a resync's overlap)
         before = mir.view
         mir.absorb(msg)
+        self._watch(now)
         ctx, plugin = self.ctx, self.plugin
         by_timer = self._timer_played_for_me(before, msg)
         out: list[n.Notice] = []
@@ -203,8 +207,17 @@ class Reducer:
         self.mirror.absorb(msg)
         return Step(out + (n.TableChanged(),))
 
+    def _watch(self, now: float) -> None:
+        """Note what this seat was just sent, as its bot would (the hint's memory)."""
+        watch = getattr(self.plugin, "bot_watch", None)
+        if watch is not None and self.mirror.seat is not None and self.mirror.view:
+            watch(self.mirror.view, now, self.memo)
+
     def _seated(self, msg: m.Joined | m.Spectating, now: float) -> Step:
+        if msg.table != self.mirror.table:
+            self.memo = {}          # another table: nothing seen there yet
         self.mirror.absorb(msg)
+        self._watch(now)
         self._set_turn_clock(now)
         plugin = self.plugin
         title = plugin.TITLE if plugin.NAME != "generic" else msg.game

@@ -116,6 +116,13 @@ class Intent:
     action: dict = _f()
 
 
+@msg("hint")
+@_frozen
+class Hint:
+    """What the expert would play now for the sender's own seat, from that seat's view
+    alone (docs/PROTOCOL.md "hint"; answered with ``hint_given`` or an ``error``)."""
+
+
 # ---------------------------------------------------------------- server -> client
 
 @msg("welcome")
@@ -244,6 +251,18 @@ class Redirect:
     reason: str = ""
 
 
+@msg("hint_given")
+@_frozen
+class HintGiven:
+    """The answer to ``hint``: ``text`` in a sentence; ``moves`` the best few, best first,
+    each ``{action, label, value}`` (value nil where the game has no expert); ``seq`` the
+    table's seq the view it read was at; ``by`` "expert" or "hard"."""
+    seq: int
+    text: str
+    by: str = "expert"
+    moves: tuple[dict, ...] = _d((), max_items=3)
+
+
 @msg("goodbye")
 @_frozen
 class Goodbye:
@@ -320,4 +339,4 @@ def decode(data: bytes, *, max_size: int | None = None) -> Any:
 
 
 CLIENT_MESSAGES = frozenset({"hello", "list_tables", "create_table", "join", "rejoin", "spectate", "leave", "intent",
-                             "seat_bots"})
+                             "seat_bots", "hint"})

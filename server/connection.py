@@ -483,6 +483,9 @@ class Connection:
             if msg.table not in srv.tables and srv.cluster is not None:
                 await srv.cluster.locate(msg.table)             # Redirected to its node
             await srv.bots.seat(self, msg)
+        elif t == "hint":
+            from .hints import answer       # the expert's choice for this seat (server/hints.py)
+            self.send_message(await answer(self))
         elif t == "leave":
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")

@@ -30,6 +30,7 @@ from wildtable.protocol.games import wild_shots_data as data
 from wildtable.protocol.games.wild_shots import N_CARDS
 
 from ..levels import TURN_BASED
+from ..marks import WIN_MARKS, Marks
 from . import action_key as action_key     # the plug-in's action_key (BotStrategy): the shared one
 from . import (CommandError, Ctx, best_first, command_of, compact, first, seat_values,
                winners_line, winners_text, with_flags, you_label)
@@ -535,6 +536,29 @@ def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict |
         return []
     from .wild_shots_expert import expert_candidates as search
     return search(view, memo, rng or random.Random(), unseen(view, memo))
+
+
+def expert_marks() -> Marks:
+    """The marks of ``replay --analyze`` (headless/appraise.py), in the unit of expert_values:
+    the chance to win where the expert weighs the game's totals (its ``win_chance``), else
+    penalty points, where a decision's loss moves by 0.08 (median) and 0.7 (90th
+    percentile) from one seed to another at the analysis's effort (4): the marks stay above."""
+    from . import wild_shots_expert
+    return WIN_MARKS if hasattr(wild_shots_expert, "win_chance") else Marks(1.0, 2.0, 4.0, "penalty points")
+
+
+def expert_values(view: dict, rng: random.Random | None = None, memo: dict | None = None,
+                  effort: int = 1) -> list[tuple[dict, float]]:
+    """Each card this seat may play now with the expert's value of it (the same search as
+    ``expert_candidates``): the penalty points the others are expected to take, on average,
+    less this seat's own, to the round's end; higher is better ([] when it is not this
+    seat's turn); ``effort`` times the expert's playouts. ``replay --analyze`` and ``hint``
+    read it (headless/appraise.py)."""
+    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+        return []
+    from .wild_shots_expert import PLAYOUTS, expert_values as search
+    values = search(view, memo, rng or random.Random(), unseen(view, memo), PLAYOUTS * max(1, effort))
+    return [({"kind": "play", "card": c}, -v) for c, v in values.items()]
 
 
 def choose(view: dict) -> dict | None:

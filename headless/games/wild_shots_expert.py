@@ -149,11 +149,24 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
                       playouts: int | None = None) -> list[dict]:
     """The cards this seat may play, best first by their mean over sampled worlds
     (``playouts`` in all, default PLAYOUTS)."""
-    playouts = PLAYOUTS if playouts is None else playouts
-    seat = view["seat"]
     playable = list(view.get("playable") or ())
     if len(playable) <= 1:
         return [{"kind": "play", "card": c} for c in playable]
+    total = expert_values(view, memo, rng, unknown, playouts)
+    order = best_first(playable, lambda c: (total[c], VALUE[c]), rng)
+    return [{"kind": "play", "card": c} for c in order]
+
+
+def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
+                  playouts: int | None = None) -> dict[int, float]:
+    """Each card this seat may play and its mean over the sampled worlds: the penalty
+    points this seat takes to the round's end less the others' mean (lower is better;
+    the analysis and the hint read these, headless/appraise.py)."""
+    playouts = PLAYOUTS if playouts is None else playouts
+    seat = view["seat"]
+    playable = list(view.get("playable") or ())
+    if not playable:
+        return {}
     names = view.get("symbols") or []
     syms = [_SYM.get(x, -1) if x else -1 for x in names] if len(names) == N_CARDS else [-1] * N_CARDS
     hits = view.get("hits") or {}
@@ -171,5 +184,4 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
         for c in playable:
             taken = playout([list(h) for h in hands], trick, seat, trick_no, trump, trumps, syms, pen, c)
             total[c] += taken[seat] - (sum(taken) - taken[seat]) / (n - 1)
-    order = best_first(playable, lambda c: (total[c], VALUE[c]), rng)
-    return [{"kind": "play", "card": c} for c in order]
+    return {c: t / worlds for c, t in total.items()}

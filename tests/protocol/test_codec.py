@@ -40,6 +40,10 @@ MESSAGE_SAMPLES = {
     "rejoin": m.Rejoin(table="t1", seat=2, token="s3cr3t-token"),
     "spectate": m.Spectate(table="t1"),
     "leave": m.Leave(),
+    "hint": m.Hint(),
+    "hint_given": m.HintGiven(12, "ask p2 for 7s - hard's choice (Go Fish Wildcard has no expert that values "
+                              "moves)", "hard", ({"action": {"kind": "ask", "target": 2, "rank": "7"},
+                                                 "label": "ask p2 for 7s", "value": None},)),
     "seat_bots": m.SeatBots(table="t1", count=2, level="easy", delay_ms=500),
     "intent": m.Intent(id=17, action={"kind": "take", "meld": 3, "card": 41}),
     "welcome": m.Welcome(version=m.PROTOCOL_VERSION, server="wildtable 0.1", max_frame=MAX_FRAME, heartbeat=15.0,

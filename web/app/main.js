@@ -142,6 +142,12 @@ function onMessage(msg) {
       return;
     }
     case "update": return onUpdate(msg);
+    case "hint_given":      // the answer to the Hint button: shown while the table is at its seq
+      if (app.at) {
+        app.at.hint = msg;
+        drawTable();
+      }
+      return;
     case "game_over":
       if (app.at) {
         app.at.over = msg;
@@ -622,7 +628,7 @@ function drawTable() {
     put(s.events, keyed(s.eventItems, at.events.slice(-12).map((t, i, last) => [at.eventsCut + at.events.length - last.length + i, t]).reverse(),
       ([n]) => n, ([, t]) => t, ([n, t]) => h("li", { value: n + 1 }, t)));    // numbered in the table's order
     put(s.section, s.head, botsControl(s, at), s.board, parts.hand ? s.hand : null,
-      parts.actions && parts.actions.length ? s.actions : null, refusalLine(s, at), s.eventsBox);
+      parts.actions && parts.actions.length ? s.actions : null, hintLine(s, at), refusalLine(s, at), s.eventsBox);
   });
   afterDraw(root);
 }
@@ -654,6 +660,16 @@ function refusalLine(s, at) {
     ? h("p", { id: "refusal", class: "refusal", role: "alert", dataset: { code: r.code } },
       h("strong", {}, r.what), ": ", r.code ? `${r.code} - ` : "", r.reason)
     : h("p", { id: "refusal", class: "refusal empty", role: "alert" })));
+}
+
+// "Hint" (the protocol's hint): the server's expert says what it would play for this seat,
+// from this seat's view alone (docs/PLAYING.md "Hints and analysis"); stale once the table moves on.
+function hintLine(s, at) {
+  if (at.seat === null || at.over) return null;
+  const got = at.hint && at.hint.seq === at.seq ? at.hint.text : "";
+  return kept(s.kept, "hint", got, () => h("p", { class: "hint" },
+    button("Hint", () => send({ type: "hint" }), { id: "hint", "data-key": "hint" }), " ",
+    h("span", { id: "hint-text", role: "status" }, got)));
 }
 
 // "Seat bots" (the protocol's seat_bots): the server runs them, and they play on when this

@@ -1,0 +1,82 @@
+"""The ``hint`` request: the expert's choice for the sender's own seat, for the browser
+client, which cannot run the search itself (docs/PROTOCOL.md "hint").
+
+Only the sender's seat is ever read, and only as the wire carries it to that seat: the
+answer is computed from ``game.view(state, seat)`` (packed and unpacked), never from
+another seat's view or the table's state. The search is CPU-bound: it runs in a worker
+thread, at most HINT_THREADS at once server-wide, at most one per connection, each cut
+off after HINT_TIMEOUT; at most HINT_WAITING wait for a thread, and more are refused
+(``busy``). The table's own loop never waits for it: the view is copied out first.
+"""
+
+from __future__ import annotations
+
+import random
+import weakref
+from typing import Any
+
+import trio
+
+from wildtable.headless.appraise import appraise, hint_text, wire
+from wildtable.protocol import messages as m
+from wildtable.protocol.errors import IllegalAction
+
+HINT_THREADS = 2            # searches at once, server-wide (each takes tens of ms of one core)
+HINT_WAITING = 32           # requests waiting for a thread; more are refused
+HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
+MOVES = 3                   # the best few moves sent
+
+
+class Hints:
+    """One server's hint searches: the thread limiter and who is waiting."""
+
+    def __init__(self) -> None:
+        self.limiter = trio.CapacityLimiter(HINT_THREADS)
+        self.waiting = 0
+        self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
+
+
+_HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def hints_of(server: Any) -> Hints:
+    got = _HINTS.get(server)
+    if got is None:
+        got = _HINTS[server] = Hints()
+    return got
+
+
+def advise(game: str, view: dict, seq: int, seed: str) -> m.HintGiven:
+    """The answer from one seat's view alone (pure; a worker thread runs it). ``seed``: the
+    same table, seat and seq give the same hint."""
+    advice = appraise(game, view, None, random.Random(seed))
+    moves = tuple({"action": x.action, "label": x.label, "value": x.value} for x in advice.moves[:MOVES])
+    return m.HintGiven(seq, hint_text(game, advice), advice.by, moves)
+
+
+async def answer(conn: Any) -> m.HintGiven:
+    """The hint for ``conn``'s own seat now; IllegalAction (an ``error``) when it has none
+    to ask for, or when too many are waiting."""
+    table, seat = conn.table, conn.seat
+    if table is None:
+        raise IllegalAction("not_at_table", "you are not at a table: join one, then ask for a hint at your turn")
+    if seat is None:
+        raise IllegalAction("not_seated", "a hint is for a player's own seat; spectators get none")
+    hints = hints_of(conn.server)
+    if conn in hints.asking:
+        raise IllegalAction("busy", "your last hint is still being worked out; wait for its answer")
+    if hints.waiting >= HINT_WAITING:
+        raise IllegalAction("busy", "the server is working out many hints now; ask again in a moment")
+    # the seat's view as the wire carries it to that seat, copied out of the table now
+    game, seq = table.game.NAME, table.seq
+    view = wire(table.game.view(table.state, seat))
+    hints.asking.add(conn)
+    hints.waiting += 1
+    try:
+        with trio.move_on_after(HINT_TIMEOUT):
+            return await trio.to_thread.run_sync(advise, game, view, seq, f"{table.id}:{seat}:{seq}",
+                                                 limiter=hints.limiter, abandon_on_cancel=True)
+        raise IllegalAction("busy", f"the hint took over {HINT_TIMEOUT:g} s; ask again in a moment")
+    finally:
+        hints.waiting -= 1
+        hints.asking.discard(conn)

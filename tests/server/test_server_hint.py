@@ -1,0 +1,124 @@
+"""The server's ``hint`` (for the browser): the expert's choice for the sender's own seat,
+from that seat's view alone, off the table's loop, bounded (docs/PROTOCOL.md "hint")."""
+
+from __future__ import annotations
+
+import threading
+
+import trio
+
+from wildtable.headless.net import connect
+from wildtable.protocol import messages as m
+from wildtable.protocol.engine import ChanceOutcome, TableConfig
+from wildtable.protocol.games import wild_shots as E
+from wildtable.server import hints
+
+from serverkit import reply_to, running_server, seated
+
+
+async def test_a_player_gets_a_legal_move_others_are_refused(tmp_path):
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data") as (server, url):
+            async with seated(url, "wild-shots", 4, {"first_player": 2}) as (table, conns, joined):
+                seat, view = None, {}
+                while seat is None:             # the deal: the last update names whose turn it is
+                    got = await conns[0].receive_until(lambda x: isinstance(x, m.Update))
+                    seat = got.view.get("turn")
+                me = conns[seat]
+                view = (await me.receive_until(lambda x: isinstance(x, m.Update) and x.seq == got.seq)).view
+                await me.send(m.Hint())
+                hint = await me.receive_until(lambda x: isinstance(x, (m.HintGiven, m.Error)))
+                assert isinstance(hint, m.HintGiven) and hint.by == "expert" and hint.seq == got.seq, hint
+                best = hint.moves[0]
+                assert best["action"]["card"] in view["playable"] and hint.text.startswith(best["label"])
+                await me.send(m.Intent(7, best["action"]))
+                assert isinstance(await reply_to(me, 7), m.Accepted)
+                # another seat: not its turn, no move to hint at
+                other = conns[(seat + 2) % 4]
+                await other.send(m.Hint())
+                hint = await other.receive_until(lambda x: isinstance(x, (m.HintGiven, m.Error)))
+                assert isinstance(hint, m.HintGiven) and not hint.moves and "no move" in hint.text
+                # a spectator, and a connection at no table
+                async with connect(url, "watcher") as w:
+                    await w.send(m.Hint())
+                    err = await w.receive_until(lambda x: isinstance(x, m.Error))
+                    assert err.code == "not_at_table" and err.ref == "hint"
+                    await w.send(m.Spectate(table))
+                    await w.receive_until(lambda x: isinstance(x, m.Spectating))
+                    await w.send(m.Hint())
+                    err = await w.receive_until(lambda x: isinstance(x, m.Error))
+                    assert err.code == "not_seated" and "spectators" in err.message
+
+
+class _Spy:
+    """A table whose game records which seat's view is asked for; its state is the real one."""
+
+    def __init__(self, state, seat):
+        self.id, self.seq, self.state = "tspy", 5, state
+        spy = self
+        self.asked: list = []
+
+        class Game:
+            NAME = E.NAME
+
+            @staticmethod
+            def view(state, who):
+                spy.asked.append(who)
+                return E.view(state, who)
+        self.game = Game
+
+
+class _Server:
+    """Stands for the server the hints' limiter belongs to."""
+
+
+class _Conn:
+    def __init__(self, table, seat, server):
+        self.table, self.seat, self.server = table, seat, server
+
+
+def _dealt(perm) -> E.State:
+    s = E.new_table(TableConfig(E.NAME, 4, {"first_player": 0}))
+    s, _ = E.apply(s, None, ChanceOutcome("deal", tuple(perm)))
+    s, _ = E.apply(s, None, ChanceOutcome("snake_oil", tuple(range(14))))
+    return s
+
+
+async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
+    deal = list(range(40))
+    # seats 1 and 2 swap two cards of one suit (3 and 17 are not of one suit; 13 and 17 are)
+    swapped = [17 if c == 13 else 13 if c == 17 else c for c in deal]
+    assert 13 // 10 == 17 // 10 and deal[10:20] != swapped[10:20]
+    answers = []
+    for perm in (deal, swapped):
+        table = _Spy(_dealt(perm), 0)
+        answers.append(await hints.answer(_Conn(table, 0, _Server())))
+        assert table.asked == [0]               # never another seat's view, nor the state itself
+    assert answers[0] == answers[1] and answers[0].moves
+    # the search runs in a worker thread, never on the Trio thread the tables run on
+    ran_on = []
+    real = hints.advise
+
+    def advise(*args):
+        ran_on.append(threading.current_thread())
+        return real(*args)
+    monkeypatch.setattr(hints, "advise", advise)
+    await hints.answer(_Conn(_Spy(_dealt(deal), 0), 0, _Server()))
+    assert ran_on and ran_on[0] is not threading.current_thread()
+    # one hint at a time per connection; a full queue is refused
+    server = _Server()
+    conn = _Conn(_Spy(_dealt(deal), 0), 0, server)
+    hints.hints_of(server).asking.add(conn)
+    try:
+        await hints.answer(conn)
+        raise AssertionError("a second hint at once was answered")
+    except hints.IllegalAction as e:
+        assert e.code == "busy"
+    hints.hints_of(server).asking.discard(conn)
+    hints.hints_of(server).waiting = hints.HINT_WAITING
+    try:
+        await hints.answer(conn)
+        raise AssertionError("a hint past the queue's cap was answered")
+    except hints.IllegalAction as e:
+        assert e.code == "busy" and "many hints" in e.reason
+
