@@ -10,34 +10,7 @@ import time
 
 from wildtable.headless.games.run_wild import find_melds
 
-from webkit import DESKTOP, doc_shot
-
-FIRST_WILD, FIRST_DRAW3 = 60, 69
-
-
-def fits(c: int, meld: dict) -> bool:
-    """A number card that surely fits ``meld`` (wilds are left to melds)."""
-    if c >= FIRST_WILD:
-        return False
-    num, col = c % 12 + 1, c // 12
-    vals = meld["values"]
-    if meld["kind"] == "set":
-        return num == vals[0] and all(x >= FIRST_WILD or x // 12 != col for x in meld["cards"])
-    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
-    return colours == {col} and num in (min(vals) - 1, max(vals) + 1)
-
-
-def swaps_for(c: int, meld: dict) -> int | None:
-    """The wild of ``meld`` that number card ``c`` can replace, if any."""
-    if c >= FIRST_WILD:
-        return None
-    num, col = c % 12 + 1, c // 12
-    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
-    for x, v in zip(meld["cards"], meld["values"]):
-        if FIRST_WILD <= x < FIRST_DRAW3 and v == num:
-            if (meld["kind"] == "set" and col not in colours) or (meld["kind"] == "run" and colours == {col}):
-                return x
-    return None
+from webkit import DESKTOP, FIRST_DRAW3, FIRST_WILD, doc_shot, fits, swaps_for
 
 
 def play_one(p, counts: dict) -> None:
