@@ -73,9 +73,11 @@ export function enableDrag(root, onDrop) {
     const el = ev.target.closest("[data-drag]");
     if (!el || el.disabled || el.closest(".replay-board")) return;
     press = { pointerId: ev.pointerId, el, x0: ev.clientX, y0: ev.clientY, ghost: null, over: null, from: datasetOf(el) };
-    // no text selection and no native drag of the page's text from this press (either
-    // would take the pointer away: pointercancel); the click still comes
+    // no text selection and no native drag of the page's text from this press (a redraw
+    // may take the card from under it, and a native drag takes the pointer away:
+    // pointercancel); the press's one other default, the card's focus, is given here
     ev.preventDefault();
+    el.focus({ preventScroll: true });
   });
   document.addEventListener("pointermove", (ev) => {
     if (!press || ev.pointerId !== press.pointerId) return;
