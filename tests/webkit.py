@@ -261,7 +261,7 @@ class Player:
             dst = page.locator(target).first
             src.wait_for(timeout=timeout)
             dst.wait_for(timeout=timeout)
-            # both in the viewport, their middle at its middle (clear of the sticky actions bar)
+            # both in the viewport, their middle at its middle
             page.evaluate(SCROLL_BETWEEN, [src.element_handle(timeout=timeout), dst.element_handle(timeout=timeout)])
             a = src.bounding_box(timeout=timeout)
             b = dst.bounding_box(timeout=timeout)
@@ -301,8 +301,8 @@ def wait_until(predicate, timeout: float, what: str, step: float = 0.05):
 
 def doc_shot(player: Player, name: str) -> None:
     """With WILDTABLE_DOC_SHOTS=DIR, save what the page shows now as DIR/name: the
-    screenshots in docs/PLAYING.md are taken this way, by the suite
-    (WILDTABLE_DOC_SHOTS=docs/img .venv/bin/pytest tests/web)."""
+    replay viewer's screenshot in docs/PLAYING.md is taken this way, by the suite (each
+    game's: test_web_screenshots_of_each_game.py; docs/PLAYING.md says how to refresh them)."""
     where = os.environ.get("WILDTABLE_DOC_SHOTS")
     if where:
         Path(where).mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ import time
 
 from wildtable.headless.games.run_wild import find_melds
 
-from webkit import DESKTOP, FIRST_DRAW3, FIRST_WILD, doc_shot, fits, swaps_for
+from webkit import DESKTOP, FIRST_DRAW3, FIRST_WILD, fits, swaps_for
 
 
 def play_one(p, counts: dict) -> None:
@@ -48,9 +48,6 @@ def play_one(p, counts: dict) -> None:
             if not p.try_click(f'.hand [data-card="{c}"]'):
                 return
         assert page.locator(".hand .selected").count() == len(cards)
-        if view.get("melds") and not counts["shot"]:
-            doc_shot(p, "web-run-wild.png")
-            counts["shot"] += 1
         counts["meld"] += p.try_click('[data-action="meld"]', then_wait=True)
         return
     for m in view.get("melds") or []:
@@ -85,7 +82,7 @@ def test_a_run_wild_game_against_a_bot_played_by_clicking(players, web_server):
     web_server.bots(table, 1)
     page = p.page
     page.wait_for_function("() => window.wildtable.at.view.phase === 'ready'", timeout=10_000)
-    counts = {k: 0 for k in ("ready", "meld", "add", "swap", "draw3", "draw", "stuck", "refused_take", "shot")}
+    counts = {k: 0 for k in ("ready", "meld", "add", "swap", "draw3", "draw", "stuck", "refused_take")}
     end = time.monotonic() + 60
     refusals = set()
     while p.state()["over"] is None:
