@@ -144,6 +144,41 @@ async def table_at(url: str) -> str:
     return reply.table
 
 
+# Run Wild's cards (docs/RULES.md "Run Wild"): numbers below FIRST_WILD, then wilds, then Draw-3s
+FIRST_WILD, FIRST_DRAW3 = 60, 69
+
+
+def fits(c: int, meld: dict) -> bool:
+    """A number card that surely fits ``meld`` (wilds are left to melds)."""
+    if c >= FIRST_WILD:
+        return False
+    num, col = c % 12 + 1, c // 12
+    vals = meld["values"]
+    if meld["kind"] == "set":
+        return num == vals[0] and all(x >= FIRST_WILD or x // 12 != col for x in meld["cards"])
+    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
+    return colours == {col} and num in (min(vals) - 1, max(vals) + 1)
+
+
+def swaps_for(c: int, meld: dict) -> int | None:
+    """The wild of ``meld`` that number card ``c`` can replace, if any."""
+    if c >= FIRST_WILD:
+        return None
+    num, col = c % 12 + 1, c // 12
+    colours = {x // 12 for x in meld["cards"] if x < FIRST_WILD}
+    for x, v in zip(meld["cards"], meld["values"]):
+        if FIRST_WILD <= x < FIRST_DRAW3 and v == num:
+            if (meld["kind"] == "set" and col not in colours) or (meld["kind"] == "run" and colours == {col}):
+                return x
+    return None
+
+
+SCROLL_BETWEEN = """([a, b]) => {
+    const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+    const mid = (Math.min(ra.top, rb.top) + Math.max(ra.bottom, rb.bottom)) / 2;
+    window.scrollBy(0, mid - innerHeight / 2); }"""
+
+
 class Player:
     """One browser page at the server's web client; every browser console error and page
     error is kept (``problems``), and the tests fail on any."""
@@ -214,6 +249,34 @@ class Player:
             self.page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=10_000)
         return True
 
+    def drag(self, source: str, target: str, wait: bool = True, timeout: float = 1_000) -> bool:
+        """Drag the element ``source`` onto ``target`` with the mouse (press, moves in
+        steps, release: the page's pointer events, app/drag.js), then, with ``wait``, until
+        the server answered every intent the page sent. False if either is not there and
+        visible within ``timeout`` ms (the table may change under the pointer)."""
+        from playwright.sync_api import Error as PlaywrightError
+        page = self.page
+        try:
+            src = page.locator(source).first
+            dst = page.locator(target).first
+            src.wait_for(timeout=timeout)
+            dst.wait_for(timeout=timeout)
+            # both in the viewport, their middle at its middle
+            page.evaluate(SCROLL_BETWEEN, [src.element_handle(timeout=timeout), dst.element_handle(timeout=timeout)])
+            a = src.bounding_box(timeout=timeout)
+            b = dst.bounding_box(timeout=timeout)
+        except PlaywrightError:          # not there in time, or gone meanwhile
+            return False
+        if a is None or b is None:
+            return False
+        page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=5)
+        page.mouse.up()
+        if wait:
+            page.wait_for_function("() => window.wildtable.intents.size === 0", timeout=10_000)
+        return True
+
     def screenshot(self, path: Path) -> None:
         self.page.screenshot(path=str(path), full_page=True)
 
@@ -238,8 +301,8 @@ def wait_until(predicate, timeout: float, what: str, step: float = 0.05):
 
 def doc_shot(player: Player, name: str) -> None:
     """With WILDTABLE_DOC_SHOTS=DIR, save what the page shows now as DIR/name: the
-    screenshots in docs/PLAYING.md are taken this way, by the suite
-    (WILDTABLE_DOC_SHOTS=docs/img .venv/bin/pytest tests/web)."""
+    replay viewer's screenshot in docs/PLAYING.md is taken this way, by the suite (each
+    game's: test_web_screenshots_of_each_game.py; docs/PLAYING.md says how to refresh them)."""
     where = os.environ.get("WILDTABLE_DOC_SHOTS")
     if where:
         Path(where).mkdir(parents=True, exist_ok=True)

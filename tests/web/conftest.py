@@ -47,16 +47,18 @@ def web_server(tmp_path):
 
 @pytest.fixture
 def players(request, browser, web_server):
-    """``players(label, viewport=PHONE, beside=None)``: a new browser context (its own storage) and page
+    """``players(label, viewport=PHONE, beside=None, **options)``: a new browser context (its own storage) and page
     at the server's web client. At the end of the test every page is checked for console
     errors; if the test failed, each page's screenshot is saved and its path printed."""
     made: list[Player] = []
     contexts = []
 
-    def make(label: str = "page", viewport: dict = PHONE, beside: Player | None = None) -> Player:
-        """``beside``: another window of that player's browser context (same storage)."""
+    def make(label: str = "page", viewport: dict = PHONE, beside: Player | None = None, **options) -> Player:
+        """``beside``: another window of that player's browser context (same storage);
+        ``options``: more of the new context's (Playwright's new_context: has_touch, or
+        bypass_csp for a script a test injects, as the accessibility check does)."""
         if beside is None:
-            ctx = browser.new_context(viewport=viewport)
+            ctx = browser.new_context(viewport=viewport, **options)
             contexts.append(ctx)
         else:
             ctx = beside.context

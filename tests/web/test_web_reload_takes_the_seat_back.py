@@ -4,8 +4,6 @@ So does a dropped connection: the page connects again and rejoins."""
 
 from __future__ import annotations
 
-from webkit import doc_shot
-
 
 def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
     p = players("ann").open()
@@ -16,7 +14,6 @@ def test_a_reload_mid_game_takes_the_seat_back(players, web_server):
     page.wait_for_selector('[data-action="ready"]')
     p.click_and_wait('[data-action="ready"]')
     page.wait_for_function("() => window.wildtable.at.view.phase === 'playing'", timeout=10_000)
-    doc_shot(p, "web-phone.png")
     before = p.state()
     kept = page.evaluate("() => localStorage.getItem('wildtable.seats')")
     assert table in kept and "token" in kept

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from webkit import DESKTOP, doc_shot
+from webkit import DESKTOP
 
 WAIT_TURN = """() => { const at = window.wildtable.at;
     return at.over !== null || (at.view.turn === at.seat && window.wildtable.intents.size === 0); }"""
@@ -65,7 +65,6 @@ def test_a_turn_based_game_against_a_bot_played_by_clicking(players, web_server,
             assert page.inner_text("#turn").startswith("Your turn")
             assert re.fullmatch(r"\d+ s", page.inner_text("#countdown")), page.inner_text("#turn")
             countdown_seen = True
-            doc_shot(p, f"web-{game}.png")
         move(p)
         moves += 1
         r = p.state()["refusal"]

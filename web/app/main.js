@@ -13,6 +13,7 @@ import { GAMES, gameFor, seatName } from "./games/index.js";
 import { onFelt } from "./felt.js";
 import { afterDraw, beforeDraw, forgetPlaces, moves } from "./motion.js";
 import { linkBox, linkedTable, showLink } from "./links.js";
+import { enableDrag } from "./drag.js";
 
 const root = document.getElementById("app");
 const connLine = document.getElementById("conn");
@@ -795,6 +796,13 @@ function begin() {
 }
 
 document.addEventListener("keydown", onKey);
+// a card dragged onto its target (drag.js): the game's module says what the drop sends
+enableDrag(root, (from, to) => {
+  const at = app.at;
+  if (app.screen !== "table" || !at || at.seat === null || at.over) return;
+  const g = gameFor(at.game);
+  if (g.drop) g.drop(ctxFor(at), from, to);
+});
 const schema = await loadGames();
 app.games = schema.games;
 app.lobby = schema.lobby !== false;

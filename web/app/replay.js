@@ -201,10 +201,10 @@ function controls(at) {
   const b = (label, to, key, extra = {}) => button(label, () => go(to), { class: "small", id: key, "data-key": key, disabled: to === null || to === at.step || to < 0 || to > last, ...extra });
   return h("div", { class: "actions replay-controls", role: "toolbar", "aria-label": "replay controls" },
     b("|<", 0, "replay-first", { "aria-label": "first record" }),
-    b("-10", Math.max(0, at.step - 10), "replay-back10", { "aria-label": "ten records back" }),
+    b("-10", Math.max(0, at.step - 10), "replay-back10", { "aria-label": "-10: ten records back" }),
     b("< Back", prevStep(at), "replay-prev"),
     b("Next >", nextStep(at), "replay-next"),
-    b("+10", Math.min(last, at.step + 10), "replay-fwd10", { "aria-label": "ten records on" }),
+    b("+10", Math.min(last, at.step + 10), "replay-fwd10", { "aria-label": "+10: ten records on" }),
     b(">|", last, "replay-last", { "aria-label": "last record" }),
     b("< refused", at.prev_rejected, "replay-prev-rejected", { "aria-label": "previous refused intent" }),
     b("refused >", at.next_rejected, "replay-next-rejected", { "aria-label": "next refused intent" }),

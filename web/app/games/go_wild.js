@@ -33,8 +33,8 @@ function cardButton(c, ctx, sel) {
     else sel.add(c);
     ctx.redraw();
   }, {
-    class: `card gw-${COLOURS[k]}` + (sel.has(c) ? " selected" : ""), "data-card": c, "data-key": `h${c}`,
-    "aria-pressed": sel.has(c) ? "true" : "false", "aria-label": COLOURS[k],
+    class: `card gw-${COLOURS[k]}` + (sel.has(c) ? " selected" : ""), "data-card": c, "data-key": `h${c}`, "data-drag": "hand",
+    "aria-pressed": sel.has(c) ? "true" : "false", "aria-label": `${LETTERS[k]}: ${COLOURS[k]}`,
   });
 }
 
@@ -60,8 +60,9 @@ function render(ctx) {
   const last = view.last_trick;
   const board = [
     players,
-    h("h3", {}, `Trick ${view.trick_number || "-"} (${view.trick_points || 0} points)`),
-    trick.length ? h("ul", { class: "trick" }, trick) : h("p", { class: "hint" }, "no cards played in this trick yet"),
+    h("div", { class: "drop-zone", "data-drop": "trick" },
+      h("h3", {}, `Trick ${view.trick_number || "-"} (${view.trick_points || 0} points)`),
+      trick.length ? h("ul", { class: "trick" }, trick) : h("p", { class: "hint" }, "no cards played in this trick yet")),
     view.best ? h("p", {}, `winning so far: ${seatName(ctx, view.best.seat)} with ${view.best.size}`) : null,
     last ? h("p", { class: "hint" }, `last trick: ${last.winner === null ? "all sloughed" : `${seatName(ctx, last.winner)} won ${last.points}`}`) : null,
     h("p", { class: "hint" }, `deck ${view.deck_count ?? 0}, discards ${view.discard_count ?? 0}`),
@@ -110,8 +111,16 @@ function describe(ev, ctx) {
   }
 }
 
+// a hand card dragged onto the trick: it is played with the cards selected (drag.js)
+function drop(ctx, from, to) {
+  if (from.drag !== "hand" || to.drop !== "trick") return;
+  const cards = [...new Set([...ctx.ui.selected, Number(from.card)])];
+  ctx.act({ kind: "play", cards }, `play ${playText(cards)}`);
+}
+
 export default {
   name: "go-wild",
+  drop,
   title: "Go Wild!",
   render,
   status,

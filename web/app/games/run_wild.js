@@ -2,6 +2,9 @@
 // Hand: click cards to select them. Melds: with one hand card selected, click a meld's
 // "add" button to add it, or one of its cards to swap it in; with nothing selected, click a
 // meld's card to take it. Keys: r ready, m meld, d draw, 3 Draw-3, s stuck, Esc clear.
+// Or drag (drag.js): a hand card onto a meld adds it, onto a meld's card swaps it in, onto
+// "new meld" melds it with the cards selected; a Draw-3 anywhere on the table plays it; a
+// meld's card onto the hand takes it.
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
 import { byName, seatList, seatName } from "./names.js";
@@ -34,10 +37,19 @@ function cardClass(c) {
 }
 
 function cardFace(c, value) {
-  if (isDraw3(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "+3"), h("span", {}, "D3")];
+  // the space keeps "+3 D3" two words for the accessible name's check (axe-core joins the
+  // spans' text; a flex item's whitespace takes no room)
+  if (isDraw3(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "+3"), " ", h("span", {}, "D3")];
   if (isWild(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "✱"),
     h("span", {}, value ? `W=${value}` : "W")];
   return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[colour(c)]), h("span", {}, label(c))];
+}
+
+// what a card's face reads (its shape aside), first in its accessible name (WCAG 2.5.3)
+function shown(c, value) {
+  if (isDraw3(c)) return "+3 D3";
+  if (isWild(c)) return value ? `W=${value}` : "W";
+  return label(c);
 }
 
 function cardName(c, value) {
@@ -108,8 +120,9 @@ function drawing(ctx) {
       meldsHead: h("h3", {}, "Melds"),
       melds: h("ul", { class: "melds" }), meldItems: new Map(),
       noMelds: h("p", { class: "hint" }, "no melds on the table"),
+      newMeld: h("div", { class: "drop-zone new-meld", "data-drop": "new-meld" }, "new meld: drop a card here to meld it with the cards selected"),
       kept: new Map(),
-      hand: h("div", { class: "hand", role: "group", "aria-label": "your hand" }), handItems: new Map(),
+      hand: h("div", { class: "hand", role: "group", "aria-label": "your hand", "data-drop": "hand" }), handItems: new Map(),
       noCards: h("span", { class: "hint" }, "no cards in hand"),
       actions: actionButtons(ctx),
     };
@@ -138,6 +151,7 @@ function render(ctx) {
     d.players,
     d.meldsHead,
     meldNodes.length ? d.melds : d.noMelds,
+    canPlay ? d.newMeld : null,
     kept(d.kept, "results", JSON.stringify([view.round_scores, view.totals, view.phase, seatList(ctx, view.winners),
       (view.players || []).map((p) => seatName(ctx, p.seat))]), () => results(ctx)),
   ];
@@ -148,7 +162,7 @@ function render(ctx) {
     if (now.has(c)) now.delete(c);
     else now.add(c);
     ctx.redraw();
-  }, { "data-card": c, "data-key": `h${c}`, "aria-label": cardName(c) }));
+  }, { "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-label": `${shown(c)}: ${cardName(c)}` }));
   handNodes.forEach((el, i) => {
     attr(el, "class", cardClass(hand[i]) + (sel.has(hand[i]) ? " selected" : ""));
     attr(el, "aria-pressed", sel.has(hand[i]) ? "true" : "false");
@@ -200,17 +214,18 @@ function meldItem(ctx, d, m, sel, canPlay) {
   if (!e) {
     e = { name: h("span", { class: "meld-name" }), cards: h("span", { class: "cards" }), cardItems: new Map(),
       add: button(`add to m${id}`, () => addTo(ctx, id), { class: "add", "data-add": id, "data-key": `add-${id}` }) };
-    e.li = h("li", { class: "meld", dataset: { meld: id } }, e.name, e.cards, e.add);
+    e.li = h("li", { class: "meld", dataset: { meld: id, drop: "meld" } }, e.name, e.cards, e.add);
     d.meldItems.set(id, e);
   }
   text(e.name, `m${id} ${m.kind}`);
   const cards = m.cards.map((c, i) => ({ c, v: m.values[i] }));
   const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(cardFace(x.c, isWild(x.c) ? x.v : null),
-    () => takeOrSwap(ctx, id, x.c, x.v), { class: cardClass(x.c), "data-card": x.c, "data-key": `m${id}-${x.c}` }));
+    () => takeOrSwap(ctx, id, x.c, x.v), { class: cardClass(x.c), "data-card": x.c, "data-key": `m${id}-${x.c}`,
+      "data-drag": "meld", "data-drop": "meld-card", "data-of": id, "data-value": x.v }));
   nodes.forEach((el, i) => {
     const { c, v } = cards[i];
     attr(el, "disabled", !canPlay);
-    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
+    attr(el, "aria-label", `${shown(c, isWild(c) ? v : null)}: ${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
   });
   put(e.cards, nodes);
   attr(e.add, "disabled", !canPlay);
@@ -219,25 +234,44 @@ function meldItem(ctx, d, m, sel, canPlay) {
 
 function takeOrSwap(ctx, id, c, v) {
   const sel = ctx.ui.selected;
-  if (sel.size === 0) ctx.act({ kind: "take", meld: id, card: c }, `take ${label(c)} from m${id}`);
-  else if (sel.size === 1) {
-    const give = [...sel][0];
-    ctx.act({ kind: "swap", meld: id, take: c, give, value: isWild(give) ? (ctx.ui.wild || v) : null },
-      `swap ${label(give)} for ${isWild(c) ? `W=${v}` : label(c)} in m${id}`);
-  } else ctx.refuse("take or swap", "select one card of your hand to swap it in, or none to take this card");
+  if (sel.size === 0) take(ctx, id, c);
+  else if (sel.size === 1) swap(ctx, id, c, v, [...sel][0]);
+  else ctx.refuse("take or swap", "select one card of your hand to swap it in, or none to take this card");
 }
 
-function addTo(ctx, id) {
+const take = (ctx, id, c) => ctx.act({ kind: "take", meld: id, card: c }, `take ${label(c)} from m${id}`);
+
+function swap(ctx, id, c, v, give) {
+  ctx.act({ kind: "swap", meld: id, take: c, give, value: isWild(give) ? (ctx.ui.wild || v) : null },
+    `swap ${label(give)} for ${isWild(c) ? `W=${v}` : label(c)} in m${id}`);
+}
+
+function addTo(ctx, id, card) {
   const sel = ctx.ui.selected;
-  if (sel.size !== 1) {
+  if (card === undefined && sel.size !== 1) {
     ctx.refuse(`add to m${id}`, "select one card of your hand first");
     return;
   }
   const m = (ctx.view.melds || []).find((x) => x.id === id);
   if (!m) return;           // gone since it was drawn (the button goes with the next drawing)
-  const c = [...sel][0];
+  const c = card === undefined ? [...sel][0] : card;
   const v = isWild(c) ? (ctx.ui.wild || wildValueFor(m)) : null;
   ctx.act({ kind: "add", meld: id, card: c, value: v }, `add ${label(c)} to m${id}`);
+}
+
+// a card dropped (drag.js): the same intents as the buttons send
+function drop(ctx, from, to) {
+  const c = Number(from.card);
+  if (from.drag === "meld") {
+    if (to.drop === "hand") take(ctx, Number(from.of), c);
+    return;
+  }
+  if (from.drag !== "hand" || !(ctx.view.hand || []).includes(c)) return;
+  if (isDraw3(c)) {
+    if (to.drop !== "hand") ctx.act({ kind: "draw3", card: c }, "Draw-3");
+  } else if (to.drop === "new-meld") meld(ctx, [...new Set([...ctx.ui.selected, c])]);
+  else if (to.drop === "meld") addTo(ctx, Number(to.meld), c);
+  else if (to.drop === "meld-card") swap(ctx, Number(to.of), Number(to.card), Number(to.value) || null, c);
 }
 
 // The action buttons, made once per drawing: each render sets their labels and whether
@@ -245,7 +279,7 @@ function addTo(ctx, id) {
 function actionButtons(ctx) {
   return {
     ready: button("Ready", () => ctx.act({ kind: "ready" }, "ready"), { "data-action": "ready", "data-key": "ready", accesskey: "r" }),
-    meld: button("Meld (0)", () => meld(ctx), { "data-action": "meld", "data-key": "meld" }),
+    meld: button("Meld (0)", () => meld(ctx, [...ctx.ui.selected]), { "data-action": "meld", "data-key": "meld" }),
     draw: button("Draw", () => ctx.act({ kind: "draw" }, "draw"), { "data-action": "draw", "data-key": "draw" }),
     draw3: button("Draw-3", () => playDraw3(ctx), { "data-action": "draw3", "data-key": "draw3" }),
     stuck: button("Stuck", () => ctx.act({ kind: "stuck" }, "stuck"), { "data-action": "stuck", "data-key": "stuck" }),
@@ -263,8 +297,7 @@ function wildPicker(ctx) {
   return h("label", { class: "wildpick" }, sel);
 }
 
-function meld(ctx) {
-  const cards = [...ctx.ui.selected];
+function meld(ctx, cards) {
   const what = `meld ${cards.map(label).join(" ")}`;
   if (cards.length < 3) {
     ctx.refuse(what, "select at least 3 cards of your hand for a set or run");
@@ -358,4 +391,5 @@ export default {
   status,
   keys,
   describe,
+  drop,
 };

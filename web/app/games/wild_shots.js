@@ -25,7 +25,7 @@ function cardLabel(view, c) {
 function face(view, c) {
   const s = symbolOf(view, c);
   return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[suitOf(c)]), h("span", {}, label(c)),
-    s ? h("span", { class: "sym", title: s }, ` ${SYMBOL_MARK[s] || ""}${s}`) : null];
+    s ? h("span", { class: "sym", title: s }, " ", h("span", { "aria-hidden": "true" }, SYMBOL_MARK[s] || ""), s) : null];
 }
 
 const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
@@ -52,22 +52,23 @@ function render(ctx) {
   const last = view.last_trick;
   const board = [
     players,
+    h("div", { class: "drop-zone", "data-drop": "trick" },
     h("p", {}, `hits this round: ${hits || "-"}; trump: ${view.trump || "-"}; led suit: ${view.led_suit || "-"}`),
     h("h3", {}, `Trick ${view.trick_number || "-"}`),
     (view.trick || []).length
       ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {},
         h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": cardName(view, t.card) },
           face(view, t.card)), h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`))))
-      : h("p", { class: "hint" }, "no card played in this trick yet"),
+      : h("p", { class: "hint" }, "no card played in this trick yet")),
     last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
   ];
   if (ctx.seat === null) return { board, hand: null, actions: [] };
   const myTurn = view.turn === ctx.seat && view.phase === "playing";
-  const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand: click a card to play it" },
+  const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand: click a card to play it, or drag it onto the trick" },
     hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
       class: cardClass(view, c) + (myTurn && !playable.has(c) ? " dim" : ""),
-      "data-card": c, "data-key": `h${c}`, "data-playable": myTurn && playable.has(c) ? "true" : "false",
-      "aria-label": cardName(view, c),
+      "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "data-playable": myTurn && playable.has(c) ? "true" : "false",
+      "aria-label": `${cardLabel(view, c)}: ${cardName(view, c)}`,
     })));
   const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
   const legend = h("p", { class: "legend hint" }, `Suits: ${SUITS.map((_, i) => `${SHAPES[i]} ${SUIT_NAMES[i]}`).join(", ")}. `,
@@ -97,8 +98,16 @@ function describe(ev, ctx) {
   }
 }
 
+// a hand card dragged onto the trick: played (drag.js)
+function drop(ctx, from, to) {
+  if (from.drag !== "hand" || to.drop !== "trick") return;
+  const c = Number(from.card);
+  ctx.act({ kind: "play", card: c }, `play ${cardLabel(ctx.view, c)}`);
+}
+
 export default {
   name: "wild-shots",
+  drop,
   title: "Wild Shots",
   render,
   status,

@@ -1,0 +1,191 @@
+"""Each game played to the end against a bot by dragging cards onto their targets with the
+mouse (app/drag.js): a Wild Shots card onto the trick; a Go Wild! card onto the trick (with
+the cards selected); a Go Fish Wildcard card onto a player (an ask for its rank); in Run
+Wild a card onto "new meld" (with the cards selected), onto a meld (an add), onto a meld's
+wild (a swap), a Draw-3 onto the table, and a meld's card onto the hand (a take). Buttons
+that are no card (Ready, Draw, Stuck, End turn) are clicked. The clicking games are
+test_web_turn_based_games_played_to_the_end.py and test_web_run_wild_played_to_the_end.py."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from wildtable.headless.games.run_wild import find_melds
+
+from webkit import DESKTOP, FIRST_DRAW3, PHONE, SCROLL_BETWEEN, fits, swaps_for
+
+WAIT_TURN = """() => { const at = window.wildtable.at;
+    return at.over !== null || (at.view.turn === at.seat && window.wildtable.intents.size === 0); }"""
+
+
+def wild_shots_move(p, counts) -> None:
+    c = p.page.get_attribute('.hand [data-playable="true"]', "data-card")
+    counts["drag"] += p.drag(f'.hand [data-card="{c}"]', '[data-drop="trick"]')
+
+
+def go_wild_move(p, counts) -> None:
+    hand = p.state()["view"]["hand"]
+    groups = [[c for c in hand if min(c // 18, 5) == k] for k in range(6)]
+    best = max(range(5), key=lambda k: len(groups[k]))
+    k = best if groups[best] else 5
+    cards = sorted(groups[k])
+    for c in cards[:-1]:                   # the others selected, the last one dragged in
+        p.page.click(f'.hand [data-card="{c}"]')
+    counts["drag"] += p.drag(f'.hand [data-card="{cards[-1]}"]', '[data-drop="trick"]')
+
+
+def go_fish_move(p, counts) -> None:
+    view = p.state()["view"]
+    if view["step"] == "bonus":
+        p.click_and_wait('[data-action="end_turn"]')
+        return
+    c = min(view["hand"])
+    counts["drag"] += p.drag(f'.hand [data-card="{c}"]', '.players [data-drop="seat"]')
+
+
+TURN_BASED = {
+    "go-wild": (go_wild_move, {"target": 4}),
+    "wild-shots": (wild_shots_move, {}),
+    "go-fish-wildcard": (go_fish_move, {}),
+}
+
+
+@pytest.mark.parametrize("game", sorted(TURN_BASED))
+def test_a_turn_based_game_played_by_dragging(players, web_server, game):
+    move, settings = TURN_BASED[game]
+    p = players(game, viewport=DESKTOP).open()
+    p.enter("ann")
+    table = p.create(game, 2, turn_timer=30, **settings)
+    web_server.bots(table, 1, delay=0.02)
+    page = p.page
+    end = time.monotonic() + 45
+    counts = {"drag": 0}
+    played = 0
+    while True:
+        page.wait_for_function(WAIT_TURN, timeout=15_000)
+        st = p.state()
+        if st["over"] is not None:
+            break
+        assert time.monotonic() < end, f"{game} did not end in time after {counts}"
+        seq = st["seq"]
+        before, bonus = counts["drag"], st["view"].get("step") == "bonus"
+        move(p, counts)
+        assert counts["drag"] == before + 1 or bonus, f"the drag could not be made: {counts}"
+        r = p.state()["refusal"]
+        assert r is None, r
+        page.wait_for_function(f"() => window.wildtable.at.seq > {seq} || window.wildtable.at.over !== null", timeout=10_000)
+        played += 1
+    page.wait_for_selector("#over")
+    assert p.state()["view"]["winners"]
+    assert counts["drag"] > 0, counts
+    # nothing left of a drag on the page: no ghost, no dimmed source
+    assert page.locator(".drag-ghost, .drag-source, .drop-over").count() == 0
+
+
+def run_wild_move(p, counts) -> None:
+    """Look at the table and drag one card (or click a button that is no card)."""
+    page = p.page
+    page.keyboard.press("Escape")
+    st = p.state()
+    view = st["view"]
+    if view.get("phase") == "ready":
+        counts["ready"] += p.try_click('[data-action="ready"]', then_wait=True)
+        return
+    if view.get("phase") != "playing":
+        return
+    me = next(x for x in view["players"] if x["seat"] == st["seat"])
+    melds = view.get("melds") or []
+    small = [m for m in melds if len(m["cards"]) == 3]
+    if small and not counts["take"]:
+        # a meld's card dragged onto the hand is a take; from a 3-card meld the server
+        # refuses it (it would break the meld), which shows that the take was sent
+        m = small[0]
+        if p.drag(f'[data-meld="{m["id"]}"] [data-card="{m["cards"][0]}"]', '.hand'):
+            text = page.inner_text("#refusal")
+            if "would_break_meld" in text:
+                assert text.startswith("take ") and f"from m{m['id']}" in text, text
+                counts["take"] += 1
+        return
+    hand = sorted(view.get("hand") or [])
+    draw3 = [c for c in hand if c >= FIRST_DRAW3]
+    found = find_melds([c for c in hand if c < FIRST_DRAW3], view["settings"])
+    if found:
+        cards = found[0][0]
+        for c in cards[:-1]:
+            if not p.try_click(f'.hand [data-card="{c}"]'):
+                return
+        counts["meld"] += p.drag(f'.hand [data-card="{cards[-1]}"]', '[data-drop="new-meld"]')
+        return
+    for m in melds:
+        for c in hand:
+            wild = swaps_for(c, m)
+            if wild is not None:
+                counts["swap"] += p.drag(f'.hand [data-card="{c}"]', f'[data-meld="{m["id"]}"] [data-card="{wild}"]')
+                return
+    for m in melds:
+        for c in hand:
+            if fits(c, m):
+                counts["add"] += p.drag(f'.hand [data-card="{c}"]', f'[data-meld="{m["id"]}"] .meld-name')
+                return
+    if draw3:
+        counts["draw3"] += p.drag(f'.hand [data-card="{draw3[0]}"]', '[data-drop="new-meld"]')
+    elif view.get("pile"):
+        counts["draw"] += p.try_click('[data-action="draw"]', then_wait=True)
+    elif not me["stuck"]:
+        counts["stuck"] += p.try_click('[data-action="stuck"]', then_wait=True)
+    else:
+        page.wait_for_function(f"() => window.wildtable.at.seq > {st['seq']}", timeout=10_000)
+
+
+def test_run_wild_played_by_dragging(players, web_server):
+    p = players("ann", viewport=DESKTOP).open()
+    p.enter("ann")
+    table = p.create("run-wild", 2, rounds=1, hand_size=4, idle_timeout=5)
+    web_server.bots(table, 1)
+    page = p.page
+    page.wait_for_function("() => window.wildtable.at.view.phase === 'ready'", timeout=10_000)
+    counts = {k: 0 for k in ("ready", "meld", "add", "swap", "draw3", "draw", "stuck", "take")}
+    end = time.monotonic() + 60
+    while p.state()["over"] is None:
+        assert time.monotonic() < end, f"the game did not end in time; {counts}, state {p.state()}"
+        run_wild_move(p, counts)
+    page.wait_for_selector("#over")
+    assert p.state()["view"]["winners"]
+    # cards went by dragging: melds made, and at least one other drag that the server took
+    assert counts["meld"] >= 1, counts
+    assert counts["meld"] + counts["add"] + counts["swap"] + counts["draw3"] + counts["take"] >= 2, counts
+    assert page.locator(".drag-ghost, .drag-source, .drop-over").count() == 0
+    print("drags:", counts)
+
+
+def test_a_card_dragged_by_a_finger_on_a_phone_is_played(players, web_server):
+    """Touch, not a mouse: the same pointer events (a finger's press, moves and release
+    through Chromium's touch input), on a phone-sized screen."""
+    p = players("ann", viewport=PHONE, has_touch=True).open()
+    p.enter("ann")
+    table = p.create("wild-shots", 2, turn_timer=30)
+    web_server.bots(table, 1, delay=0.02)
+    page = p.page
+    page.wait_for_function(WAIT_TURN, timeout=15_000)
+    card = int(page.get_attribute('.hand [data-playable="true"]', "data-card"))
+    src, dst = page.locator(f'.hand [data-card="{card}"]'), page.locator('[data-drop="trick"]')
+    page.evaluate(SCROLL_BETWEEN, [src.element_handle(), dst.element_handle()])
+    a, b = src.bounding_box(), dst.bounding_box()
+    cdp = p.context.new_cdp_session(page)
+
+    def touch(kind: str, x: float, y: float) -> None:
+        points = [] if kind == "touchEnd" else [{"x": x, "y": y, "id": 1}]
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
+
+    x0, y0 = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
+    x1, y1 = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
+    touch("touchStart", x0, y0)
+    for i in range(1, 7):
+        touch("touchMove", x0 + (x1 - x0) * i / 6, y0 + (y1 - y0) * i / 6)
+    touch("touchEnd", x1, y1)
+    page.wait_for_function("c => (window.wildtable.at.view.trick || []).some((t) => t.card === c && t.seat === window.wildtable.at.seat)"
+                           " || !(window.wildtable.at.view.hand || []).includes(c)", arg=card, timeout=10_000)
+    assert p.state()["refusal"] is None
+    assert card not in p.state()["view"]["hand"]

@@ -1,0 +1,116 @@
+// Play by dragging a card onto its target (issue #26; docs/PLAYING.md "In a browser"):
+// pointer events, so a mouse and a finger drag alike. A card that can be dragged carries
+// data-drag (what it is: "hand", "meld"), a place it can go data-drop (what it is: "trick",
+// "meld", "new-meld", "seat", ...); the game's module says what a drop does (its `drop`,
+// which sends the same intents as its buttons: the click, tap and keyboard paths stay whole).
+// A press that moves less than SLOP pixels is a click, as before. While dragging, a copy of
+// the card (the ghost) follows the pointer, fixed to the viewport, so an update that
+// redraws the hand under it does not end the drag; the drop is found under the pointer when
+// it is let go. Positions go through the CSSOM (el.style), which the page's CSP allows
+// (it forbids style attributes in markup only).
+
+const SLOP = 6;
+let press = null;       // {pointerId, el, x0, y0, ghost, over, from}
+let swallowClick = false;
+
+function datasetOf(el) {
+  return { ...el.dataset };
+}
+
+function dropAt(x, y) {
+  const el = document.elementFromPoint(x, y);
+  return el ? el.closest("[data-drop]") : null;
+}
+
+function markOver(target) {
+  if (press.over === target) return;
+  if (press.over) press.over.classList.remove("drop-over");
+  press.over = target;
+  if (target) target.classList.add("drop-over");
+}
+
+function startGhost(ev) {
+  const r = press.el.getBoundingClientRect();
+  const ghost = press.el.cloneNode(true);
+  ghost.removeAttribute("id");
+  ghost.removeAttribute("data-card");        // not a card on the table (motion.js)
+  ghost.removeAttribute("data-key");
+  ghost.setAttribute("aria-hidden", "true");
+  ghost.tabIndex = -1;
+  ghost.classList.add("drag-ghost");
+  ghost.style.width = `${r.width}px`;
+  ghost.style.height = `${r.height}px`;
+  press.dx = ev.clientX - r.left;
+  press.dy = ev.clientY - r.top;
+  document.body.append(ghost);
+  press.ghost = ghost;
+  press.el.classList.add("drag-source");
+  document.documentElement.classList.add("dragging");
+}
+
+function moveGhost(ev) {
+  press.ghost.style.left = `${ev.clientX - press.dx}px`;
+  press.ghost.style.top = `${ev.clientY - press.dy}px`;
+  markOver(dropAt(ev.clientX, ev.clientY));
+}
+
+function end() {
+  if (!press) return;
+  if (press.ghost) {
+    press.ghost.remove();
+    press.el.classList.remove("drag-source");
+    document.documentElement.classList.remove("dragging");
+    if (press.over) press.over.classList.remove("drop-over");
+  }
+  press = null;
+}
+
+// ``onDrop(from, to)``: from and to are the datasets of the card dragged and of the place
+// it was dropped on; called only for a drop on a place (anywhere else: nothing happens).
+export function enableDrag(root, onDrop) {
+  root.addEventListener("pointerdown", (ev) => {
+    if (press || ev.button !== 0 || !ev.isPrimary) return;
+    const el = ev.target.closest("[data-drag]");
+    if (!el || el.disabled || el.closest(".replay-board")) return;
+    press = { pointerId: ev.pointerId, el, x0: ev.clientX, y0: ev.clientY, ghost: null, over: null, from: datasetOf(el) };
+    // no text selection and no native drag of the page's text from this press (a redraw
+    // may take the card from under it, and a native drag takes the pointer away:
+    // pointercancel); the press's one other default, the card's focus, is given here
+    ev.preventDefault();
+    el.focus({ preventScroll: true });
+  });
+  document.addEventListener("pointermove", (ev) => {
+    if (!press || ev.pointerId !== press.pointerId) return;
+    if (!press.ghost) {
+      if (Math.hypot(ev.clientX - press.x0, ev.clientY - press.y0) < SLOP) return;
+      startGhost(ev);
+    }
+    ev.preventDefault();
+    moveGhost(ev);
+  });
+  document.addEventListener("pointerup", (ev) => {
+    if (!press || ev.pointerId !== press.pointerId) return;
+    const dragged = press.ghost !== null;
+    const target = dragged ? dropAt(ev.clientX, ev.clientY) : null;
+    const from = press.from;
+    end();
+    if (!dragged) return;
+    // the click that follows a drag's release is not a click on the card
+    swallowClick = true;
+    setTimeout(() => { swallowClick = false; }, 0);
+    if (target) onDrop(from, datasetOf(target));
+  });
+  document.addEventListener("pointercancel", (ev) => {
+    if (press && ev.pointerId === press.pointerId) end();
+  });
+  document.addEventListener("click", (ev) => {
+    if (!swallowClick) return;
+    swallowClick = false;
+    ev.stopPropagation();
+    ev.preventDefault();
+  }, true);
+  // Escape drops nothing: the card goes back
+  document.addEventListener("keydown", (ev) => {
+    if (press && press.ghost && ev.key === "Escape") end();
+  });
+}
