@@ -151,7 +151,6 @@ class State(NamedTuple):
     history: tuple        # asks: (seat, target, rank, cards handed over, cards fished)
 
 
-
 #: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
 #: function around this same call), for the State built per action
 _tuple_new = tuple.__new__
@@ -159,25 +158,13 @@ _tuple_new = tuple.__new__
 
 class _W:
     """A mutable working copy for one ``apply``; frozen into a new State once at the end."""
-    __slots__ = ("n", "dealer", "turn_timer", "phase", "hands", "pile", "wild", "sets", "scores", "turn",
-                 "step", "bonus", "last_order", "drawer", "history")
+    __slots__ = State._fields
 
     def __init__(self, s: State):
-        self.n = s.n
-        self.dealer = s.dealer
-        self.turn_timer = s.turn_timer
-        self.phase = s.phase
-        self.hands = list(s.hands)
-        self.pile = s.pile
-        self.wild = s.wild
-        self.sets = s.sets
-        self.scores = s.scores
-        self.turn = s.turn
-        self.step = s.step
-        self.bonus = s.bonus
-        self.last_order = s.last_order
-        self.drawer = s.drawer
-        self.history = s.history
+        # one unpacking of the State tuple, in field order (both list every field in it)
+        (self.n, self.dealer, self.turn_timer, self.phase, hands, self.pile, self.wild, self.sets, self.scores,
+         self.turn, self.step, self.bonus, self.last_order, self.drawer, self.history) = s
+        self.hands = list(hands)
 
     def freeze(self) -> State:
         return _tuple_new(State, (self.n, self.dealer, self.turn_timer, self.phase, tuple(self.hands), self.pile,

@@ -321,10 +321,15 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list[dict
 def _reveal(state: State, events: list) -> State:
     """Rulebook "Round Sequence": before each trick the active player reveals the top
     Snake Oil card; its symbol is trump for this trick."""
-    trump = state.rules.oil[state.oil[state.trick_no]]
-    events.append({"event": "snake_oil_revealed", "seat": state.leader, "trick": state.trick_no + 1,
+    return _evolve(state, trump=_revealed(state.rules, state.oil, state.trick_no, state.leader, events))
+
+
+def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events: list) -> int:
+    """The trump ``leader`` reveals for trick ``trick_no`` (0-based), said in ``events``."""
+    trump = r.oil[oil[trick_no]]
+    events.append({"event": "snake_oil_revealed", "seat": leader, "trick": trick_no + 1,
                    "symbol": data.SYMBOLS[trump]})
-    return _evolve(state, trump=trump)
+    return trump
 
 
 def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
@@ -429,10 +434,12 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     events.append({"event": "trick_won", "seat": w, "round": state.round + 1, "trick": state.trick_no + 1,
                    "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
                    "card": card, "symbol": _sym_name(r.symbols[card])})
-    if state.trick_no + 1 < TRICKS:
-        st = _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
-                                state.trick_no + 1, w, w, -1, (), won, last, state.tally))
-        return _reveal(st, events), events
+    no = state.trick_no + 1
+    if no < TRICKS:
+        # the winner leads the next trick and reveals its trump: one State built, not two
+        trump = _revealed(r, state.oil, no, w, events)
+        return _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
+                                  no, w, w, trump, (), won, last, state.tally)), events
     return _score_round(state, hands, won, last, events)
 
 
