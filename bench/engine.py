@@ -1,13 +1,17 @@
 """Engine and replay speed, per game.
 
-    python bench/engine.py [--games run-wild,...] [--seconds 3] [--json bench/engine.json]
+    python bench/engine.py [--games run-wild,...] [--seconds 3] [--clock cpu|wall] [--json bench/engine.json]
 
 For each game: random legal play (actions applied per second, engine only: the time in
 ``apply``), then the log of those games replayed three ways:
   frames   CRC check + msgpack decode of every frame (the floor: no rules at all);
   decode   frames + record/action decoding into typed values;
-  replay   the full fold: decode, apply every record, check every state hash.
-Prints a table and writes the same figures as JSON.
+  replay   the full fold: decode, apply every record, check every state hash;
+  % floor  replay actions/s over frames records/s (issue #25 asks for 40%).
+Prints a table and writes the same figures as JSON. Times are this process's CPU time
+(``--clock wall``: the wall clock), so that other work on the same cores skews them less.
+The script uses only the package's public functions: run with another checkout's Python
+(its venv), it measures that checkout's code, for before/after pairs.
 """
 
 from __future__ import annotations
@@ -25,22 +29,22 @@ from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
 
 
-def bench_game(game, seconds: float, seed: int) -> dict:
+def bench_game(game, seconds: float, seed: int, clock=time.process_time) -> dict:
     rng = random.Random(seed)
     apply_time = 0.0
     applied = 0
     logs = []
-    deadline = time.perf_counter() + seconds
+    deadline = clock() + seconds
     n_games = 0
-    while time.perf_counter() < deadline or n_games == 0:
+    while clock() < deadline or n_games == 0:
         seats = rng.randint(game.MIN_PLAYERS, game.MAX_PLAYERS)
         timer = [0.0, 0]
 
         def on_step(before, after, action, seat, req, events):
             # time one more apply of the same step, on the same state: the engine alone
-            t0 = time.perf_counter()
+            t0 = clock()
             game.apply(before, seat, action)
-            timer[0] += time.perf_counter() - t0
+            timer[0] += clock() - t0
             timer[1] += 1
 
         p = play(game, seats, {}, rng=rng, on_step=on_step)
@@ -54,9 +58,9 @@ def bench_game(game, seconds: float, seed: int) -> dict:
     def timed(fn, repeat=3):
         best = float("inf")
         for _ in range(repeat):
-            t0 = time.perf_counter()
+            t0 = clock()
             fn()
-            best = min(best, time.perf_counter() - t0)
+            best = min(best, clock() - t0)
         return best
 
     def frames():
@@ -87,6 +91,8 @@ def bench_game(game, seconds: float, seed: int) -> dict:
         "decode_records_per_s": data_records / t_decode,
         "replay_actions_per_s": steps / t_replay,
         "replay_mb_per_s": total_bytes / t_replay / 1e6,
+        # what issue #25 asks to reach 40%: replayed actions/s against frame records/s
+        "replay_vs_floor": (steps / t_replay) / (data_records / t_frames),
     }
 
 
@@ -96,15 +102,20 @@ def main(argv=None) -> int:
     ap.add_argument("--seconds", type=float, default=3.0, help="random play per game (default 3)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--json", default="bench/engine.json")
+    ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
+                    help="time with this process's CPU time (default: other work on the same cores does not "
+                         "count) or with the wall clock")
     args = ap.parse_args(argv)
-    rows = [bench_game(games()[name], args.seconds, args.seed) for name in args.games.split(",")]
-    head = f"{'game':<18}{'games':>6}{'steps':>9}{'engine act/s':>14}{'frames rec/s':>14}{'decode rec/s':>14}{'replay act/s':>14}"
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    rows = [bench_game(games()[name], args.seconds, args.seed, clock) for name in args.games.split(",")]
+    head = f"{'game':<18}{'games':>6}{'steps':>9}{'engine act/s':>14}{'frames rec/s':>14}{'decode rec/s':>14}{'replay act/s':>14}{'% floor':>9}"
     print(head)
     print("-" * len(head))
     for r in rows:
         print(f"{r['game']:<18}{r['games']:>6}{r['steps']:>9}{r['engine_actions_per_s']:>14,.0f}"
-              f"{r['frames_records_per_s']:>14,.0f}{r['decode_records_per_s']:>14,.0f}{r['replay_actions_per_s']:>14,.0f}")
-    out = {"python": sys.version.split()[0], "rows": rows}
+              f"{r['frames_records_per_s']:>14,.0f}{r['decode_records_per_s']:>14,.0f}{r['replay_actions_per_s']:>14,.0f}"
+              f"{r['replay_vs_floor']:>9.0%}")
+    out = {"python": sys.version.split()[0], "clock": args.clock, "rows": rows}
     if args.json:
         with open(args.json, "w") as f:
             json.dump(out, f, indent=1)

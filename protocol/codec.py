@@ -531,6 +531,18 @@ class Registry:
             self._fast[tag] = _fast_decoder(cls, self.tag_key)
         return decode_fields(cls, obj, path, self.tag_key)
 
+    def fast_decoder(self, tag: str) -> Any:
+        """The generated one-pass decoder of ``tag``'s class (see _fast_decoder): a function
+        of a map that returns the value, or None where ``decode`` must run the full checks
+        (and name what is wrong); None for an unknown tag or a class it does not cover.
+        For loops that decode many maps of a few tags (replay)."""
+        cls = self.classes.get(tag)
+        if cls is None:
+            return None
+        if tag not in self._fast:
+            self._fast[tag] = _fast_decoder(cls, self.tag_key)
+        return self._fast[tag]
+
     def decode_bytes(self, data: bytes, max_size: int = MAX_FRAME) -> Any:
         return self.decode(unpackb(data, max_size=max_size))
 

@@ -208,6 +208,7 @@ _unpackb_default = msgpack.unpackb
 
 
 _new_action = builder(ActionAccepted)     # ActionAccepted(...) for the fast path, set directly
+_NO_SEAT = object()                       # an action record without its ``seat`` key
 
 
 def _action_record(obj: Any) -> ActionAccepted | None:
@@ -215,22 +216,28 @@ def _action_record(obj: Any) -> ActionAccepted | None:
     makes; None for anything else, which that path then decodes or refuses with its path.
     Action records are nearly all of a log; their ``action`` map is decoded strictly by
     the game at replay."""
-    if type(obj) is dict and obj.get("t") == "action" and obj.keys() <= _ACTION_KEYS and "seat" in obj:
-        seq, seat, action = obj.get("seq"), obj["seat"], obj.get("action")
-        intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
-        delay, sent, hold = obj.get("delay"), obj.get("sent"), obj.get("hold")
-        # anything the strict path would refuse (a missing ``seat``, an int out of range, a
-        # long ``by``) falls through to it and is refused there with its path
-        if (type(seq) is int and INT_MIN <= seq <= INT_MAX
-                and (seat is None or (type(seat) is int and INT_MIN <= seat <= INT_MAX))
-                and type(action) is dict
-                and (intent is None or (type(intent) is int and INT_MIN <= intent <= INT_MAX))
-                and type(by) is str and len(by) <= MAX_STR
-                and (recv is None or type(recv) is float)
-                and (delay is None or type(delay) is float)
-                and (sent is None or type(sent) is float)
-                and (hold is None or type(hold) is float)):
-            return _new_action(seq, seat, action, intent, by, recv, delay, sent, hold)
+    if type(obj) is not dict or obj.get("t") != "action":
+        return None
+    # anything the strict path would refuse (a missing ``seat``, an int out of range, a
+    # long ``by``) falls through to it and is refused there with its path
+    seq, seat, action = obj.get("seq"), obj.get("seat", _NO_SEAT), obj.get("action")
+    if (type(seq) is not int or not INT_MIN <= seq <= INT_MAX or type(action) is not dict
+            or (seat is not None and (type(seat) is not int or not INT_MIN <= seat <= INT_MAX))):
+        return None
+    if len(obj) == 4:
+        # the four keys just read and nothing else (a self-play or bot log): the defaults
+        return _new_action(seq, seat, action, None, "player", None, None, None, None)
+    if not obj.keys() <= _ACTION_KEYS:
+        return None
+    intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
+    delay, sent, hold = obj.get("delay"), obj.get("sent"), obj.get("hold")
+    if ((intent is None or (type(intent) is int and INT_MIN <= intent <= INT_MAX))
+            and type(by) is str and len(by) <= MAX_STR
+            and (recv is None or type(recv) is float)
+            and (delay is None or type(delay) is float)
+            and (sent is None or type(sent) is float)
+            and (hold is None or type(hold) is float)):
+        return _new_action(seq, seat, action, intent, by, recv, delay, sent, hold)
     return None
 
 

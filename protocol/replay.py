@@ -12,6 +12,7 @@ from typing import Any, Iterable
 import attrs
 
 from .engine import ChanceOutcome, TableConfig, game as find_game, state_hash
+from .codec import INT_MAX
 from .errors import IllegalAction, LogError, ProtocolError
 from .logfmt import ActionAccepted, ChanceRecorded, Header, LogContents, SeatClaimed, StateHashed
 
@@ -76,32 +77,45 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
     seq = actions = chances = checked = 0
     cache: dict = {}
     apply = g.apply
-    decode = g.ACTIONS.decode
+    registry = g.ACTIONS
+    decode = registry.decode
+    tag_key = registry.tag_key
+    # kind -> the game's one-pass decoder of that kind (None: none, decode checks it all)
+    fast: dict = {tag: registry.fast_decoder(tag) for tag in registry.classes}
+    limit = upto if upto is not None else INT_MAX + 1
     for r in records:
         t = type(r)
         if t is ActionAccepted:
-            if upto is not None and r.seq > upto:
+            if r.seq > limit:
                 break
             # the hot path of replay, inlined: decode, apply. An action that is its kind
             # alone ({"kind": "draw"}, ...) is decoded once per fold and shared (actions
             # are immutable): those are the ones that repeat, and a lone str is a key that
             # cannot be mistaken for another value (1, 1.0 and True are equal dict keys:
-            # a record with "card": 5.0 must not pass for an earlier one with "card": 5)
+            # a record with "card": 5.0 must not pass for an earlier one with "card": 5).
+            # Any other is decoded by its kind's one-pass decoder, or (a map that decoder
+            # does not accept, or an unknown kind) by ``decode``, which names what is wrong.
             data = r.action
             try:
-                kind = data.get("kind") if len(data) == 1 else None
-                action = cache.get(kind) if type(kind) is str else None
-                if action is None:
-                    action = decode(data, "$.action")
-                    if type(kind) is str:
-                        cache[kind] = action
+                kind = data.get(tag_key)
+                if len(data) == 1:
+                    action = cache.get(kind) if type(kind) is str else None
+                    if action is None:
+                        action = decode(data, "$.action")
+                        if type(kind) is str:
+                            cache[kind] = action
+                else:
+                    one_pass = fast.get(kind) if type(kind) is str else None
+                    action = one_pass(data) if one_pass is not None else None
+                    if action is None:
+                        action = decode(data, "$.action")
                 state = apply(state, r.seat, action)[0]
             except (IllegalAction, ProtocolError) as e:
                 raise LogError("diverged", f"logged action no longer applies: {e}", seq=r.seq) from None
             seq = r.seq
             actions += 1
         elif t is ChanceRecorded:
-            if upto is not None and r.seq > upto:
+            if r.seq > limit:
                 break
             state = step(g, state, r)
             seq = r.seq

@@ -15,7 +15,7 @@ trick (after the Snake Oil shuffle, and after each trick but the round's last).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import attrs
 
@@ -101,9 +101,12 @@ class Tally:
     last_round: tuple[tuple[int, ...], ...]  # per seat, the cards won in the last scored round
 
 
-@attrs.frozen
-class State:
-    """Field order matters: the hot path (a card played) builds states positionally."""
+class State(NamedTuple):
+    """A whole table. Field order matters: the hot path (a card played) builds states
+    positionally. Immutable like every state; a NamedTuple rather than an attrs class (as
+    Run Wild's): one is built per card played, and attrs' frozen __init__ (a guarded
+    setattr per field) costs 0.8 us against 0.1 us for ``_tuple_new``, a sixth of a
+    replayed play (bench/engine.py)."""
     rules: Rules
     phase: str                          # "choosing_first", "dealing", "playing", "over"
     round: int                          # 0-based index into ROUND_OVERVIEW
@@ -121,7 +124,14 @@ class State:
     tally: Tally
 
 
-_evolve = attrs.evolve
+def _evolve(state: State, **changes: Any) -> State:
+    """``state`` with some fields changed (attrs' ``evolve`` for a NamedTuple)."""
+    return state._replace(**changes)
+
+
+#: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
+#: function around this same call), on the paths that build one per card played
+_tuple_new = tuple.__new__
 
 
 # ----------------------------------------------------------------------------- cards
@@ -311,10 +321,15 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list[dict
 def _reveal(state: State, events: list) -> State:
     """Rulebook "Round Sequence": before each trick the active player reveals the top
     Snake Oil card; its symbol is trump for this trick."""
-    trump = state.rules.oil[state.oil[state.trick_no]]
-    events.append({"event": "snake_oil_revealed", "seat": state.leader, "trick": state.trick_no + 1,
+    return _evolve(state, trump=_revealed(state.rules, state.oil, state.trick_no, state.leader, events))
+
+
+def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events: list) -> int:
+    """The trump ``leader`` reveals for trick ``trick_no`` (0-based), said in ``events``."""
+    trump = r.oil[oil[trick_no]]
+    events.append({"event": "snake_oil_revealed", "seat": leader, "trick": trick_no + 1,
                    "symbol": data.SYMBOLS[trump]})
-    return _evolve(state, trump=trump)
+    return trump
 
 
 def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
@@ -382,9 +397,9 @@ def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]
                      "next": (seat + 1) % n if len(trick) < n else None}]
     if len(trick) < n:
         # Hot path: built positionally (see State); clockwise = the next seat number.
-        return State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
-                     state.leader, (seat + 1) % n, state.trump, trick, state.won, state.last,
-                     state.tally), events
+        return _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
+                                  state.trick_no, state.leader, (seat + 1) % n, state.trump, trick, state.won,
+                                  state.last, state.tally)), events
     return _finish_trick(state, hands, trick, events)
 
 
@@ -419,10 +434,12 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     events.append({"event": "trick_won", "seat": w, "round": state.round + 1, "trick": state.trick_no + 1,
                    "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
                    "card": card, "symbol": _sym_name(r.symbols[card])})
-    if state.trick_no + 1 < TRICKS:
-        st = State(r, "playing", state.round, state.starter, hands, state.aside, state.oil, state.trick_no + 1,
-                   w, w, -1, (), won, last, state.tally)
-        return _reveal(st, events), events
+    no = state.trick_no + 1
+    if no < TRICKS:
+        # the winner leads the next trick and reveals its trump: one State built, not two
+        trump = _revealed(r, state.oil, no, w, events)
+        return _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
+                                  no, w, w, trump, (), won, last, state.tally)), events
     return _score_round(state, hands, won, last, events)
 
 
@@ -444,15 +461,15 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tup
     if state.round + 1 >= ROUNDS:
         # "End of the Game": after the 4th round, fewest penalty points wins (ties shared).
         events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
-        return State(r, "over", state.round, state.starter, hands, state.aside, state.oil, state.trick_no,
-                     w, -1, -1, (), empty, last, tally), events
+        return _tuple_new(State, (r, "over", state.round, state.starter, hands, state.aside, state.oil,
+                                  state.trick_no, w, -1, -1, (), empty, last, tally)), events
     if r.rotate:
         starter = (state.starter + 1) % n   # setting rotate_starter (docs/DECISIONS.md "Wild Shots": "setting: rotate")
     else:
         starter = w   # Round step 8 / docs/DECISIONS.md "Wild Shots": "each later round starts with the active player"
     # Round step 7: all cards, set-aside ones included, are gathered for a new deal.
-    return State(r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
-                 tally), events
+    return _tuple_new(State, (r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
+                              tally)), events
 
 
 # ----------------------------------------------------------------------------- views

@@ -42,9 +42,9 @@ def position(hands, pile, turn, sets=(), n=None, **extra):
     pile = Cs(pile) if isinstance(pile, str) else list(pile)
     used = set(pile) | {c for h in hands for c in h} | {c for _, cs in sets for c in cs}
     pile += [c for c in range(52) if c not in used]
-    return attrs.evolve(E.new_table(TableConfig(E.NAME, n, {"dealer": 0})), phase="play",
-                        hands=tuple(E.hand_mask(h) for h in hands), pile=tuple(pile), wild=wild, sets=sets,
-                        scores=tuple(scores), turn=turn, step="ask", **extra)
+    return E.new_table(TableConfig(E.NAME, n, {"dealer": 0}))._replace(
+        phase="play", hands=tuple(E.hand_mask(h) for h in hands), pile=tuple(pile), wild=wild, sets=sets,
+        scores=tuple(scores), turn=turn, step="ask", **extra)
 
 
 def run(state, seat, text):

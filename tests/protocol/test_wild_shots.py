@@ -166,9 +166,9 @@ def test_round_two_scoring_example_gives_6_penalty_points():
     # Drive the engine through the end of round 2: seat 0 holds exactly the example's
     # tricks when the last trick (blue 3 led, blue 6 wins: no symbols) is played.
     rest = [c for c in range(40) if c not in {C[x] for x in example} | {C["blue 3"], C["blue 6"]}]
-    s = attrs.evolve(s, round=1, trick_no=9, hands=((C["blue 3"],), (C["blue 6"],)), aside=tuple(rest[10:]),
-                     won=(tuple(C[x] for x in example), tuple(rest[:10])), leader=0, turn=0,
-                     tally=attrs.evolve(s.tally, penalties=((0, 0),)))
+    s = s._replace(round=1, trick_no=9, hands=((C["blue 3"],), (C["blue 6"],)), aside=tuple(rest[10:]),
+                   won=(tuple(C[x] for x in example), tuple(rest[:10])), leader=0, turn=0,
+                   tally=attrs.evolve(s.tally, penalties=((0, 0),)))
     s, ev = play_cards(s, ["blue 3", "blue 6"])
     scored = next(e for e in ev if e["event"] == "round_scored")
     assert scored["round"] == 2 and scored["hits"] == {"hat": 3}
@@ -338,7 +338,7 @@ def scramble(state: ws.State, seat: int | None) -> ws.State:
     if state.phase == "playing":
         k = state.trick_no + 1
         oil = oil[:k] + tuple(reversed(oil[k:]))
-    return attrs.evolve(state, hands=hands, won=won, aside=aside, oil=oil)
+    return state._replace(hands=hands, won=won, aside=aside, oil=oil)
 
 
 def check_views(state: ws.State) -> None:

@@ -24,8 +24,8 @@ def _last_trick_of_round(round_index: int, seats: int = 2, totals: tuple[int, ..
     won = won or ((),) * seats
     rest = [c for c in range(40) if c not in (lead, follow) and all(c not in w for w in won)]
     pens = ((0,) * seats,) * round_index
-    return attrs.evolve(
-        s, round=round_index, trick_no=9, hands=((lead,), (follow,)), aside=tuple(rest), won=won,
+    return s._replace(
+        round=round_index, trick_no=9, hands=((lead,), (follow,)), aside=tuple(rest), won=won,
         leader=0, turn=0,
         tally=attrs.evolve(s.tally, penalties=pens, totals=totals or (0,) * seats))
 
