@@ -100,6 +100,7 @@ def pct(values: list[float], q: float) -> float:
 def serve(args) -> int:
     import wildtable.server.connection as connection_mod
     from wildtable.server.app import Server
+    from wildtable.server.config import ServerConfig
     global _deck
     connection_mod.PONG_TIMEOUT = args.pong_timeout
     _deck = deck_for(args.seats)
@@ -115,8 +116,9 @@ def serve(args) -> int:
         hook = {"kernel_delay": kernel_delay}
 
     async def run():
-        server = Server(args.data, chance=scripted, rate_limit=1000.0, rate_burst=1000.0,
-                        max_per_address=0, max_waiting_per_address=0, durability=args.durability, **hook)
+        config = ServerConfig(data_dir=args.data, rate_limit=1000.0, rate_burst=1000.0, max_per_address=0,
+                              max_waiting_per_address=0, durability=args.durability)
+        server = Server(config, chance=scripted, **hook)
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, "127.0.0.1", 0)
             print(f"serving on ws://127.0.0.1:{port}", file=sys.stderr, flush=True)

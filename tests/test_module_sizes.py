@@ -20,7 +20,6 @@ SKIPPED_DIRS = {"__pycache__", "node_modules", "build", "dist"}
 # one: split the module instead (server/wire.py and server/store_pg.py show how).
 STILL_OVER = {
     "server/table.py",                      # the arbiter: its pure core is issue #23 item 1
-    "server/app.py",                        # Server.__init__ and its store/cluster branches
     "headless/games/run_wild.py",           # a game's client plug-in and its bot
     "headless/games/go_fish_wildcard.py",   # a game's client plug-in and its bot
     "bench/loadgen.py",                     # the load generator's clients

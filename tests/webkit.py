@@ -35,10 +35,11 @@ DESKTOP = {"width": 1100, "height": 900}
 
 class ServerThread:
     """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
-    nursery for bots; ``url`` is its ws:// address and ``http`` the page's."""
+    nursery for bots; ``url`` is its ws:// address and ``http`` the page's. ``config``: a
+    ServerConfig or a data dir; ``runs_on``: what Server takes besides (chance, ...)."""
 
-    def __init__(self, data_dir, **kw):
-        self.data_dir, self.kw = data_dir, kw
+    def __init__(self, config, **runs_on):
+        self.config, self.runs_on = config, runs_on
         self.errors: list[BaseException] = []
         self._ready = threading.Event()
 
@@ -70,7 +71,7 @@ class ServerThread:
 
     @asynccontextmanager
     async def _serving(self):
-        async with running_server(self.data_dir, **self.kw) as (server, url):
+        async with running_server(self.config, **self.runs_on) as (server, url):
             self.server, self.url = server, url
             self.port = int(url.rsplit(":", 1)[1])
             self.http = f"http://127.0.0.1:{self.port}/"
@@ -108,11 +109,11 @@ class ClusterThread(ServerThread):
 
     def __init__(self, base, dsn: str, count: int = 2, lease: float | None = clusterkit.LEASE):
         super().__init__(base)
-        self.dsn, self.count, self.lease = dsn, count, lease
+        self.base, self.dsn, self.count, self.lease = base, dsn, count, lease
 
     @asynccontextmanager
     async def _serving(self):
-        async with clusterkit.cluster(self.data_dir, self.dsn, self.count, lease=self.lease) as nodes:
+        async with clusterkit.cluster(self.base, self.dsn, self.count, lease=self.lease) as nodes:
             self.nodes = nodes
             yield
 
