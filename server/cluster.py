@@ -117,6 +117,10 @@ class Cluster:
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
         self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
         self._nursery: trio.Nursery | None = None   # the loops' (and the takeover watchers')
+        # the order of the adoption pass, from this node's own generator, never the global
+        # one: seeded by the config (the simulator's node seed), a run replays exactly from
+        # its seed (docs/ARCHITECTURE.md, "The simulator"); unseeded, from the OS
+        self._rng = random.Random(server.config.seed)
 
     # ---------------------------------------------------------------- start
     def node_url(self, host: str, port: int) -> str:
@@ -372,7 +376,7 @@ class Cluster:
         ids = [t for t in ids if t not in self.server.tables]
         again = [t for t in ids if t in self._pending]
         fresh = [t for t in ids if t not in self._pending]
-        random.shuffle(fresh)
+        self._rng.shuffle(fresh)
         share = math.ceil(len(fresh) / max(1, len(self.nodes)))
         todo = again + fresh[:share]
         self._pending = set(fresh[share:])

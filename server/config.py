@@ -159,6 +159,10 @@ class ServerConfig:
     send_timeout: float = attrs.field(default=SEND_TIMEOUT, validator=_seconds(positive=True))
     handshake_timeout: float = attrs.field(default=HANDSHAKE_TIMEOUT, validator=_seconds(positive=True))
     list_refresh: float = attrs.field(default=LIST_REFRESH, validator=_seconds())
+    # seeds this node's own random choices (the order a cluster node adopts expired
+    # tables in, server/cluster.py); None: the OS's randomness. The simulator passes one so
+    # that a seed replays a run exactly (docs/ARCHITECTURE.md, "The simulator")
+    seed: int | None = None
 
     @max_open_logs.default
     def _open_logs(self) -> int:

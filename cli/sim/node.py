@@ -12,6 +12,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+import attrs
 import trio
 
 from wildtable.server.app import Server
@@ -159,7 +160,9 @@ class Node:
         sink: LogSink[Any] | None = None
         if self.make_store is not None:
             self.store, sink = self.make_store(self.name)      # the store knows this node by its name
-        self.server = Server(self.config, chance=self._chance, table_ids=self._table_id,
+        # the node's own random choices (its cluster's adoption order) from the run's seed
+        config = attrs.evolve(self.config, seed=self.rng.getrandbits(64))
+        self.server = Server(config, chance=self._chance, table_ids=self._table_id,
                              world=SimWorld(self.net, self.name, self.disk, self.on_bug),
                              kernel_delay=_kernel_delay, store=self.store, store_sink=sink)
         try:

@@ -1,19 +1,23 @@
 """The server's settings as one frozen value (server/config.py; issue #23): its defaults
 are the documented ones and `serve`'s, a bad value is refused as the config is made with
 the sentence `serve` prints, it cannot change once made, and Server takes its settings
-from it alone."""
+from it alone. Its seed orders a cluster node's adoption pass (server/cluster.py), so
+that the simulator replays a run from its seed."""
 
 from __future__ import annotations
 
 import math
+import random
 import re
 from pathlib import Path
 
 import attrs
 import pytest
+import trio
 
 from wildtable.cli import build_parser
 from wildtable.server.app import Server
+from wildtable.server.cluster import Cluster
 from wildtable.server.config import ConfigError, ServerConfig
 from wildtable.server.forwarded import TrustedProxies
 from wildtable.server.main import server_config
@@ -46,7 +50,7 @@ def test_the_defaults_are_serves_and_the_readmes():
     assert (config.outbox, config.outbox_bytes) == (512, 1 << 20)   # "512 frames or 1 MiB"
     assert config.hello_timeout == config.send_timeout == config.handshake_timeout == 10.0
     assert config.rate_burst == 2 * config.rate_limit
-    assert (config.store, config.node_id, config.public_url, config.metrics_port) == (None,) * 4
+    assert (config.store, config.node_id, config.public_url, config.metrics_port, config.seed) == (None,) * 5
     assert config.trusted_proxies == TrustedProxies() and not config.proxy_protocol and config.allow_origins == ()
 
 
@@ -102,3 +106,47 @@ def test_the_config_is_frozen_and_server_takes_settings_only_from_it(tmp_path):
     assert server.store is None and server.cluster is None
     with pytest.raises(TypeError):
         Server(config, max_tables=5)                # type: ignore[call-arg]  (settings go in the config)
+
+
+class _Store:
+    lease_seconds = 5.0
+
+    def __init__(self, ids):
+        self.ids = ids
+
+    async def call(self, fn, *args):
+        return fn(*args)
+
+    def expired_tables(self, limit):
+        return list(self.ids)
+
+
+class _Storage:
+    def __init__(self):
+        self.order: list[str] = []
+
+    async def adopt_table(self, tid):
+        self.order.append(tid)
+
+
+class _Server:
+    def __init__(self, seed):
+        self.config = ServerConfig(seed=seed)
+        self.tables: dict = {}
+        self.connections: set = set()
+        self.storage = _Storage()
+
+
+def adoption_order(seed: int | None, global_seed: int) -> list[str]:
+    server = _Server(seed)
+    cluster = Cluster(server, _Store([f"t{i:02d}" for i in range(30)]))
+    random.seed(global_seed)        # whatever else in the process drew from the global generator
+    trio.run(cluster._adopt_pass)
+    return server.storage.order
+
+
+def test_the_adoption_order_comes_from_the_configs_seed():
+    first = adoption_order(7, global_seed=1)
+    assert sorted(first) == [f"t{i:02d}" for i in range(30)] and first != sorted(first)
+    assert adoption_order(7, global_seed=2) == first        # the global generator plays no part
+    assert adoption_order(8, global_seed=1) != first        # another seed, another order
