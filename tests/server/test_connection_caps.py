@@ -117,7 +117,7 @@ async def test_beyond_the_per_address_cap_a_connection_gets_503(tmp_path):
 async def test_the_per_address_cap_default_and_0(tmp_path, cap, admitted_count, then):
     kw = {} if cap is None else {"max_per_address": cap}
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", **kw) as (server, url, port), Sockets() as mine:
+        async with under_attack(server_config(tmp_path / "data", **kw)) as (server, url, port), Sockets() as mine:
             for _ in range(admitted_count):
                 mine.append(await upgraded(port, source="127.0.0.4"))
             if then == 503:
