@@ -25,6 +25,7 @@ from serverkit import running_server
 from wildtable.headless.bots import Bot
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
+from wildtable.server.config import ServerConfig
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -40,6 +41,7 @@ class ServerThread:
 
     def __init__(self, config, **runs_on):
         self.config, self.runs_on = config, runs_on
+        self.data_dir = config.data_dir if isinstance(config, ServerConfig) else config
         self.errors: list[BaseException] = []
         self._ready = threading.Event()
 
@@ -109,11 +111,11 @@ class ClusterThread(ServerThread):
 
     def __init__(self, base, dsn: str, count: int = 2, lease: float | None = clusterkit.LEASE):
         super().__init__(base)
-        self.base, self.dsn, self.count, self.lease = base, dsn, count, lease
+        self.dsn, self.count, self.lease = dsn, count, lease
 
     @asynccontextmanager
     async def _serving(self):
-        async with clusterkit.cluster(self.base, self.dsn, self.count, lease=self.lease) as nodes:
+        async with clusterkit.cluster(self.data_dir, self.dsn, self.count, lease=self.lease) as nodes:
             self.nodes = nodes
             yield
 
