@@ -100,7 +100,10 @@ def pct(values: list[float], q: float) -> float:
 def serve(args) -> int:
     import wildtable.server.connection as connection_mod
     from wildtable.server.app import Server
-    from wildtable.server.config import ServerConfig
+    try:
+        from wildtable.server.config import ServerConfig
+    except ImportError:
+        ServerConfig = None
     global _deck
     connection_mod.PONG_TIMEOUT = args.pong_timeout
     _deck = deck_for(args.seats)
@@ -115,10 +118,14 @@ def serve(args) -> int:
         fairorder.LEGS = args.legs
         hook = {"kernel_delay": kernel_delay}
 
+    settings = dict(rate_limit=1000.0, rate_burst=1000.0, max_per_address=0, max_waiting_per_address=0,
+                    durability=args.durability)
+
     async def run():
-        config = ServerConfig(data_dir=args.data, rate_limit=1000.0, rate_burst=1000.0, max_per_address=0,
-                              max_waiting_per_address=0, durability=args.durability)
-        server = Server(config, chance=scripted, **hook)
+        if ServerConfig is None:        # --old: a tree from before ServerConfig (issue #23) took them as keywords
+            server = Server(args.data, chance=scripted, **settings, **hook)
+        else:
+            server = Server(ServerConfig(data_dir=args.data, **settings), chance=scripted, **hook)
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, "127.0.0.1", 0)
             print(f"serving on ws://127.0.0.1:{port}", file=sys.stderr, flush=True)
