@@ -90,6 +90,8 @@ def choose_storage(server: Server, store: Store | None = None,
     if store is not None:
         if store_sink is None:
             raise ValueError("a Store object needs its store_sink (the log sink that writes to it)")
+        if isinstance(store_sink, PgWriter):        # (the simulator's is one; another world's may keep no timings)
+            store_sink.timings = server.metrics
         return StoreTables(server, store, store_sink)
     if config.store:
         pg = PgStore(config.store, config.node_id or "", lease_seconds=config.lease_seconds)
