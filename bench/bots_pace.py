@@ -44,6 +44,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.games import run_wild as rw
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 EARLY = 15.0        # seconds after Go! in which a Draw-3 at the player counts as "early"
 GAME_TIMEOUT = 3600.0
@@ -279,7 +280,7 @@ async def run(args) -> list[dict]:
     logging.getLogger("wildtable.server").setLevel(logging.WARNING)
     rows = []
     with tempfile.TemporaryDirectory(prefix="wildtable-bench-") as data_dir:
-        server = Server(data_dir, durability="batch", max_per_address=0)
+        server = Server(ServerConfig(data_dir=data_dir, durability="batch", max_per_address=0))
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, "127.0.0.1", 0)
             url = f"ws://127.0.0.1:{port}"

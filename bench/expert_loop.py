@@ -28,6 +28,7 @@ from wildtable.headless.net import connect
 from wildtable.headless.tally import percentile
 from wildtable.protocol import messages as m
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 
 class StepTimer(trio.abc.Instrument):
@@ -63,7 +64,7 @@ async def one_game(url: str, level: str, delay: float, seed: int) -> int:
 async def run(args) -> None:
     logging.getLogger("wildtable.server").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="wildtable-bench-") as data_dir:
-        server = Server(data_dir, durability="batch", max_per_address=0)
+        server = Server(ServerConfig(data_dir=data_dir, durability="batch", max_per_address=0))
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, "127.0.0.1", 0)
             url = f"ws://127.0.0.1:{port}"

@@ -100,6 +100,10 @@ def pct(values: list[float], q: float) -> float:
 def serve(args) -> int:
     import wildtable.server.connection as connection_mod
     from wildtable.server.app import Server
+    try:
+        from wildtable.server.config import ServerConfig
+    except ImportError:
+        ServerConfig = None
     global _deck
     connection_mod.PONG_TIMEOUT = args.pong_timeout
     _deck = deck_for(args.seats)
@@ -114,9 +118,14 @@ def serve(args) -> int:
         fairorder.LEGS = args.legs
         hook = {"kernel_delay": kernel_delay}
 
+    settings = dict(rate_limit=1000.0, rate_burst=1000.0, max_per_address=0, max_waiting_per_address=0,
+                    durability=args.durability)
+
     async def run():
-        server = Server(args.data, chance=scripted, rate_limit=1000.0, rate_burst=1000.0,
-                        max_per_address=0, max_waiting_per_address=0, durability=args.durability, **hook)
+        if ServerConfig is None:        # --old: a tree from before ServerConfig (issue #23) took them as keywords
+            server = Server(args.data, chance=scripted, **settings, **hook)
+        else:
+            server = Server(ServerConfig(data_dir=args.data, **settings), chance=scripted, **hook)
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, "127.0.0.1", 0)
             print(f"serving on ws://127.0.0.1:{port}", file=sys.stderr, flush=True)

@@ -137,9 +137,10 @@ async def local_server():
     """A private server on 127.0.0.1 (a free port) with a temporary data dir; its logs
     stay quiet so they do not scribble over the screen. Yields the URL."""
     from wildtable.server.app import Server
+    from wildtable.server.config import ServerConfig
     logging.getLogger("wildtable.server").setLevel(logging.WARNING)
     with tempfile.TemporaryDirectory(prefix="wildtable-") as data_dir:
-        server = Server(data_dir)
+        server = Server(ServerConfig(data_dir=data_dir))
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, LOCAL_HOST, 0)
             try:

@@ -165,7 +165,7 @@ class BotHost:
             self._nursery = nursery
             task_status.started()
             while True:
-                await trio.sleep(max(0.1, min(SWEEP, self.server.waiting_expiry / 2)))
+                await trio.sleep(max(0.1, min(SWEEP, self.server.config.waiting_expiry / 2)))
                 try:
                     self._sweep(trio.current_time())
                 except Exception:       # our bug: the bots stay, the server goes on
@@ -208,10 +208,10 @@ class BotHost:
             if seq != t.seq:
                 since, seq = now, t.seq
             self._alone[tid] = (since, seq)
-            if now - since >= self.server.waiting_expiry:
+            if now - since >= self.server.config.waiting_expiry:
                 del self._alone[tid]
                 log.info("table %s: %d bot(s) alone at it for %g s with nothing happening; they leave",
-                         tid, len(bots), self.server.waiting_expiry)
+                         tid, len(bots), self.server.config.waiting_expiry)
                 for scope, bot in bots:
                     self.nursery.start_soon(self._leave, scope, bot)
 

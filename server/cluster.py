@@ -97,11 +97,11 @@ def _rank(entry: bytes) -> int:
 
 class Cluster:
     """This node's part in the cluster (see the module's doc). ``server`` is the app.Server,
-    whose ``store`` (PgStore) it shares."""
+    whose tables it serves; ``store`` the store the nodes share (PgStore)."""
 
-    def __init__(self, server, public_url: str | None = None):
+    def __init__(self, server, store, public_url: str | None = None):
         self.server = server
-        self.store = server.store
+        self.store = store
         self.public_url = public_url
         self.url: str | None = None             # this node's public URL, once it listens
         self.nodes: list = []                   # the live nodes (store_pg.NodeRow), this one too
@@ -117,6 +117,10 @@ class Cluster:
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
         self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
         self._nursery: trio.Nursery | None = None   # the loops' (and the takeover watchers')
+        # the order of the adoption pass, from this node's own generator, never the global
+        # one: seeded by the config (the simulator's node seed), a run replays exactly from
+        # its seed (docs/ARCHITECTURE.md, "The simulator"); unseeded, from the OS
+        self._rng = random.Random(server.config.seed)
 
     # ---------------------------------------------------------------- start
     def node_url(self, host: str, port: int) -> str:
@@ -187,13 +191,13 @@ class Cluster:
         return self.open_tables() + len(self.server.connections) // 4
 
     def capacity(self) -> int:
-        return self.server.max_tables + self.server.max_connections // 4
+        return self.server.config.max_tables + self.server.config.max_connections // 4
 
     def open_tables(self) -> int:
         return sum(1 for t in self.server.tables.values() if not t.finished)
 
     def room(self) -> bool:
-        return self.open_tables() < self.server.max_tables
+        return self.open_tables() < self.server.config.max_tables
 
     async def _heartbeat(self) -> None:
         try:
@@ -308,7 +312,7 @@ class Cluster:
                 await trio.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
-            if table_id in srv._adopting:       # being adopted here right now
+            if srv.storage.adopting(table_id):       # being adopted here right now
                 await trio.sleep(0.05)
                 continue
             if not self.room():
@@ -343,7 +347,7 @@ class Cluster:
     async def _adopt(self, table_id: str):
         """Adopt one table now (server.adopt_table), and start its bots here."""
         was = self.server.tables.get(table_id)
-        table = await self.server.adopt_table(table_id)
+        table = await self.server.storage.adopt_table(table_id)
         if table is not None and table is not was:
             self.adopted += 1
             await self.resume_bots(table_id)
@@ -372,7 +376,7 @@ class Cluster:
         ids = [t for t in ids if t not in self.server.tables]
         again = [t for t in ids if t in self._pending]
         fresh = [t for t in ids if t not in self._pending]
-        random.shuffle(fresh)
+        self._rng.shuffle(fresh)
         share = math.ceil(len(fresh) / max(1, len(self.nodes)))
         todo = again + fresh[:share]
         self._pending = set(fresh[share:])

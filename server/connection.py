@@ -1,7 +1,7 @@
 """One client connection: a reader task (decode, check, forward), a writer task (flush
 what waits for the socket), a heartbeat and a watchdog. Outgoing frames go to the socket
 at once when it is free; what waits is bounded, and a connection with more than
-``server.outbox`` frames waiting is a slow consumer, closed, never waited for; it may
+``server.config.outbox`` frames waiting is a slow consumer, closed, never waited for; it may
 reconnect and resync from a snapshot."""
 
 from __future__ import annotations
@@ -115,13 +115,14 @@ class Connection:
         peer.wake = self._ring      # the WebSocket layer's own frames (pong, ping) wait too
         # every frame costs budget, and what we owe waits under our caps (docs/PROTOCOL.md,
         # "Connection lifetime" 5, 6)
-        peer.budget(FrameRules.for_messages(server.rate_limit, server.rate_burst, max_fragments=server.max_fragments,
-                                            backlog_frames=server.outbox, backlog_bytes=server.outbox_bytes))
+        cfg = server.config
+        peer.budget(FrameRules.for_messages(cfg.rate_limit, cfg.rate_burst, max_fragments=cfg.max_fragments,
+                                            backlog_frames=cfg.outbox, backlog_bytes=cfg.outbox_bytes))
         self._open = True            # False once closing: nothing more is sent
         self._scope = trio.CancelScope()         # the connection's nursery, once running
         self._close = (1000, "")
         self.bad_frames = 0
-        self.limit = RateLimit(server.rate_limit, server.rate_burst)
+        self.limit = RateLimit(cfg.rate_limit, cfg.rate_burst)
         self.slow = False
         self.closed = False          # set once both tasks are done: tables must not seat it any more
         self.route = None            # the table this connection last sent a request to
@@ -145,7 +146,7 @@ class Connection:
 
     def send_bytes(self, data: bytes) -> None:
         """Written to the socket at once when it is free; otherwise it waits in the peer's
-        backlog (at most ``server.outbox`` frames) and the writer task is woken."""
+        backlog (at most ``server.config.outbox`` frames) and the writer task is woken."""
         if not self._open:
             return
         waiting = self.peer.write(data)
@@ -167,10 +168,11 @@ class Connection:
         """``waiting`` frames wait in the backlog: wake the writer, or close a slow consumer
         (one that takes data slower than its table makes it, whatever its read rate: its
         backlog grows past the bound in frames or in bytes)."""
-        if waiting > self.server.outbox or (waiting > 1 and self.peer.backlog_bytes > self.server.outbox_bytes):
+        cfg = self.server.config
+        if waiting > cfg.outbox or (waiting > 1 and self.peer.backlog_bytes > cfg.outbox_bytes):
             self.slow = True
             log.warning("closing slow consumer %s (%s): %d frames, %d bytes waiting (at most %d, %d)", self.peer.remote,
-                        self.name, waiting, self.peer.backlog_bytes, self.server.outbox, self.server.outbox_bytes)
+                        self.name, waiting, self.peer.backlog_bytes, cfg.outbox, cfg.outbox_bytes)
             # not "send what is queued first": it cannot keep up, so stop now and let its
             # table forget it at once; it may reconnect and resync from a snapshot
             self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
@@ -275,7 +277,7 @@ class Connection:
         # slowly, is not (if it falls behind its table, the backlog bound closes it as a slow
         # consumer, 1013).
         peer = self.peer
-        timeout = self.server.send_timeout
+        timeout = self.server.config.send_timeout
         stalled = False
         try:
             async with self._bell_recv:
@@ -351,7 +353,7 @@ class Connection:
         do not keep it open."""
         while True:
             if self.name is None:
-                timeout = self.server.hello_timeout
+                timeout = self.server.config.hello_timeout
                 due = self._connected_at + timeout
             else:
                 timeout = IDLE_TIMEOUT
@@ -377,7 +379,7 @@ class Connection:
                 if not self.limit.allow():
                     # Every intent gets exactly one answer, even a dropped one.
                     self.server.metrics.rate_limited += 1
-                    why = f"too many messages: at most {self.server.rate_limit:g} per second; this one was dropped"
+                    why = f"too many messages: at most {self.server.config.rate_limit:g} per second; this one was dropped"
                     if msg.TAG == "intent":
                         await self._answer_intent(m.Rejected(msg.id, "rate_limited", why))
                     else:

@@ -11,21 +11,19 @@ import signal
 import socket
 import sys
 
+import attrs
 import trio
-
-from wildtable.headless.net import url_problem
 
 from . import wire
 from .app import Server
+from .config import MAX_CONNECTIONS, ServerConfig
 from .datadir import DataDirError
 from .forwarded import TrustedProxies
-from .framebudget import MAX_FRAGMENTS
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 from .oplog import configure as configure_logs
 from .sdnotify import notify
 from .store_pg import StoreError, psycopg_module, redact
 
-MAX_CONNECTIONS = 5000      # serve --max-connections, unless the open-file limit holds fewer
 # File handles the server needs besides one per connection (and per connection in its
 # opening handshake) and one per open log: stdio, the listening sockets, trio's wakeup
 # socket pair and epoll, and the short-lived ones (reading logs at start, fsyncing and
@@ -164,70 +162,42 @@ def file_budget(args) -> tuple[int, int] | str:
             f"({conns + logs + fixed} in all); lower --max-connections or --max-open-logs, or raise the limit")
 
 
+def server_config(args, store: str | None) -> ServerConfig:
+    """The one mapping from `serve`'s flags to the server's settings (server/config.py:
+    each field is named as its flag; these are the flags that say it otherwise). Checked
+    there: ConfigError (or ValueError from --trusted-proxy) with the sentence to print."""
+    trusted = TrustedProxies.parse(getattr(args, "trusted_proxy", None) or (),
+                                   getattr(args, "forwarded_header", None) or "X-Forwarded-For")
+    given = {name: getattr(args, name) for name in _SAME_NAMED if getattr(args, name, None) is not None}
+    return ServerConfig(**given, trusted_proxies=trusted, allow_origins=getattr(args, "allow_origin", None) or (),
+                        proxy_protocol=bool(getattr(args, "proxy_protocol", False)), store=store,
+                        # --waiting-expiry 0 is "never"
+                        waiting_expiry=args.waiting_expiry if args.waiting_expiry != 0 else math.inf)
+
+
+# the flags named as ServerConfig's fields; one not given (None) keeps the field's default
+_SAME_NAMED = ("data_dir", "durability", "max_tables", "keep_finished", "max_waiting_per_address", "max_connections",
+               "max_open_logs", "rate_limit", "max_fragments", "max_per_address", "max_handshakes", "lease_seconds",
+               "public_url", "node_id", "metrics_host", "metrics_port")
+
+
 def main(args) -> int:
     configure_logs(getattr(args, "log_format", "text"), args.quiet)
-    metrics_port = getattr(args, "metrics_port", None)
-    if metrics_port is not None and not 0 <= metrics_port <= 65535:
-        print(f"wildtable serve: --metrics-port wants a port number, 1 to 65535 (or 0: any free port, logged), "
-              f"not {metrics_port}", file=sys.stderr)
-        return 2
     drain = getattr(args, "drain_seconds", 0.0)
     if not (drain >= 0 and math.isfinite(drain)):
         print("wildtable serve: --drain-seconds wants seconds, 0 or more", file=sys.stderr)
         return 2
-    for flag, value in (("--keep-finished", args.keep_finished), ("--waiting-expiry", args.waiting_expiry)):
-        if not value >= 0:          # NaN too
-            print(f"wildtable serve: {flag} wants seconds, 0 or more", file=sys.stderr)
-            return 2
     if not 0 <= args.port <= 65535:
         print(f"wildtable serve: --port wants a port number, 1 to 65535 (or 0: any free port, printed), "
               f"not {args.port}", file=sys.stderr)
         return 2
-    if args.max_per_address < 0:
-        print("wildtable serve: --max-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
-        return 2
-    if args.max_handshakes < 1:
-        print("wildtable serve: --max-handshakes wants a count, 1 or more", file=sys.stderr)
-        return 2
-    if getattr(args, "max_fragments", 1) < 1:
-        print("wildtable serve: --max-fragments wants a count, 1 or more", file=sys.stderr)
-        return 2
-    if args.max_waiting_per_address < 0:
-        print("wildtable serve: --max-waiting-per-address wants a count, 0 (no cap) or more", file=sys.stderr)
-        return 2
+    store = getattr(args, "store", None) or os.environ.get("WILDTABLE_STORE") or None
     try:
-        trusted = TrustedProxies.parse(getattr(args, "trusted_proxy", None) or (),
-                                       getattr(args, "forwarded_header", None) or "X-Forwarded-For")
-    except ValueError as e:
+        config = server_config(args, store)
+    except ValueError as e:         # ConfigError too: the sentence says what the flag wants
         print(f"wildtable serve: {e}", file=sys.stderr)
         return 2
-    proxy_protocol = bool(getattr(args, "proxy_protocol", False))
-    if proxy_protocol and not trusted.networks:
-        print("wildtable serve: --proxy-protocol needs --trusted-proxy ADDR|CIDR: the proxies whose PROXY header is "
-              "believed (anyone else could name any address)", file=sys.stderr)
-        return 2
-    for flag, value in (("--max-connections", args.max_connections), ("--max-open-logs", args.max_open_logs)):
-        if value is not None and value < 1:
-            print(f"wildtable serve: {flag} wants a count, 1 or more", file=sys.stderr)
-            return 2
-    store = getattr(args, "store", None) or os.environ.get("WILDTABLE_STORE") or None
-    lease = getattr(args, "lease_seconds", 5.0)
-    if not (lease > 0 and math.isfinite(lease)):
-        print("wildtable serve: --lease-seconds wants seconds, more than 0", file=sys.stderr)
-        return 2
-    public_url = getattr(args, "public_url", None)
-    node_id = getattr(args, "node_id", None)
-    if store is None and (public_url or node_id):
-        print(f"wildtable serve: {'--public-url' if public_url else '--node-id'} is for a node of a cluster: it "
-              "needs --store (or the environment variable WILDTABLE_STORE)", file=sys.stderr)
-        return 2
-    if public_url is not None and (bad := url_problem(public_url)):
-        print(f"wildtable serve: --public-url: {bad}", file=sys.stderr)
-        return 2
-    if node_id is not None and not (node_id.strip() and node_id.isprintable() and len(node_id) <= 200):
-        print("wildtable serve: --node-id wants a name of 1 to 200 printable characters", file=sys.stderr)
-        return 2
-    if store is not None and public_url is None and args.host in ("0.0.0.0", "::", ""):
+    if store is not None and config.public_url is None and args.host in ("0.0.0.0", "::", ""):
         print(f"wildtable serve: with --store and --host {args.host or '(all)'}, give --public-url ws://HOST:PORT: "
               "the address other nodes send clients to (this one listens on every interface, which is no address "
               "to send anyone to)", file=sys.stderr)
@@ -243,16 +213,7 @@ def main(args) -> int:
         print(f"wildtable serve: {budget}", file=sys.stderr)
         return 2
     max_connections, max_open_logs = budget
-    server = Server(args.data_dir, durability=args.durability, max_tables=args.max_tables,
-                    keep_finished=args.keep_finished, waiting_expiry=args.waiting_expiry or math.inf,
-                    max_waiting_per_address=args.max_waiting_per_address, max_open_logs=max_open_logs,
-                    max_connections=max_connections, rate_limit=args.rate_limit,
-                    rate_burst=max(args.rate_limit * 2, 10), max_per_address=args.max_per_address,
-                    max_handshakes=args.max_handshakes, allow_origins=args.allow_origin, trusted_proxies=trusted,
-                    proxy_protocol=proxy_protocol,
-                    store=store, lease_seconds=lease, node_id=node_id, public_url=public_url,
-                    metrics_host=getattr(args, "metrics_host", "127.0.0.1"), metrics_port=metrics_port,
-                    max_fragments=getattr(args, "max_fragments", MAX_FRAGMENTS))
+    server = Server(attrs.evolve(config, max_connections=max_connections, max_open_logs=max_open_logs))
     _tune_gc()
     failed: list[OSError] = []
     storage: list[StorageFailed] = []
@@ -283,7 +244,7 @@ def main(args) -> int:
               f"(or mend {args.data_dir}) and start it again to carry on", file=sys.stderr)
         return 1
     if failed and getattr(failed[0], "ops_port", False):
-        problem = listen_problem(args.metrics_host, metrics_port or 0, failed[0])
+        problem = listen_problem(config.metrics_host, config.metrics_port or 0, failed[0])
         print(f"wildtable serve: --metrics-port: {problem.replace('--port', '--metrics-port')}", file=sys.stderr)
         return 1
     if failed:

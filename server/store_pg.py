@@ -507,7 +507,7 @@ def _is_a_store(store: PgStore, writer: PgWriter, log: PgLog) -> tuple[Store, Lo
 
 
 # PgStore, NodeRow and LobbyRow moved to server/store_calls.py, which imports this module;
-# their callers (server/app.py, cli/offline.py, the tests, bench/) still import them from
+# their callers (server/storage.py, cli/offline.py, the tests, bench/) still import them from
 # here: imported when first asked for, so there is no import cycle.
 _CALLS_NAMES = frozenset({"PgStore", "NodeRow", "LobbyRow"})
 

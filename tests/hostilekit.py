@@ -674,10 +674,11 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
 
 
 @asynccontextmanager
-async def under_attack(data_dir, **server_kw):
-    """An in-process server (serverkit.running_server) with the steady player at a table of
-    its own for the whole attack; yield (server, url, port)."""
-    async with running_server(data_dir, **server_kw) as (server, url), steady_player(url):
+async def under_attack(config, **runs_on):
+    """An in-process server (serverkit.running_server: ``config`` a ServerConfig or a data
+    dir) with the steady player at a table of its own for the whole attack; yield (server,
+    url, port)."""
+    async with running_server(config, **runs_on) as (server, url), steady_player(url):
         yield server, url, port_of(url)
 
 

@@ -6,6 +6,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 import http.client
 import json
+from pathlib import Path
 import socket
 from types import ModuleType
 from typing import Any
@@ -21,17 +22,30 @@ from wildtable.protocol.engine import ChanceOutcome
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, LogContents
 from wildtable.protocol.replay import initial_state
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 from scripted import play_to_end
 
 
+def server_config(data_dir, **settings) -> ServerConfig:
+    """The settings tests run a server with: serve's defaults (server/config.py), but for
+    scripted players, who act far faster than people (rate limits), and scripted hosts, who
+    create many tables from 127.0.0.1 (no cap of waiting tables per address); ``settings``
+    change any field."""
+    settings.setdefault("rate_limit", 10_000.0)
+    settings.setdefault("rate_burst", 10_000.0)
+    settings.setdefault("max_waiting_per_address", 0)
+    return ServerConfig(data_dir=data_dir, **settings)
+
+
 @asynccontextmanager
-async def running_server(data_dir, **kw):
-    """A real server on 127.0.0.1, port chosen by the OS; shut down cleanly at exit."""
-    kw.setdefault("rate_limit", 10_000.0)   # scripted players act far faster than people
-    kw.setdefault("rate_burst", 10_000.0)
-    kw.setdefault("max_waiting_per_address", 0)   # scripted hosts create many tables from 127.0.0.1
-    server = Server(data_dir, **kw)
+async def running_server(config: ServerConfig | Path | str, **runs_on):
+    """A real server on 127.0.0.1, port chosen by the OS; shut down cleanly at exit.
+    ``config``: its settings, or a data dir (``server_config(data_dir)``); ``runs_on``: what
+    Server takes besides (chance, world, kernel_delay, table_ids, ...)."""
+    if not isinstance(config, ServerConfig):
+        config = server_config(config)
+    server = Server(config, **runs_on)
     async with trio.open_nursery() as nursery:
         port = await nursery.start(server.run, "127.0.0.1", 0)
         try:

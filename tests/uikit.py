@@ -41,8 +41,9 @@ async def until(pilot, what: str, pred: Callable[[], bool], timeout: float = 10.
 
 
 @contextmanager
-def server_in_thread(data_dir, setup: Callable[[Any, str], Awaitable[Any]], **server_kw):
-    """A real server on 127.0.0.1 in a Trio run of its own on another thread (the UI's
+def server_in_thread(config, setup: Callable[[Any, str], Awaitable[Any]], **runs_on):
+    """A real server (serverkit.running_server: ``config`` a ServerConfig or a data dir) on
+    127.0.0.1 in a Trio run of its own on another thread (the UI's
     asyncio loop keeps this one), for as long as the with-block lasts. ``await setup(server,
     url)`` runs there first (to open tables, seat players: its connections stay open);
     yield (url, what setup returned)."""
@@ -51,7 +52,7 @@ def server_in_thread(data_dir, setup: Callable[[Any, str], Awaitable[Any]], **se
     async def main() -> None:
         stop = trio.Event()
         with trio.fail_after(120):
-            async with running_server(data_dir, **server_kw) as (server, url):
+            async with running_server(config, **runs_on) as (server, url):
                 got.put((trio.lowlevel.current_trio_token(), stop, url, await setup(server, url)))
                 await stop.wait()
 

@@ -25,6 +25,7 @@ from serverkit import running_server
 from wildtable.headless.bots import Bot
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
+from wildtable.server.config import ServerConfig
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -35,10 +36,12 @@ DESKTOP = {"width": 1100, "height": 900}
 
 class ServerThread:
     """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
-    nursery for bots; ``url`` is its ws:// address and ``http`` the page's."""
+    nursery for bots; ``url`` is its ws:// address and ``http`` the page's. ``config``: a
+    ServerConfig or a data dir; ``runs_on``: what Server takes besides (chance, ...)."""
 
-    def __init__(self, data_dir, **kw):
-        self.data_dir, self.kw = data_dir, kw
+    def __init__(self, config, **runs_on):
+        self.config, self.runs_on = config, runs_on
+        self.data_dir = config.data_dir if isinstance(config, ServerConfig) else config
         self.errors: list[BaseException] = []
         self._ready = threading.Event()
 
@@ -70,7 +73,7 @@ class ServerThread:
 
     @asynccontextmanager
     async def _serving(self):
-        async with running_server(self.data_dir, **self.kw) as (server, url):
+        async with running_server(self.config, **self.runs_on) as (server, url):
             self.server, self.url = server, url
             self.port = int(url.rsplit(":", 1)[1])
             self.http = f"http://127.0.0.1:{self.port}/"

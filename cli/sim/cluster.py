@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
-from typing import Any
 
 import trio
+
+from wildtable.server.config import ServerConfig
 
 from .node import Node
 from .run import FAULT_EVERY, QUIET, World
@@ -38,9 +39,9 @@ class ClusterWorld(World):
         super().__init__(seed, data_dir / "n1", plant, verbose)
         self.db = SimDb(random.Random(self.rng.getrandbits(64)))
         count = self.rng.choice((2, 2, 3))
-        kw: dict[str, Any] = dict(durability="always")
-        self.nodes = [Node(self.net, name, data_dir / name, random.Random(self.rng.getrandbits(64)), self.violation,
-                           kw, store=self._store) for name in NODE_NAMES[:count]]
+        self.nodes = [Node(self.net, name, ServerConfig(data_dir=data_dir / name, durability="always"),
+                           random.Random(self.rng.getrandbits(64)), self.violation, store=self._store)
+                      for name in NODE_NAMES[:count]]
         self.node = self.nodes[0]
         self.pauses = 0
         self.checked_written = 0

@@ -10,12 +10,13 @@ import errno
 import os
 import random
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
+import attrs
 import trio
 
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 from wildtable.server.interfaces import LogSink, Store
 from wildtable.server.world import Disk
 
@@ -131,13 +132,13 @@ class SimWorld:
 class Node:
     """One server process, started, killed and restarted on one data dir."""
 
-    def __init__(self, net, name: str, data_dir: Path, rng: random.Random, on_bug, server_kw: dict,
+    def __init__(self, net, name: str, config: ServerConfig, rng: random.Random, on_bug,
                  store: Callable[[str], tuple[Store, LogSink[Any]]] | None = None):
-        self.net, self.name, self.data_dir, self.rng = net, name, data_dir, rng
+        self.net, self.name, self.data_dir, self.rng = net, name, config.data_dir, rng
         self.make_store = store          # a node of a cluster: its store handle and log sink, made anew each start
         self.store: Store | None = None
         self.on_bug = on_bug
-        self.server_kw = server_kw
+        self.config = config             # the server's settings (its data dir too)
         self.server: Server | None = None
         self.disk: SimDisk | None = None
         self._scope: trio.CancelScope | None = None
@@ -156,13 +157,14 @@ class Node:
     async def start(self, nursery: trio.Nursery) -> None:
         self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
         self.lives += 1
-        kw = dict(self.server_kw)
+        sink: LogSink[Any] | None = None
         if self.make_store is not None:
-            self.store, kw["store_sink"] = self.make_store(self.name)
-            kw.update(store=self.store, node_id=self.name)
-        self.server = Server(self.data_dir, chance=self._chance, table_ids=self._table_id,
+            self.store, sink = self.make_store(self.name)      # the store knows this node by its name
+        # the node's own random choices (its cluster's adoption order) from the run's seed
+        config = attrs.evolve(self.config, seed=self.rng.getrandbits(64))
+        self.server = Server(config, chance=self._chance, table_ids=self._table_id,
                              world=SimWorld(self.net, self.name, self.disk, self.on_bug),
-                             kernel_delay=_kernel_delay, **kw)
+                             kernel_delay=_kernel_delay, store=self.store, store_sink=sink)
         try:
             await nursery.start(self._run, self.server)
         except RuntimeError:

@@ -20,6 +20,7 @@ import trio
 import trio.testing
 
 from wildtable.headless import redirects
+from wildtable.server.config import ServerConfig
 
 from . import check
 from .net import Net
@@ -79,8 +80,8 @@ class World:
         self.game, self.settings = self.rng.choice(GAMES)
         self.crashes = self.cuts = 0
         self.plant = plant
-        kw: dict[str, Any] = dict(durability="always")
-        self.node = Node(self.net, "n1", data_dir, random.Random(self.rng.getrandbits(64)), self.violation, kw)
+        self.node = Node(self.net, "n1", ServerConfig(data_dir=data_dir, durability="always"),
+                         random.Random(self.rng.getrandbits(64)), self.violation)
 
     # The trace: one hash per client (and one for the world's faults) of what it heard
     # and when; the run's hash is made of them. Each client's is in its own order, not in

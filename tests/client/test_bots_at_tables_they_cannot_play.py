@@ -18,6 +18,7 @@ from wildtable.headless.bots import Bot, BotError, run_bot
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 from proc import LineReader
 from serverkit import create, join, running_server, seated
@@ -134,7 +135,7 @@ async def test_bots_stop_with_exit_1_when_the_server_comes_back_without_their_ta
                 await out.until(f"bot1: seat 1 at table {table}")
             await out.until("connection lost")
             # another server on the same port, with another data dir: the table is not there
-            other = Server(tmp_path / "b", rate_limit=10_000.0, rate_burst=10_000.0)
+            other = Server(ServerConfig(data_dir=tmp_path / "b", rate_limit=10_000.0, rate_burst=10_000.0))
             await nursery.start(other.run, "127.0.0.1", port)
             await out.until(f"bot1: no longer at table {table}; stopping")
             with trio.fail_after(10):

@@ -24,7 +24,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from proc import LineReader, quit_plain
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, server_config
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -154,7 +154,7 @@ async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_pa
     do not hold it for ever. Once they have been alone at it for --waiting-expiry they
     leave, and the table expires like any table nobody is at."""
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", waiting_expiry=1.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", waiting_expiry=1.0)) as (server, url):
             async with connect(url, "ann") as ann:
                 table = await create(ann, "go-wild", 4)
                 await join(ann, table, 0)
@@ -182,7 +182,7 @@ async def test_bots_alone_at_a_game_that_cannot_go_on_leave_it(tmp_path):
     at it with nothing happening for --waiting-expiry leave (their seats are free for
     anyone), rather than hold a connection and a bot of the server's for ever."""
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", waiting_expiry=1.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", waiting_expiry=1.0)) as (server, url):
             async with connect(url, "ann") as ann:
                 table = await create(ann, "go-wild", 2, turn_timer=0)
                 await join(ann, table, 0)

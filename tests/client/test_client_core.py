@@ -21,6 +21,7 @@ from wildtable.protocol.engine import game as find_game
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 from proc import LineReader
 from serverkit import create, running_server
@@ -159,7 +160,7 @@ async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
     with trio.fail_after(40):
         async with trio.open_nursery() as outer:
             core = ClientCore(url, "ann", seen)
-            first = Server(data)
+            first = Server(ServerConfig(data_dir=data))
             async with trio.open_nursery() as first_lifetime:
                 await first_lifetime.start(first.run, "127.0.0.1", port)
                 await outer.start(core.run)
@@ -174,7 +175,7 @@ async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
             # the first server is gone (its run() returned): nothing listens on the port
             await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
             seen._pos = len(seen.notices)
-            second = Server(data)
+            second = Server(ServerConfig(data_dir=data))
             await outer.start(second.run, "127.0.0.1", port)
             back = await seen.wait(lambda n: isinstance(n, notices.BackAtTable))
             assert (back.table, back.seat) == (reply.table, 0)

@@ -16,6 +16,7 @@ from wildtable.headless import notices
 from wildtable.headless.core import ClientCore, Notice
 from wildtable.headless.net import connect
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 
 from proc import LineReader
 from serverkit import create, join
@@ -47,7 +48,7 @@ async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_
 
     with trio.fail_after(30):
         async with trio.open_nursery() as outer:
-            first = Server(data, rate_limit=10_000.0, rate_burst=10_000.0)
+            first = Server(ServerConfig(data_dir=data, rate_limit=10_000.0, rate_burst=10_000.0))
             async with trio.open_nursery() as life:
                 await life.start(first.run, "127.0.0.1", port)
                 async with connect(url, "bob") as bob:
@@ -58,7 +59,7 @@ async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_
                     await core.join(table, 0)
                 await first.shutdown("restart")
             await until(lambda n: isinstance(n, notices.ConnectionLost))
-            second = Server(data, max_connections=1, rate_limit=10_000.0, rate_burst=10_000.0)
+            second = Server(ServerConfig(data_dir=data, max_connections=1, rate_limit=10_000.0, rate_burst=10_000.0))
             async with trio.open_nursery() as life:
                 await life.start(second.run, "127.0.0.1", port)
                 async with connect(url, "squatter"):

@@ -13,7 +13,7 @@ import trio
 
 from wildtable.headless.core import LOBBY_COMMANDS, Notice
 
-from serverkit import core_beside_bob, running_server
+from serverkit import core_beside_bob, running_server, server_config
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -56,7 +56,7 @@ def test_a_table_the_game_cannot_have_is_refused_before_anything_starts(args, sa
 async def test_a_server_error_at_start_up_is_printed_once(tmp_path):
     # a refusal only the server can give (it holds no more tables), so the client's own
     # checks pass and the session starts
-    async with running_server(tmp_path / "data", max_tables=0) as (_, url):
+    async with running_server(server_config(tmp_path / "data", max_tables=0)) as (_, url):
         done = await trio.to_thread.run_sync(lambda: _play(url, "--bots", "1"))
     assert "Traceback" not in done.stderr, done.stderr[-2000:]
     errors = [x for x in done.stdout.splitlines() if x.startswith("error")]

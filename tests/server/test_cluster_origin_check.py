@@ -8,7 +8,7 @@ from __future__ import annotations
 import trio
 
 from hostilekit import FOREIGN, accepted_101, port_of, refused_403, said_hello
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 async def both_live(*servers) -> None:
@@ -19,9 +19,8 @@ async def both_live(*servers) -> None:
 
 async def test_a_peer_nodes_origin_is_accepted_and_a_foreign_one_refused(tmp_path, pg_dsn):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a") as (a, url_a), \
-                running_server(tmp_path / "b", store=pg_dsn, node_id="b",
-                               allow_origins=("http://games.example",)) as (b, url_b):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a")) as (a, url_a), \
+                running_server(server_config(tmp_path / "b", store=pg_dsn, node_id="b", allow_origins=("http://games.example",))) as (b, url_b):
             await both_live(a, b)
             pa, pb = port_of(url_a), port_of(url_b)
             await accepted_101(pb, f"http://127.0.0.1:{pa}")        # a page node a served

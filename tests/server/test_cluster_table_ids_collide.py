@@ -10,7 +10,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 async def create_here(url: str, name: str):
@@ -22,11 +22,11 @@ async def create_here(url: str, name: str):
 async def test_a_node_that_draws_an_id_another_node_made_draws_again(tmp_path, pg_dsn):
     # both nodes draw the same ids in the same order: the second to create meets "tsame" taken
     with trio.fail_after(30):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a",
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a"),
                                   table_ids=iter(["tsame", "tnext"]).__next__) as (_, url_a):
             first = await create_here(url_a, "ann")
             assert isinstance(first, m.TableCreated) and first.table == "tsame", first
-            async with running_server(tmp_path / "b", store=pg_dsn, node_id="b",
+            async with running_server(server_config(tmp_path / "b", store=pg_dsn, node_id="b"),
                                       table_ids=iter(["tsame", "tnext"]).__next__) as (b, url_b):
                 second = await create_here(url_b, "bob")
                 assert isinstance(second, m.TableCreated), second

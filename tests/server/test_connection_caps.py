@@ -15,6 +15,7 @@ import trio
 
 from hostilekit import (Gone, Raw, Sockets, ends_within, port_of, refused_503, said_hello, serve_process,
                         steady_player, under_attack, upgraded)
+from serverkit import server_config
 
 HALF = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"     # and no more
 
@@ -41,8 +42,7 @@ async def admitted(port: int, source: str | None = None, tries: float = 3) -> Ra
 
 async def test_over_the_handshake_cap_a_new_connection_gets_503_at_once(tmp_path):
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", max_handshakes=8, max_per_address=0,
-                                handshake_timeout=5) as (server, url, port), Sockets() as held:
+        async with under_attack(server_config(tmp_path / "data", max_handshakes=8, max_per_address=0, handshake_timeout=5)) as (server, url, port), Sockets() as held:
             held += [await half_open(port, "127.0.0.2") for _ in range(8)]
             await trio.sleep(0.3)           # all eight are in their handshake
             for _ in range(3):
@@ -54,7 +54,7 @@ async def test_over_the_handshake_cap_a_new_connection_gets_503_at_once(tmp_path
 
 async def test_a_handshake_that_does_not_complete_is_closed_after_the_timeout(tmp_path):
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", handshake_timeout=1.0) as (server, url, port), Sockets() as conns:
+        async with under_attack(server_config(tmp_path / "data", handshake_timeout=1.0)) as (server, url, port), Sockets() as conns:
             started = trio.current_time()
             for _ in range(5):
                 conns.append(await half_open(port, "127.0.0.2"))
@@ -73,7 +73,7 @@ async def test_200_half_open_handshakes_leave_the_server_responsive(tmp_path):
     addresses so the per-address cap stays out of it): those over the cap get 503 at once,
     the well-behaved player plays on, and the rest are closed after the handshake timeout."""
     with trio.fail_after(40):
-        async with under_attack(tmp_path / "data", handshake_timeout=2.0) as (server, url, port), \
+        async with under_attack(server_config(tmp_path / "data", handshake_timeout=2.0)) as (server, url, port), \
                 Sockets() as conns:
             for i in range(200):
                 conns.append(await half_open(port, f"127.0.1.{i % 10 + 1}"))
@@ -100,7 +100,7 @@ async def test_200_half_open_handshakes_leave_the_server_responsive(tmp_path):
 
 async def test_beyond_the_per_address_cap_a_connection_gets_503(tmp_path):
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", max_per_address=4) as (server, url, port), Sockets() as mine:
+        async with under_attack(server_config(tmp_path / "data", max_per_address=4)) as (server, url, port), Sockets() as mine:
             for i in range(4):
                 mine.append(await said_hello(port, f"a{i}", source="127.0.0.2"))
             await refused_503(port, "127.0.0.2")
@@ -117,7 +117,7 @@ async def test_beyond_the_per_address_cap_a_connection_gets_503(tmp_path):
 async def test_the_per_address_cap_default_and_0(tmp_path, cap, admitted_count, then):
     kw = {} if cap is None else {"max_per_address": cap}
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", **kw) as (server, url, port), Sockets() as mine:
+        async with under_attack(server_config(tmp_path / "data", **kw)) as (server, url, port), Sockets() as mine:
             for _ in range(admitted_count):
                 mine.append(await upgraded(port, source="127.0.0.4"))
             if then == 503:

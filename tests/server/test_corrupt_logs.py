@@ -26,7 +26,7 @@ from wildtable.protocol.logfmt import (
 from wildtable.protocol.replay import replay
 
 from scripted import play_to_end
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 
 TABLES = 3
 PLAYED = 90          # seqs played at each table before the server stops
@@ -42,7 +42,7 @@ async def _build(data: Path) -> dict:
 
 
 async def _play_part_way(data: Path, tokens: dict) -> None:
-    async with running_server(data, durability="batch") as (server, url):
+    async with running_server(server_config(data, durability="batch")) as (server, url):
         for _ in range(TABLES):
             async with seated(url, "run-wild", 2, {"rounds": 2}) as (table, conns, joined):
                 tokens[table] = [j.token for j in joined]

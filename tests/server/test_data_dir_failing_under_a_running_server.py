@@ -13,7 +13,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.datadir import LOCK_NAME
 
-from serverkit import answer, create, info, join, played_out_and_left, running_server
+from serverkit import answer, create, info, join, played_out_and_left, running_server, server_config
 
 
 async def test_create_table_when_the_log_cannot_be_made_is_an_error_not_a_crash(tmp_path):
@@ -51,7 +51,7 @@ async def test_an_unwritable_data_dir_leaves_no_headless_log_and_forgets_tables_
     subprocess.run(["chattr", "-i", str(data)], check=True)
     try:
         with trio.fail_after(20):
-            async with running_server(data, keep_finished=0) as (server, url):
+            async with running_server(server_config(data, keep_finished=0)) as (server, url):
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     table = await create(ann, "go-wild", 2, turn_timer=0.01, target=1)
                     subprocess.run(["chattr", "+i", str(data)], check=True)

@@ -13,7 +13,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import at_a_new_table, create, join, running_server
+from serverkit import at_a_new_table, create, join, running_server, server_config
 
 
 def mode(path) -> int:
@@ -25,7 +25,7 @@ async def test_a_new_data_dir_is_0700_and_its_logs_0600(tmp_path):
     old = os.umask(0o022)            # the usual umask: files 0644 and dirs 0755 unless asked
     try:
         with trio.fail_after(30):
-            async with running_server(data, waiting_expiry=0.2, keep_finished=0) as (server, url):
+            async with running_server(server_config(data, waiting_expiry=0.2, keep_finished=0)) as (server, url):
                 assert mode(data) == 0o700
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     waiting = await create(ann, "run-wild", 2)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import trio
 
 from clusterkit import query
-from serverkit import create, get, play_out_with_a_refusal, running_server
+from serverkit import create, get, play_out_with_a_refusal, running_server, server_config
 from wildtable.headless.net import connect
 from wildtable.server.store_pg import PgStore
 
@@ -33,7 +33,7 @@ async def marked_over(server, where: dict, table: str) -> None:
 
 async def test_an_expired_waiting_table_is_neither_listed_nor_replayed(tmp_path, files_or_store):
     with trio.fail_after(40):
-        async with running_server(tmp_path / "a", waiting_expiry=0.5, **files_or_store) as (server, url):
+        async with running_server(server_config(tmp_path / "a", waiting_expiry=0.5, **files_or_store)) as (server, url):
             over = await play_out_with_a_refusal(url)
             async with connect(url, "cy") as cy:
                 squat = await create(cy, "go-wild", 2)        # created, never joined: it expires

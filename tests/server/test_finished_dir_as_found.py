@@ -11,7 +11,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import answer, create, join, running_server
+from serverkit import answer, create, join, running_server, server_config
 
 FAST = {"turn_timer": 0.01, "target": 1}
 
@@ -47,13 +47,13 @@ async def test_a_log_already_in_finished_is_never_overwritten(tmp_path, caplog):
         other.parent.mkdir()
         other.write_bytes(b"another log, kept here by hand")
         os.utime(mine, (1, 1))                  # finished long ago: start-up would move it
-        async with running_server(data, keep_finished=60) as (server, url):
+        async with running_server(server_config(data, keep_finished=60)) as (server, url):
             await refused_moves(caplog, 1)
             assert other.read_bytes() == b"another log, kept here by hand"
             assert mine.read_bytes() == before
         # a table forgotten at run time is not moved over it either
         os.utime(mine)
-        async with running_server(data, keep_finished=0.5) as (server, url):
+        async with running_server(server_config(data, keep_finished=0.5)) as (server, url):
             assert server.tables[table].readonly
             await refused_moves(caplog, 2)
         assert other.read_bytes() == b"another log, kept here by hand"
@@ -65,7 +65,7 @@ async def test_finished_being_a_file_leaves_logs_in_place_and_the_server_serving
     data.mkdir()
     (data / "finished").write_bytes(b"not a directory")
     with trio.fail_after(20):
-        async with running_server(data, keep_finished=0) as (server, url):
+        async with running_server(server_config(data, keep_finished=0)) as (server, url):
             table = await play_out(url)
             with trio.fail_after(5):
                 while table in server.tables:

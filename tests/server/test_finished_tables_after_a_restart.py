@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import trio
 
-from serverkit import answer, running_server, seated
+from serverkit import answer, running_server, seated, server_config
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
@@ -27,11 +27,11 @@ async def lobby_and_spectate(url: str, table: str) -> tuple[list, object]:
 async def test_a_finished_game_is_held_again_until_keep_finished(tmp_path, files_or_store):
     data = tmp_path / "data"
     with trio.fail_after(60):
-        async with running_server(data, **files_or_store) as (server, url):
+        async with running_server(server_config(data, **files_or_store)) as (server, url):
             async with seated(url, "go-wild", 2, TIMER_PLAYS) as (table, conns, _):
                 over = await conns[0].receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
 
-        async with running_server(data, keep_finished=3600, **files_or_store) as (server, url):
+        async with running_server(server_config(data, keep_finished=3600, **files_or_store)) as (server, url):
             assert table in server.tables and server.tables[table].readonly
             listed, watching = await lobby_and_spectate(url, table)
             assert [(t["table"], t["status"]) for t in listed] == [(table, "over")], listed
@@ -41,7 +41,7 @@ async def test_a_finished_game_is_held_again_until_keep_finished(tmp_path, files
                 again = await dee.receive_until(lambda x: isinstance(x, m.GameOver), timeout=5)
                 assert again.scores == over.scores
 
-        async with running_server(data, keep_finished=0, **files_or_store) as (server, url):
+        async with running_server(server_config(data, keep_finished=0, **files_or_store)) as (server, url):
             assert table not in server.tables
             listed, watching = await lobby_and_spectate(url, table)
             assert table not in [t["table"] for t in listed], listed

@@ -11,7 +11,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, server_config
 
 # Go Wild! to one point, played by the turn timer with nobody connected: the table ends
 # with no audience, so it is forgotten at once with keep_finished 0
@@ -26,7 +26,7 @@ async def test_a_table_forgotten_at_once_keeps_its_last_records(tmp_path, durabi
     data = tmp_path / "data"
     tables = []
     with trio.fail_after(20):
-        async with running_server(data, keep_finished=0, durability=durability) as (server, url):
+        async with running_server(server_config(data, keep_finished=0, durability=durability)) as (server, url):
             for _ in range(6):
                 async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                     t = await create(ann, "go-wild", 2, **FAST)

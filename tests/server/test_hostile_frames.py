@@ -28,11 +28,12 @@ from wildtable.protocol.engine import games
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 from wildtable.server.app import Server
+from wildtable.server.config import ServerConfig
 from wildtable.server.table import REFUSALS_LOGGED_BURST
 
 from adversarial_kit import documented_codes, is_direct_answer
 from scripted import play_to_end
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, server_config
 
 CODES = documented_codes()
 PROTOCOL_CAP = 64 * 1024
@@ -88,8 +89,8 @@ class ThreadedServer:
         self.token = trio.lowlevel.current_trio_token()
         self._stopping = trio.Event()
         self._games_over = trio.Event()
-        self.server = Server(self.data_dir, durability="always", rate_limit=100_000, rate_burst=100_000,
-                             max_waiting_per_address=0)
+        self.server = Server(ServerConfig(data_dir=self.data_dir, durability="always", rate_limit=100_000,
+                                          rate_burst=100_000, max_waiting_per_address=0))
         async with trio.open_nursery() as n:
             port = await n.start(self.server.run, "127.0.0.1", 0)
             self.url = f"ws://127.0.0.1:{port}"
@@ -435,7 +436,7 @@ async def test_sockets_dropped_during_the_handshake_or_at_the_connection_cap_do_
     """Found: a client that sent a WebSocket handshake and vanished before the server's
     answer (or before the server_full error, at the connection cap) crashed the whole server."""
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", max_connections=4) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_connections=4)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             async with connect(url, "ann") as a, connect(url, "bob") as b:
                 table = await create(a, "run-wild", 2, rounds=1)

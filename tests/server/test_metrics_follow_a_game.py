@@ -10,12 +10,12 @@ import trio
 from wildtable.headless.net import connect
 
 from opskit import get, of, scrape
-from serverkit import create, join, play_out_with_a_refusal, running_server
+from serverkit import create, join, play_out_with_a_refusal, running_server, server_config
 
 
 async def test_metrics_move_with_play(tmp_path):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", metrics_port=0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", metrics_port=0)) as (server, url):
             assert (await get(server.port, "/metrics"))[0] == 404
             before = await scrape(server.ops_port)
             assert of(before, "wildtable_intents_accepted_total") == 0

@@ -10,17 +10,17 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from opskit import of, scrape
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 async def test_redirects_adoptions_and_renewals_are_counted(tmp_path, pg_dsn):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "n1", store=pg_dsn, node_id="n1", metrics_port=0) as (n1, url1):
+        async with running_server(server_config(tmp_path / "n1", store=pg_dsn, node_id="n1", metrics_port=0)) as (n1, url1):
             async with trio.open_nursery() as nursery:
                 stopped = trio.Event()
 
                 async def second(task_status=trio.TASK_STATUS_IGNORED):
-                    async with running_server(tmp_path / "n2", store=pg_dsn, node_id="n2") as (n2, url2):
+                    async with running_server(server_config(tmp_path / "n2", store=pg_dsn, node_id="n2")) as (n2, url2):
                         task_status.started((n2, url2))
                         await stopped.wait()
                 n2, url2 = await nursery.start(second)

@@ -26,7 +26,7 @@ from wildtable.server.table import token_hash
 
 from hostilekit import steady_player_process
 from proc import LineReader
-from serverkit import create, ready_all, reply_to, running_server, seated
+from serverkit import create, ready_all, reply_to, running_server, seated, server_config
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file handles in /proc")
 
@@ -170,7 +170,7 @@ async def test_finished_and_idle_tables_close_their_logs_and_reopen_them_to_writ
     in the log once it is acknowledged)."""
     me = os.getpid()
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", max_open_logs=3) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_open_logs=3)) as (server, url):
             assert _open_logs(me) == 0
             most = 0
             async with trio.open_nursery() as n:

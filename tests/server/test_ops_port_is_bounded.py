@@ -11,7 +11,7 @@ import trio
 from wildtable.server import opsport
 
 from opskit import get
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 def _connect(port: int) -> socket.socket:
@@ -28,7 +28,7 @@ def _ask(s: socket.socket, data: bytes) -> bytes:
 
 async def test_connections_heads_and_methods_are_bounded(tmp_path):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", metrics_port=0) as (server, _):
+        async with running_server(server_config(tmp_path / "data", metrics_port=0)) as (server, _):
             port = server.ops_port
             idle = [await trio.to_thread.run_sync(_connect, port) for _ in range(opsport.MAX_CLIENTS)]
             try:

@@ -9,6 +9,7 @@ import trio
 
 from hostilekit import (FOREIGN, accepted_101, every_case, port_of, refused_403, said_hello, serve_process,
                         steady_player, under_attack)
+from serverkit import server_config
 
 
 async def test_a_foreign_origin_gets_403_and_no_websocket(tmp_path):
@@ -33,7 +34,7 @@ async def test_the_servers_own_origin_and_no_origin_are_accepted(tmp_path):
 
 async def test_an_allowed_origin_is_accepted_and_others_still_refused(tmp_path):
     with trio.fail_after(20):
-        async with under_attack(tmp_path / "data", allow_origins=("http://games.example",)) as (server, url, port):
+        async with under_attack(server_config(tmp_path / "data", allow_origins=("http://games.example",))) as (server, url, port):
             await accepted_101(port, "http://games.example")
             (await said_hello(port, origin="http://games.example")).close()
             await refused_403(port, "http://evil.example")

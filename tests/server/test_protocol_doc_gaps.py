@@ -12,7 +12,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from rawclient import RawClient
-from serverkit import answer, create, join, running_server
+from serverkit import answer, create, join, running_server, server_config
 
 
 def _port(url: str) -> int:
@@ -122,7 +122,7 @@ async def test_hello_counts_against_the_burst(tmp_path):
     """A burst of 10 (and a refill too slow to matter): hello and 9 more messages pass,
     the 11th message is dropped with rate_limited."""
     with trio.fail_after(20):
-        async with running_server(tmp_path / "data", rate_limit=0.001, rate_burst=10) as (server, url):
+        async with running_server(server_config(tmp_path / "data", rate_limit=0.001, rate_burst=10)) as (server, url):
             rc = await _said_hello(_port(url))
             for i in range(10):
                 await _raw(rc, {"type": "list_tables"})

@@ -17,7 +17,7 @@ from wildtable.server.forwarded import TrustedProxies
 from wildtable.server.proxyproto import V2_SIGNATURE
 
 from hostilekit import Raw, Sockets, accept_for, ends_within, new_key, port_of, upgrade_request
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 OVER = "too many connections from your address (at most 32)"
 
@@ -51,7 +51,7 @@ def hosts(server) -> set[str]:
 async def test_the_proxy_protocol_names_the_client_to_the_caps(tmp_path):
     trusted = TrustedProxies.parse(["127.0.0.1"])
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True) as (server, url), \
+        async with running_server(server_config(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True)) as (server, url), \
                 Sockets() as held:
             port = port_of(url)
             for _ in range(32):
@@ -76,7 +76,7 @@ async def test_the_proxy_protocol_names_the_client_to_the_caps(tmp_path):
 async def test_without_a_valid_header_a_trusted_proxys_connection_is_dropped(tmp_path):
     trusted = TrustedProxies.parse(["127.0.0.1"])
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True) as (server, url):
+        async with running_server(server_config(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True)) as (server, url):
             port = port_of(url)
             for header in (b"", b"PROXY TCP4 nonsense\r\n", V2_SIGNATURE + b"\x21\x11\x00\x04" + bytes(4)):
                 raw = await Raw.open(port)
@@ -91,7 +91,7 @@ async def test_a_peer_that_is_not_trusted_has_its_header_ignored(tmp_path):
     named got a slot."""
     trusted = TrustedProxies.parse(["127.0.0.1"])
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True) as (server, url):
+        async with running_server(server_config(tmp_path / "data", trusted_proxies=trusted, proxy_protocol=True)) as (server, url):
             raw, status, _ = await opened(port_of(url), v1("198.51.100.7"), source="127.0.0.2")
             with raw:
                 assert status == 400

@@ -8,7 +8,7 @@ from __future__ import annotations
 import trio
 
 from clusterkit import query
-from serverkit import create, get, play_out_with_a_refusal, running_server
+from serverkit import create, get, play_out_with_a_refusal, running_server, server_config
 from wildtable.headless.net import connect
 
 
@@ -29,7 +29,7 @@ async def test_a_store_table_without_records_is_refused_for_what_it_is(tmp_path,
     hand: an unfinished table with no records yet is refused as still being played, in the
     same sentence as a table with records, and a finished one with none as damaged."""
     with trio.fail_after(30):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a") as (server, url):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a")) as (server, url):
             async with connect(url, "ann") as ann:
                 live = await create(ann, "go-wild", 2)
             for tid, finished in (("tbare", False), ("tempty", True)):

@@ -11,13 +11,13 @@ from wildtable.headless.net import connect
 from wildtable.protocol.replay import replay
 
 from clusterkit import stored_log
-from serverkit import create, get, play_out_with_a_refusal, running_server, same_json
+from serverkit import create, get, play_out_with_a_refusal, running_server, same_json, server_config
 
 
 async def test_a_finished_game_in_the_store_is_listed_and_replayed_by_every_node(tmp_path, pg_dsn):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a") as (a, url_a), \
-                running_server(tmp_path / "b", store=pg_dsn, node_id="b") as (b, _):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a")) as (a, url_a), \
+                running_server(server_config(tmp_path / "b", store=pg_dsn, node_id="b")) as (b, _):
             table = await play_out_with_a_refusal(url_a)
             async with connect(url_a, "cy") as cy:
                 playing = await create(cy, "go-wild", 2)

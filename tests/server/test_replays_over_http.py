@@ -12,7 +12,7 @@ import socket
 import attrs
 import trio
 
-from serverkit import create, get, join, play_out_with_a_refusal, running_server, same_json
+from serverkit import create, get, join, play_out_with_a_refusal, running_server, same_json, server_config
 from wildtable.headless.net import connect
 from wildtable.protocol.logfmt import IntentRejected, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import replay
@@ -77,7 +77,7 @@ async def test_a_finished_game_is_listed_and_stepped_through_by_the_engine(tmp_p
             assert status == 400 and "step wants a whole number" in bad["error"]
 
         # forgotten at the next start (finished over keep_finished ago): from finished/
-        async with running_server(data, keep_finished=0) as (server, url):
+        async with running_server(server_config(data, keep_finished=0)) as (server, url):
             assert table not in server.tables and (data / "finished" / f"{table}.wlog").exists()
             _, listing = await get(server, "/replays.json")
             (entry,) = [g for g in listing["replays"] if g["table"] == table]

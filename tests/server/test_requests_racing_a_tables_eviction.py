@@ -7,7 +7,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import answer, create, played_out_and_left, running_server
+from serverkit import answer, create, played_out_and_left, running_server, server_config
 
 FAST = {"turn_timer": 0.01, "target": 1}
 
@@ -27,7 +27,7 @@ async def test_a_request_right_after_the_eviction_is_told_where_the_log_is(tmp_p
     spectate, join or rejoin in between got a bare "no table 'X'; list_tables shows
     the open ones", not the documented "is over ... its log is finished/X.wlog"."""
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", keep_finished=0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", keep_finished=0)) as (server, url):
             told = []
 
             async def ask_when_gone(t):

@@ -12,7 +12,7 @@ from wildtable.headless.net import Connection, connect
 from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
-from serverkit import create, join, ready_all, reply_to, running_server, seated
+from serverkit import create, join, ready_all, reply_to, running_server, seated, server_config
 
 
 async def _answer(conn, types=(m.Error, m.Joined)):
@@ -155,7 +155,7 @@ async def test_rate_limit_answers_every_intent_once_and_in_order(tmp_path):
     """Found: an intent dropped by the rate limit was answered at once by the connection,
     ahead of the answers to the intents before it, still waiting at the table for the disk."""
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", rate_limit=20.0, rate_burst=20.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", rate_limit=20.0, rate_burst=20.0)) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
                 await ready_all(conns)
                 await trio.sleep(1.1)                        # every bucket full again
@@ -216,7 +216,7 @@ async def test_frame_size_caps_answer_clearly(tmp_path):
 
 async def test_table_cap_answers_clearly_and_counts_open_tables_only(tmp_path):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", max_tables=2) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_tables=2)) as (server, url):
             async with connect(url, "host") as h:
                 first = await create(h, "go-wild", 2, turn_timer=0.002)
                 await create(h, "run-wild", 2)
@@ -235,7 +235,7 @@ async def test_table_cap_answers_clearly_and_counts_open_tables_only(tmp_path):
 
 async def test_connection_cap_answers_clearly_and_frees_up(tmp_path):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", max_connections=2) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_connections=2)) as (server, url):
             async with connect(url, "one"):
                 async with connect(url, "two"):
                     async with open_socket(url) as ws:

@@ -11,7 +11,7 @@ from wsproto.events import CloseConnection
 from wildtable.protocol import messages as m
 
 from rawclient import count_sends, make_tables, small_buffered_client, stuck_client, whole_messages_then_close
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_path):
@@ -19,7 +19,7 @@ async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_p
     the backlog; the writer is cancelled. The 1013 close frame must still reach the client
     intact once it reads, after whole frames only (no garbled stream, no 1006)."""
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=8, durability="off") as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=8, durability="off")) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)              # list_tables answers of ~6 kB each
             raw, conn = await small_buffered_client(server, port, "slow")
@@ -45,7 +45,7 @@ async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path):
     slow consumer), then send the close frame: the client, reading again, sees whole
     answers only, then a close saying why (1001, send timeout)."""
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=1_000_000, durability="off", send_timeout=0.5) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=1_000_000, durability="off", send_timeout=0.5)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")     # the writer is blocked mid-write

@@ -14,7 +14,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
-from serverkit import answer, info, check_views, create, get, join, reply_to, replay_by_seq, running_server
+from serverkit import answer, check_views, create, get, info, join, replay_by_seq, reply_to, running_server, server_config
 
 # Go Wild! to one point, played by the turn timer: over in a few dozen records
 FAST = {"turn_timer": 0.01, "target": 1}
@@ -104,7 +104,7 @@ async def test_after_a_restart_a_finished_table_can_be_watched_and_rejoined_read
         path = data / f"{table}.wlog"
         before = path.read_bytes()
         for life in range(2):       # and again after a second restart: nothing was written
-            async with running_server(data, max_tables=1) as (server, url):
+            async with running_server(server_config(data, max_tables=1)) as (server, url):
                 t = server.tables[table]
                 assert t.finished and t.readonly and t.seq == over.seq
                 async with connect(url, "wes") as wes, connect(url, "ann2") as ann2, connect(url, "cat") as cat:
@@ -155,7 +155,7 @@ async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_f
     log, unchanged, moves to finished/ (where recovery does not read it)."""
     data = tmp_path / "data"
     with trio.fail_after(20):
-        async with running_server(data, keep_finished=0.3) as (server, url):
+        async with running_server(server_config(data, keep_finished=0.3)) as (server, url):
             async with connect(url, "vic") as vic:
                 table, joined, over = await play_out(url, watcher=vic)
                 before = (data / f"{table}.wlog").read_bytes()      # held: vic is still at it
@@ -176,14 +176,14 @@ async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_f
                 # the server goes on: a new table works, with an id of its own
                 assert await create(wes, "go-wild", 2, **FAST) != table
         # and a restart does not bring it back
-        async with running_server(data, keep_finished=0.3) as (server, url):
+        async with running_server(server_config(data, keep_finished=0.3)) as (server, url):
             assert table not in server.tables
 
 
 @pytest.mark.parametrize("keep", [0.2, 0.0])
 async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path, keep):
     with trio.fail_after(20):
-        async with running_server(tmp_path / "data", keep_finished=keep) as (server, url):
+        async with running_server(server_config(tmp_path / "data", keep_finished=keep)) as (server, url):
             async with connect(url, "wes") as wes:
                 table, _, over = await play_out(url, watcher=wes)
                 await trio.sleep(0.8)               # well past keep_finished: still watched, still held
@@ -211,7 +211,7 @@ async def test_at_start_a_game_that_finished_long_ago_is_moved_not_loaded(tmp_pa
             recent, _, _ = await play_out(url)
         week_ago = os.stat(data / f"{old}.wlog").st_mtime - 7 * 86400
         os.utime(data / f"{old}.wlog", (week_ago, week_ago))
-        async with running_server(data, keep_finished=3600) as (server, url):
+        async with running_server(server_config(data, keep_finished=3600)) as (server, url):
             assert old not in server.tables and (server.finished_dir / f"{old}.wlog").exists()
             assert server.tables[recent].finished and (data / f"{recent}.wlog").exists()
             async with connect(url, "wes") as wes:

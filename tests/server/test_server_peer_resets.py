@@ -13,7 +13,7 @@ import trio
 from wildtable.protocol import messages as m
 
 from scripted import play_to_end
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 from rawclient import RawClient, make_tables, stuck_client
 
 
@@ -26,7 +26,7 @@ async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(
     # a half-closed peer that reads nothing keeps its writer until the send timeout
     caplog.set_level(logging.WARNING, logger="wildtable")
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", outbox=10_000, durability="off", send_timeout=1.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=10_000, durability="off", send_timeout=1.0)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             async with seated(url, "run-wild", 2) as (table, conns, joined):
@@ -73,8 +73,9 @@ async def test_shutdown_with_peers_that_do_not_read_is_bounded(tmp_path):
     with trio.fail_after(30):
         async with trio.open_nursery() as outer:
             from wildtable.server.app import Server
-            server = Server(tmp_path / "data", durability="off", rate_limit=10_000.0, rate_burst=10_000.0,
-                            outbox=100_000, max_waiting_per_address=0)
+            from wildtable.server.config import ServerConfig
+            server = Server(ServerConfig(data_dir=tmp_path / "data", durability="off", rate_limit=10_000.0,
+                                         rate_burst=10_000.0, outbox=100_000, max_waiting_per_address=0))
             done = trio.Event()
 
             async def serve(task_status=trio.TASK_STATUS_IGNORED):
@@ -104,7 +105,7 @@ async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, capl
     caplog.set_level(logging.WARNING, logger="wildtable")
     data = m.encode(m.Goodbye("tick"))
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")
@@ -130,7 +131,7 @@ async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_
     connection has left ``server.connections``) for as long as the peer's kernel ACKs."""
     from wsproto.events import CloseConnection
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=10_000_000, durability="off", send_timeout=0.5)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "closer")

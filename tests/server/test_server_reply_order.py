@@ -14,7 +14,7 @@ from wildtable.headless.wire import wrap_stream
 from wildtable.protocol import messages as m
 
 from scripted import play_to_end
-from serverkit import create, join, running_server
+from serverkit import create, join, running_server, server_config
 
 
 class Bursty(Connection):
@@ -88,7 +88,7 @@ def _check_order(log: list, ids: list[int]) -> None:
 
 async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_path):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", durability="off") as (server, url):
+        async with running_server(server_config(tmp_path / "data", durability="off")) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             async with connect(url, "p0") as c0, AsyncExitStack() as stack:
                 table = await create(c0, "run-wild", 2)

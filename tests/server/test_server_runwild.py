@@ -17,7 +17,7 @@ from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
 from scripted import play_to_end
-from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated
+from serverkit import check_views, create, join, replay_by_seq, reply_to, running_server, seated, server_config
 
 RW = find_game("run-wild")
 
@@ -120,7 +120,8 @@ async def _send_all_ready(conns):
 async def test_two_clients_racing_for_the_same_card_100_times(tmp_path):
     seed, (meld_cards, contested) = _race_seed()
     with trio.fail_after(120):
-        async with running_server(tmp_path / "data", chance=seeded_chance(seed), rate_limit=1000, rate_burst=1000) as (server, url):
+        async with running_server(server_config(tmp_path / "data", rate_limit=1000, rate_burst=1000),
+                                  chance=seeded_chance(seed)) as (server, url):
             async with seated(url, "run-wild", 3) as (table, (a, b, c), joined):
                 await _send_all_ready([a, b, c])
                 pile = RW.view(server.tables[table].state, 0)["pile"]

@@ -11,7 +11,7 @@ from wildtable.headless.net import connect
 from wildtable.headless.wire import ConnectionClosed
 from wildtable.protocol import messages as m
 
-from serverkit import answer, info, create, join, reply_to, running_server
+from serverkit import answer, create, info, join, reply_to, running_server, server_config
 
 GAMES = ["run-wild", "go-wild", "wild-shots", "go-fish-wildcard"]
 QUIET = {"run-wild": {}, "go-wild": {"turn_timer": 0.0}, "wild-shots": {"turn_timer": 0.0},
@@ -55,7 +55,7 @@ async def test_concurrent_creates_respect_the_table_cap(tmp_path):
     """Found: the table cap was checked before the log file was created in a thread and
     counted only after, so creates arriving together all passed it."""
     with trio.fail_after(10):
-        async with running_server(tmp_path / "data", max_tables=2) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_tables=2)) as (server, url):
             answers = []
             async with trio.open_nursery() as nursery:
                 async def one(i):

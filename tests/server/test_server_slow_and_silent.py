@@ -10,12 +10,12 @@ from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
 
 from scripted import play_all_to_end
-from serverkit import running_server, seated, unread_spectator
+from serverkit import running_server, seated, server_config, unread_spectator
 
 
 async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
     with trio.fail_after(20):
-        async with running_server(tmp_path / "data", hello_timeout=0.5) as (server, url):
+        async with running_server(server_config(tmp_path / "data", hello_timeout=0.5)) as (server, url):
             async with connect(url, None) as c:
                 e = await c.receive_until(lambda x: isinstance(x, m.Error))
                 assert e.code == "idle_timeout" and "hello" in e.message
@@ -29,7 +29,7 @@ async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
 
 async def test_a_spectator_that_never_reads_is_closed_and_the_game_goes_on(tmp_path):
     with trio.fail_after(90):
-        async with running_server(tmp_path / "data", outbox=8) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=8)) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
                 # a real socket with a tiny receive buffer, then never read from
                 async with unread_spectator(url, table, "slowpoke") as ws:
@@ -50,7 +50,7 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
     """With room for every frame in its backlog (so it never counts as slow), a peer whose
     socket stops taking bytes is still closed once one write has waited the send timeout."""
     with trio.fail_after(90):
-        async with running_server(tmp_path / "data", outbox=1_000_000, send_timeout=1.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", outbox=1_000_000, send_timeout=1.0)) as (server, url):
             async with seated(url, "run-wild", 2) as (table, conns, joined):
                 async with unread_spectator(url, table, "stuck"):
                     [theirs] = [c for c in server.connections if c.name == "stuck"]
@@ -72,7 +72,7 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_pat
     """Until a hello is accepted the clock runs from the connection's start: a client
     sending only other (refused) frames is closed after the hello timeout all the same."""
     with trio.fail_after(20):
-        async with running_server(tmp_path / "data", hello_timeout=1.0) as (server, url):
+        async with running_server(server_config(tmp_path / "data", hello_timeout=1.0)) as (server, url):
             async with open_socket(url) as ws:
                 t0 = trio.current_time()
                 codes = []

@@ -15,7 +15,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 
-from serverkit import create, join, reply_to, running_server
+from serverkit import create, join, reply_to, running_server, server_config
 
 # alone under pytest -n 2 (tests/conftest.py): a play 0.4 s or 0.1 s from the timer's deadline
 pytestmark = pytest.mark.alone
@@ -30,7 +30,7 @@ async def test_a_play_and_the_timer_go_in_the_order_they_happened(tmp_path, arri
     timer's move for her goes first and her play is refused (it is bob's turn then)."""
     data = tmp_path / "data"
     with trio.fail_after(30):
-        async with running_server(data, durability="always") as (server, url):
+        async with running_server(server_config(data, durability="always")) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                 table = await create(ann, "go-wild", 2, turn_timer=TIMER, first_player=0, target=100)
                 joined = await join(ann, table, 0)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import trio
 
 from hostilekit import OP_BINARY, Raw, binary, busy_table, said_hello, under_attack
+from serverkit import server_config
 
 RCVBUF = 4096
 SEND_TIMEOUT = 3.0      # the servers' send timeout here (Server(send_timeout=...))
@@ -57,7 +58,7 @@ async def test_spectators_slower_than_a_busy_table_are_closed(tmp_path):
     """Two spectators of a table producing ~50 kB/s: one reads 15 kB/s (closed 1013), one
     takes nothing (let go, not held)."""
     with trio.fail_after(45):
-        async with under_attack(tmp_path / "data", send_timeout=SEND_TIMEOUT, outbox=128) as (server, url, port), \
+        async with under_attack(server_config(tmp_path / "data", send_timeout=SEND_TIMEOUT, outbox=128)) as (server, url, port), \
                 busy_table(url, 0.004) as (table, _), \
                 await spectator(port, table, "slowpoke") as slow, await spectator(port, table, "deaf") as deaf:
             async with trio.open_nursery() as n:
@@ -92,7 +93,7 @@ async def test_a_spectator_taking_bytes_slowly_is_not_closed_for_a_send_timeout(
                     seqs.append(msg["seq"])
 
     with trio.fail_after(45):
-        async with under_attack(tmp_path / "data", send_timeout=SEND_TIMEOUT) as (server, url, port), \
+        async with under_attack(server_config(tmp_path / "data", send_timeout=SEND_TIMEOUT)) as (server, url, port), \
                 trio.open_nursery() as n:
             async with busy_table(url, 0.004) as (table, made):
                 raw = await spectator(port, table, "patient")

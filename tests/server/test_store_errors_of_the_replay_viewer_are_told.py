@@ -10,13 +10,13 @@ import psycopg
 import trio
 
 from opskit import get
-from serverkit import running_server
+from serverkit import running_server, server_config
 
 
 async def test_a_store_error_is_logged_once_and_counted(tmp_path, pg_dsn, caplog):
     caplog.set_level(logging.INFO, logger="wildtable.server")
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", store=pg_dsn, metrics_port=0, lease_seconds=120) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=pg_dsn, metrics_port=0, lease_seconds=120)) as (server, url):
             assert (await get(server.port, "/replay/tnone.json"))[0] == 404
             # the store fails the viewer's query (its table is not there under that name)
             with psycopg.connect(pg_dsn, autocommit=True) as db:

@@ -15,7 +15,7 @@ import trio
 from wildtable.cli import main
 
 from scripted import play_all_to_end
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 
 
 def _run(capsys, *argv) -> tuple[int, str, str]:
@@ -29,7 +29,7 @@ def _run(capsys, *argv) -> tuple[int, str, str]:
 
 async def _finished_game(data_dir, dsn) -> tuple[str, int]:
     with trio.fail_after(60):
-        async with running_server(data_dir, store=dsn) as (server, url):
+        async with running_server(server_config(data_dir, store=dsn)) as (server, url):
             async with seated(url, "run-wild", 2, {"rounds": 1}) as (table, conns, joined):
                 await play_all_to_end(conns, joined, timeout=45)
                 return table, server.tables[table].seq

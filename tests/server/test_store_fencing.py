@@ -16,7 +16,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record, read_log
 from wildtable.server.store_pg import LeaseLost, PgStore, PgWriter
 
-from serverkit import create, join, running_server, seated
+from serverkit import create, join, running_server, seated, server_config
 
 GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -109,7 +109,7 @@ async def test_a_lease_that_passed_is_refused_even_with_nobody_else_owning_it(pg
 async def test_a_server_fenced_out_of_its_table_acknowledges_nothing_and_steps_down(tmp_path, pg_dsn):
     with trio.fail_after(30):
         # a long lease: the renewal does not notice first, the commit's fence does
-        async with running_server(tmp_path / "data", store=pg_dsn, lease_seconds=60) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=pg_dsn, lease_seconds=60)) as (server, url):
             async with seated(url, "run-wild", 2, {"rounds": 1}, names=["ann", "bob"]) as (table, (ann, bob), _):
                 await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 2)    # dealt
                 _expire(pg_dsn, table)
@@ -127,7 +127,7 @@ async def test_a_server_fenced_out_of_its_table_acknowledges_nothing_and_steps_d
 
 async def test_a_server_steps_down_from_a_table_it_did_not_renew(tmp_path, pg_dsn):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", store=pg_dsn, lease_seconds=1.5) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=pg_dsn, lease_seconds=1.5)) as (server, url):
             async with connect(url, "ann") as ann:
                 table = await create(ann, "go-wild", 2)
                 await join(ann, table, 0)

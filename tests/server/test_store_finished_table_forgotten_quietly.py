@@ -11,7 +11,7 @@ import logging
 import trio
 
 from clusterkit import query
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 from wildtable.protocol import messages as m
 
 TIMER_PLAYS = {"turn_timer": 0.01, "target": 1}     # Go Wild! to one point, played out by the turn timer
@@ -20,8 +20,7 @@ TIMER_PLAYS = {"turn_timer": 0.01, "target": 1}     # Go Wild! to one point, pla
 async def test_a_finished_table_forgotten_after_its_lease_says_no_lease_lost(tmp_path, pg_dsn, caplog):
     caplog.set_level(logging.INFO, logger="wildtable.server")
     with trio.fail_after(30):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a", lease_seconds=1.0,
-                                  keep_finished=3.0) as (server, url):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a", lease_seconds=1.0, keep_finished=3.0)) as (server, url):
             async with seated(url, "go-wild", 2, TIMER_PLAYS) as (table, conns, _):
                 await conns[0].receive_until(lambda x: isinstance(x, m.GameOver), timeout=8)
             while table in server.tables:

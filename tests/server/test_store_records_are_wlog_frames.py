@@ -11,12 +11,12 @@ from wildtable.protocol.logfmt import Header, iter_frames, read_log
 from wildtable.protocol.replay import replay
 
 from scripted import play_all_to_end
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 
 
 async def test_a_whole_game_is_one_row_a_frame_and_replays_to_the_live_state(tmp_path, pg_dsn):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", store=pg_dsn) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=pg_dsn)) as (server, url):
             async with seated(url, "run-wild", 2, {"rounds": 1}) as (table, conns, joined):
                 await play_all_to_end(conns, joined, timeout=45)
                 live = server.tables[table]
@@ -41,7 +41,7 @@ async def test_a_whole_game_is_one_row_a_frame_and_replays_to_the_live_state(tmp
 
 async def test_a_table_created_on_a_store_has_no_log_file(tmp_path, pg_dsn):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", store=pg_dsn) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=pg_dsn)) as (server, url):
             async with seated(url, "go-wild", 2) as (table, conns, joined):
                 pass
     assert not list((tmp_path / "data").glob("*.wlog"))

@@ -11,7 +11,7 @@ import psycopg
 import trio
 
 from clusterkit import query
-from serverkit import create, get, join, play_out_with_a_refusal, running_server
+from serverkit import create, get, join, play_out_with_a_refusal, running_server, server_config
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
@@ -26,7 +26,7 @@ async def finished_in_store(dsn, *tables) -> None:
 
 async def test_the_game_finished_last_is_listed_first(tmp_path, pg_dsn):
     with trio.fail_after(40):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a") as (server, url):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a")) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                 made_first = await create(ann, "go-wild", 2, **TIMER_PLAYS)
                 made_second = await play_out_with_a_refusal(url, names=("cy", "dee"))     # ends first
@@ -54,7 +54,7 @@ async def test_a_store_made_before_finished_at_gets_it_at_start(tmp_path, pg_dsn
     with psycopg.connect(pg_dsn, autocommit=True, connect_timeout=10) as conn:
         conn.execute(OLD_TABLES)
     with trio.fail_after(40):
-        async with running_server(tmp_path / "a", store=pg_dsn, node_id="a") as (server, url):
+        async with running_server(server_config(tmp_path / "a", store=pg_dsn, node_id="a")) as (server, url):
             (kind,) = await query(pg_dsn, "SELECT data_type FROM information_schema.columns "
                                           "WHERE table_name = 'wt_tables' AND column_name = 'finished_at'")
             assert kind == ("timestamp with time zone",)

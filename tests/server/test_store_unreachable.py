@@ -13,14 +13,14 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 
-from serverkit import running_server, seated
+from serverkit import running_server, seated, server_config
 
 
 async def test_no_ack_while_the_store_is_down_then_play_goes_on(tmp_path, pg_private, caplog):
     caplog.set_level(logging.INFO, logger="wildtable.server")
     dsn = pg_private.create_database()
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", store=dsn, lease_seconds=120) as (server, url):
+        async with running_server(server_config(tmp_path / "data", store=dsn, lease_seconds=120)) as (server, url):
             async with seated(url, "run-wild", 2, {"rounds": 1}, names=["ann", "bob"]) as (table, (ann, bob), _):
                 await ann.receive_until(lambda x: isinstance(x, m.Update) and x.seq >= 2)    # dealt
                 heard: list = []

@@ -15,7 +15,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-from serverkit import answer, create, join, running_server
+from serverkit import answer, create, join, running_server, server_config
 
 TABLES = 300
 FLOOD = 500
@@ -28,7 +28,7 @@ async def _list(conn) -> m.TableList:
 
 async def test_a_flood_of_list_tables_builds_the_answer_once(tmp_path):
     with trio.fail_after(60):
-        async with running_server(tmp_path / "data", list_refresh=math.inf) as (server, url):
+        async with running_server(server_config(tmp_path / "data", list_refresh=math.inf)) as (server, url):
             async with connect(url, "maker") as maker, connect(url, "flood") as flood:
                 tables = [await create(maker, "run-wild", 2, rounds=1 + i % 5) for i in range(TABLES)]
                 first = await _list(flood)
@@ -49,7 +49,7 @@ async def test_a_flood_of_list_tables_builds_the_answer_once(tmp_path):
 
 async def test_every_lobby_change_shows_in_the_next_list(tmp_path):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", list_refresh=math.inf) as (server, url):
+        async with running_server(server_config(tmp_path / "data", list_refresh=math.inf)) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "bob") as bob, connect(url, "wes") as wes:
                 t = await create(ann, "run-wild", 2)
                 (e,) = (await _list(wes)).tables
@@ -76,7 +76,7 @@ async def test_every_lobby_change_shows_in_the_next_list(tmp_path):
 
 async def test_seqs_alone_refresh_the_list_after_list_refresh(tmp_path):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", list_refresh=0.2) as (server, url):
+        async with running_server(server_config(tmp_path / "data", list_refresh=0.2)) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "bob") as bob:
                 t = await create(ann, "run-wild", 2)
                 await join(ann, t, 0)

@@ -24,7 +24,7 @@ from adversarial_kit import (
     GAMES, Refused, ScriptedChance, check_stream, playout, redeal_hidden, run_history,
 )
 from scripted import play_to_end
-from serverkit import as_sent, collect_until_over, create, replay_by_seq, running_server
+from serverkit import as_sent, collect_until_over, create, replay_by_seq, running_server, server_config
 
 SEATS = {"run-wild": (2, 4), "go-wild": (2, 6), "wild-shots": (2, 4), "go-fish-wildcard": (2, 6)}
 # short games for the engine-level property; turn timers off (the server test drives every move)
@@ -136,7 +136,7 @@ async def test_server_updates_carry_only_what_each_seat_may_see(tmp_path, game, 
     Run Wild by scripted players), every seat and a spectator recording every message."""
     settings_ = {"rounds": 1} if game == "run-wild" else {"turn_timer": 0.003}
     with trio.fail_after(90):
-        async with running_server(tmp_path / "data", durability="batch") as (server, url):
+        async with running_server(server_config(tmp_path / "data", durability="batch")) as (server, url):
             logs = [[] for _ in range(seats)]
             spec_log: list = []
             async with connect(url, "watcher") as w, AsyncExitStack() as stack:
@@ -222,7 +222,7 @@ async def _drive(tmp, game, seats, cfg, hist, seat, perms):
                 await arrived.wait()
         return next(x for x in got[key] if pred(x))
 
-    async with running_server(tmp, durability="off", chance=ScriptedChance(perms)) as (server, url):
+    async with running_server(server_config(tmp, durability="off"), chance=ScriptedChance(perms)) as (server, url):
         async with AsyncExitStack() as stack:
             conns = [await stack.enter_async_context(connect(url, f"p{i}")) for i in range(seats)]
             watcher = await stack.enter_async_context(connect(url, "watcher"))

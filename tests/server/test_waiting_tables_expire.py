@@ -20,7 +20,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from rawclient import RawClient
-from serverkit import answer, at_a_new_table, create, join, running_server
+from serverkit import answer, at_a_new_table, create, join, running_server, server_config
 
 
 async def gone(server, table: str) -> None:
@@ -38,7 +38,7 @@ async def listed(conn) -> list[str]:
 async def test_a_waiting_table_nobody_is_at_expires_and_its_log_goes_to_expired(tmp_path):
     data = tmp_path / "data"
     with trio.fail_after(20):
-        async with running_server(data, waiting_expiry=0.3) as (server, url):
+        async with running_server(server_config(data, waiting_expiry=0.3)) as (server, url):
             async with connect(url, "ann") as ann:
                 squat = await create(ann, "run-wild", 2)          # created, never joined
                 await gone(server, squat)
@@ -55,7 +55,7 @@ async def test_a_waiting_table_nobody_is_at_expires_and_its_log_goes_to_expired(
 async def test_a_table_with_someone_at_it_stays_until_they_are_gone(tmp_path):
     data = tmp_path / "data"
     with trio.fail_after(20):
-        async with running_server(data, waiting_expiry=0.3) as (server, url):
+        async with running_server(server_config(data, waiting_expiry=0.3)) as (server, url):
             async with connect(url, "ann") as ann, connect(url, "wes") as wes:
                 seated, _, missed = await at_a_new_table(ann, lambda: create(ann, "run-wild", 3),
                                                          lambda t: m.Join(t, 0))
@@ -78,7 +78,7 @@ async def test_at_start_a_waiting_table_whose_log_is_older_than_the_expiry_is_mo
                 old, fresh = await create(ann, "run-wild", 2), await create(ann, "go-wild", 2)
                 await join(ann, old, 0)
         os.utime(data / f"{old}.wlog", (1, 1))          # nobody was at it for decades
-        async with running_server(data, waiting_expiry=600) as (server, url):
+        async with running_server(server_config(data, waiting_expiry=600)) as (server, url):
             assert old not in server.tables and fresh in server.tables
             assert (data / "expired" / f"{old}.wlog").exists() and not (data / f"{old}.wlog").exists()
             async with connect(url, "ann") as ann:
@@ -102,7 +102,7 @@ async def test_a_table_someone_was_at_until_shutdown_counts_its_expiry_from_the_
                     await wes.send(m.Spectate(table))
                     assert isinstance(await answer(wes), m.Spectating)
                     await server.shutdown("test")
-        async with running_server(data, waiting_expiry=600) as (server, url):
+        async with running_server(server_config(data, waiting_expiry=600)) as (server, url):
             assert table in server.tables, "expired at start although someone was at it until the shutdown"
 
 
@@ -130,7 +130,7 @@ async def _create(raw: RawClient, game: str = "run-wild", seats: int = 2):
 
 async def test_one_address_may_have_only_a_few_tables_waiting_for_players(tmp_path):
     with trio.fail_after(30):
-        async with running_server(tmp_path / "data", max_waiting_per_address=2) as (server, url):
+        async with running_server(server_config(tmp_path / "data", max_waiting_per_address=2)) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             a1 = await _raw_from("127.0.0.1", port, "a1")
             a2 = await _raw_from("127.0.0.1", port, "a2")        # another connection, the same address

@@ -10,6 +10,7 @@ import trio
 from hostilekit import (OP_BINARY, OP_CLOSE, OP_PING, OP_PONG, OP_TEXT, Raw, Sockets, binary, client_frame,
                         close_code, close_payload, ends_within, port_of, said_hello, serve_process, steady_player,
                         under_attack, upgraded)
+from serverkit import server_config
 
 BAD_FRAMES = 21         # the 21st bad frame closes the connection with 1008 (PROTOCOL.md)
 
@@ -82,7 +83,7 @@ async def test_a_ping_crossing_a_close_at_the_hello_timeout_is_not_answered(tmp_
     """Any close the server starts, not only for bad frames: here the hello timeout. A
     client's heartbeat ping that crosses the close frame gets no pong."""
     with trio.fail_after(20):
-        async with under_attack(tmp_path / "data", hello_timeout=0.5) as (server, url, port):
+        async with under_attack(server_config(tmp_path / "data", hello_timeout=0.5)) as (server, url, port):
             with await upgraded(port) as raw:
                 before, close = await close_code(raw, 5)
                 assert close is not None and close.code == 1008, (before, close)

@@ -13,6 +13,7 @@ from wildtable.protocol.codec import MAX_FRAME
 
 from hostilekit import (OP_BINARY, OP_CONT, Raw, Sockets, binary, client_frame, close_code, ends_within, said_hello,
                         under_attack, upgraded)
+from serverkit import server_config
 
 MiB = 1 << 20
 
@@ -87,7 +88,7 @@ async def test_a_stalled_partial_message_does_not_hold_the_connection(tmp_path):
     60 KiB and 1 KiB of it, or a first fragment) and stall, before hello: each is closed
     once the hello timeout (here 1 s) has passed, whether or not it reads."""
     with trio.fail_after(30):
-        async with under_attack(tmp_path / "data", hello_timeout=1.0) as (server, url, port), Sockets() as conns:
+        async with under_attack(server_config(tmp_path / "data", hello_timeout=1.0)) as (server, url, port), Sockets() as conns:
             for i in range(20):
                 raw = await upgraded(port, source=f"127.0.3.{i % 2 + 1}")
                 conns.append(raw)

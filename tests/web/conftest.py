@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from webkit import CHROMIUM, CHROMIUM_ARGS, PHONE, Player, ServerThread, screenshot_dir
+from serverkit import server_config
 
 os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 
@@ -40,7 +41,7 @@ def browser():
 
 @pytest.fixture
 def web_server(tmp_path):
-    with ServerThread(tmp_path / "data", durability="off") as s:
+    with ServerThread(server_config(tmp_path / "data", durability="off")) as s:
         yield s
         assert not s.errors, s.errors
 
