@@ -463,9 +463,12 @@ def bot_watch(view: dict, now: float, memo: dict) -> None:
     of another seat's, nor of the server's state."""
     rnd = view.get("round")
     if memo.get("ws_round") != rnd:
-        memo.update(ws_round=rnd, ws_played=set(), ws_void=set())
+        memo.update(ws_round=rnd, ws_played=set(), ws_void=set(), ws_won={})
     played = memo["ws_played"]
     last = view.get("last_trick")
+    if last and last.get("round") == rnd and isinstance(last.get("winner"), int):
+        # who took which trick: shown to everyone as the last trick (penalties so far this round)
+        memo.setdefault("ws_won", {})[last.get("trick")] = (last["winner"], [x["card"] for x in last.get("cards") or []])
     shown = [last.get("cards") or []] if last and last.get("round") == rnd else []
     shown.append(view.get("trick") or [])
     for cards in shown:

@@ -14,6 +14,7 @@ and CPU-bound: a networked bot runs it in a worker thread (headless/bots.py).
 
 from __future__ import annotations
 
+import math
 import random
 
 from wildtable.protocol.games import wild_shots_data as data
@@ -96,16 +97,24 @@ def _beats(c: int, best: int, led: int, syms: list[int], trump: int) -> bool:
     return syms[best] != trump and SUIT[c] == led and VALUE[c] > VALUE[best]
 
 
-def _quick(hand: list[int], best: int, led: int, syms: list[int], trump: int, pen: list[int]) -> int:
-    """The playout policy: lead low (``best`` -1); following, duck under the winner with
-    the highest card that does (else the lowest); void, shed the costliest card."""
+def _quick(hand: list[int], best: int, led: int, syms: list[int], trump: int, pen: list[int],
+           last: bool) -> int:
+    """The playout policy: lead low (``best`` -1), no trump-symbol card; following, duck
+    under the winner with the highest card that does, else (the trick is lost anyway) the
+    highest when last, the lowest otherwise; void, shed the costliest card that does not
+    take the trick (a trump-symbol card would win it back)."""
     if best < 0:
-        return min(hand, key=lambda c: (pen[c], VALUE[c]))
+        return min(hand, key=lambda c: (pen[c], syms[c] == trump, VALUE[c]))
     follow = [c for c in hand if SUIT[c] == led]
     if not follow:
-        return max(hand, key=lambda c: (pen[c], VALUE[c]))
+        safe = [c for c in hand if not _beats(c, best, led, syms, trump)]
+        if safe:
+            return max(safe, key=lambda c: (pen[c], VALUE[c]))
+        return min(hand, key=lambda c: (pen[c], VALUE[c]))
     under = [c for c in follow if not _beats(c, best, led, syms, trump)]
-    return max(under, key=VALUE.__getitem__) if under else min(follow, key=VALUE.__getitem__)
+    if under:
+        return max(under, key=VALUE.__getitem__)
+    return max(follow, key=VALUE.__getitem__) if last else min(follow, key=VALUE.__getitem__)
 
 
 def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, trump: int,
@@ -142,13 +151,59 @@ def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, 
             trump = trumps[nxt] if nxt < len(trumps) else -1
             nxt += 1
             turn, led, best, points, played = winner, -1, -1, 0, 0
-        card = _quick(hands[turn], best, led, syms, trump, pen)
+        card = _quick(hands[turn], best, led, syms, trump, pen, played == n - 1)
+
+
+ROUND_SD = 0.6     # one seat's penalty points in a round: standard deviation / mean (a rough fit)
+TIE_WEIGHT = 0.003  # the round's points (own less the others' mean) break ties between win chances
+
+
+def _round_totals(names: list, n: int) -> list[float]:
+    """Each round's penalty points in all (its hit symbols on this table's cards)."""
+    return [float(sum(hits.get(x, 0) for x in names if x)) for hits in data.ROUND_OVERVIEW]
+
+
+def _spread_after(view: dict, n: int) -> float:
+    """The spread (standard deviation) of the difference between two seats' points in the
+    rounds after this one: how much the game may still turn."""
+    names = view.get("symbols") or []
+    rnd = view.get("round") or 1
+    var = sum((ROUND_SD * t / n) ** 2 for t in _round_totals(names, n)[rnd:])
+    return math.sqrt(2 * var)
+
+
+def _taken_so_far(view: dict, memo: dict | None, pen: list[int]) -> list[int]:
+    """Each seat's penalty points from the tricks of this round already taken: its own
+    (``own_tricks``) and the others' as this seat saw each trick won (``bot_watch``)."""
+    taken = [0] * len(view["players"])
+    seat = view["seat"]
+    if memo and memo.get("ws_round") == view.get("round"):
+        for who, cards in (memo.get("ws_won") or {}).values():
+            if 0 <= who < len(taken) and who != seat:
+                taken[who] += sum(pen[c] for c in cards)
+    taken[seat] = sum(pen[c] for t in view.get("own_tricks") or () for c in t)
+    return taken
+
+
+def win_chance(final: list[float], seat: int, spread: float) -> float:
+    """This seat's chance to win from the seats' points so far (lowest wins; a shared win
+    counts 1/k), each other seat's lead or deficit blurred by ``spread`` points still to come."""
+    me = final[seat]
+    if spread <= 0:
+        low = min(final)
+        return 1.0 / final.count(low) if me == low else 0.0
+    p = 1.0
+    for j, f in enumerate(final):
+        if j != seat:
+            p *= 0.5 * (1.0 + math.erf((f - me) / (spread * math.sqrt(2))))
+    return p
 
 
 def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
                       playouts: int | None = None) -> list[dict]:
     """The cards this seat may play, best first by their mean over sampled worlds
-    (``playouts`` in all, default PLAYOUTS)."""
+    (``playouts`` in all, default PLAYOUTS): the chance to win the game once the round
+    is scored, the round's points breaking near ties."""
     playouts = PLAYOUTS if playouts is None else playouts
     seat = view["seat"]
     playable = list(view.get("playable") or ())
@@ -163,6 +218,9 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
     trick_no = (view.get("trick_number") or 1) - 1
     void = voids(memo)
     n = len(view["players"])
+    totals = list(view.get("totals") or [0] * n)
+    base = [t + k for t, k in zip(totals, _taken_so_far(view, memo, pen))]
+    spread = _spread_after(view, n)
     worlds = max(MIN_WORLDS, playouts // len(playable))
     total = {c: 0.0 for c in playable}
     for _ in range(worlds):
@@ -170,6 +228,8 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
         trumps = _future_trumps(view, rng)
         for c in playable:
             taken = playout([list(h) for h in hands], trick, seat, trick_no, trump, trumps, syms, pen, c)
-            total[c] += taken[seat] - (sum(taken) - taken[seat]) / (n - 1)
+            final = [b + k for b, k in zip(base, taken)]
+            total[c] += (TIE_WEIGHT * (taken[seat] - (sum(taken) - taken[seat]) / (n - 1))
+                         - win_chance(final, seat, spread))
     order = best_first(playable, lambda c: (total[c], VALUE[c]), rng)
     return [{"kind": "play", "card": c} for c in order]
