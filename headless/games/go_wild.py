@@ -580,6 +580,23 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
     return out
 
 
+def bot_watch(view: dict, now: float, memo: dict) -> None:
+    """Each view this seat is sent, in order: the ``expert`` remembers the cards played
+    (go_wild_expert.watch); the other levels play from the view alone."""
+    from .go_wild_expert import watch
+    watch(view, memo)
+
+
+def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """The ``expert`` level's plays, best first: a search over worlds sampled from this
+    seat's view and memory (go_wild_expert.py; about 240 playouts, CPU-bound)."""
+    if view.get("seat") is None or view.get("phase") != "playing" or view.get("turn") != view.get("seat") \
+            or not view.get("hand"):
+        return []
+    from .go_wild_expert import expert_candidates as search, unseen
+    return search(view, memo, rng or random.Random(), unseen(view, memo))
+
+
 def label_action(action: dict) -> str:
     """An action map as the command a player would have typed (bots' lines, the viewer)."""
     if action.get("kind") != "play":

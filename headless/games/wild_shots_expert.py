@@ -154,6 +154,14 @@ def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, 
         card = _quick(hands[turn], best, led, syms, trump, pen, played == n - 1)
 
 
+def symbols_and_penalties(view: dict) -> tuple[list[int], list[int]]:
+    """Per card: its symbol's number (-1: none) and what taking it costs this round."""
+    names = view.get("symbols") or []
+    syms = [_SYM.get(x, -1) if x else -1 for x in names] if len(names) == N_CARDS else [-1] * N_CARDS
+    hits = view.get("hits") or {}
+    return syms, [hits.get(names[c], 0) if syms[c] >= 0 else 0 for c in range(N_CARDS)]
+
+
 ROUND_SD = 0.6     # one seat's penalty points in a round: standard deviation / mean (a rough fit)
 TIE_WEIGHT = 0.003  # the round's points (own less the others' mean) break ties between win chances
 
@@ -172,7 +180,7 @@ def _spread_after(view: dict, n: int) -> float:
     return math.sqrt(2 * var)
 
 
-def _taken_so_far(view: dict, memo: dict | None, pen: list[int]) -> list[int]:
+def taken_so_far(view: dict, memo: dict | None, pen: list[int]) -> list[int]:
     """Each seat's penalty points from the tricks of this round already taken: its own
     (``own_tricks``) and the others' as this seat saw each trick won (``bot_watch``)."""
     taken = [0] * len(view["players"])
@@ -209,17 +217,14 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
     playable = list(view.get("playable") or ())
     if len(playable) <= 1:
         return [{"kind": "play", "card": c} for c in playable]
-    names = view.get("symbols") or []
-    syms = [_SYM.get(x, -1) if x else -1 for x in names] if len(names) == N_CARDS else [-1] * N_CARDS
-    hits = view.get("hits") or {}
-    pen = [hits.get(names[c], 0) if syms[c] >= 0 else 0 for c in range(N_CARDS)]
+    syms, pen = symbols_and_penalties(view)
     trick = [x["card"] for x in view.get("trick") or ()]
     trump = _SYM.get(view.get("trump") or "", -1)
     trick_no = (view.get("trick_number") or 1) - 1
     void = voids(memo)
     n = len(view["players"])
     totals = list(view.get("totals") or [0] * n)
-    base = [t + k for t, k in zip(totals, _taken_so_far(view, memo, pen))]
+    base = [t + k for t, k in zip(totals, taken_so_far(view, memo, pen))]
     spread = _spread_after(view, n)
     worlds = max(MIN_WORLDS, playouts // len(playable))
     total = {c: 0.0 for c in playable}
