@@ -31,6 +31,7 @@ import re
 from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR, WILD
 
 from ..levels import TURN_BASED
+from . import go_wild_expert
 from . import (CommandError, Ctx, action_key, command_of, compact, seat_values, winners_text, with_flags,
                you_label)
 
@@ -580,21 +581,10 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
     return out
 
 
-def bot_watch(view: dict, now: float, memo: dict) -> None:
-    """Each view this seat is sent, in order: the ``expert`` remembers the cards played
-    (go_wild_expert.watch); the other levels play from the view alone."""
-    from .go_wild_expert import watch
-    watch(view, memo)
-
-
-def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
-    """The ``expert`` level's plays, best first: a search over worlds sampled from this
-    seat's view and memory (go_wild_expert.py; about 240 playouts, CPU-bound)."""
-    if view.get("seat") is None or view.get("phase") != "playing" or view.get("turn") != view.get("seat") \
-            or not view.get("hand"):
-        return []
-    from .go_wild_expert import expert_candidates as search, unseen
-    return search(view, memo, rng or random.Random(), unseen(view, memo))
+# the expert level: its memory (bot_watch), its search and its values (go_wild_expert.py)
+bot_watch = go_wild_expert.bot_watch
+expert_candidates = go_wild_expert.plugin_expert_candidates
+expert_values = go_wild_expert.plugin_expert_values
 
 
 def label_action(action: dict) -> str:

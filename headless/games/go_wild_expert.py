@@ -34,6 +34,12 @@ Play = tuple            # (colour or -1 for a slough, colour cards, wilds)
 
 # ------------------------------------------------------------------ memory
 
+def bot_watch(view: dict, now: float, memo: dict) -> None:
+    """The plug-in's hook (go_wild.py): each view this seat is sent, in order. The
+    ``expert`` remembers the cards played (``watch``); the other levels play from the view."""
+    watch(view, memo)
+
+
 def watch(view: dict, memo: dict) -> None:
     """Called with each view this seat is sent, in order: remember the cards of every
     trick played (they lie face up on the discard pile until it is shuffled into the
@@ -309,13 +315,28 @@ def action(view: dict, play: Play) -> dict:
 def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
                       playouts: int | None = None) -> list[dict]:
     """The plays this seat may make, best first by their mean over sampled worlds
-    (``playouts`` in all, default PLAYOUTS): the chance to win the game after the round,
-    the round's points breaking near ties."""
+    (``playouts`` in all, default PLAYOUTS; ``expert_values``); the hard bot's choice
+    first among equals."""
+    total = expert_values(view, memo, rng, unknown, playouts)
+    options = list(total)
+    if not options:
+        return []
+    hard = options[-1]          # plays(): the hard bot's choice comes last
+    order = best_first(options, lambda p: (total[p], p != hard, p[1] + p[2]), rng)
+    return [action(view, p) for p in order]
+
+
+def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
+                  playouts: int | None = None) -> dict[Play, float]:
+    """Each sensible play (``plays``, the hard bot's choice last) and its mean over the
+    sampled worlds, lower is better: less the chance to win the game after the next
+    round (``win_chance``), plus TIE_WEIGHT times the points (the others' mean less
+    own), which break near ties. ``action`` turns a play into the action to send."""
     playouts = PLAYOUTS if playouts is None else playouts
     seat = view["seat"]
     options = plays(view)
     if len(options) <= 1:
-        return [action(view, p) for p in options]
+        return {p: 0.0 for p in options}
     n = len(view["players"])
     scores = list(view.get("scores") or [0] * n)
     target = view.get("target") or 20
@@ -334,6 +355,30 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
             final = [s + g for s, g in zip(scores, gained)]
             total[p] += (TIE_WEIGHT * ((sum(gained) - gained[seat]) / (n - 1) - gained[seat])
                          - win_chance(final, seat, target, over))
-    hard = options[-1]          # plays(): the hard bot's choice comes last; it wins ties
-    order = best_first(options, lambda p: (total[p], p != hard, p[1] + p[2]), rng)
-    return [action(view, p) for p in order]
+    return {p: t / worlds for p, t in total.items()}
+
+
+# ------------------------------------------------------------------ the plug-in's entry points (go_wild.py)
+
+def _my_turn(view: dict) -> bool:
+    return (view.get("seat") is not None and view.get("phase") == "playing"
+            and view.get("turn") == view.get("seat") and bool(view.get("hand")))
+
+
+def plugin_expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
+    """go_wild.expert_candidates: the ``expert`` level's plays, best first ([] when it is
+    not this seat's turn): about PLAYOUTS playouts, CPU-bound (mind.py runs it off the loop)."""
+    if not _my_turn(view):
+        return []
+    return expert_candidates(view, memo, rng or random.Random(), unseen(view, memo))
+
+
+def plugin_expert_values(view: dict, rng: random.Random | None = None, memo: dict | None = None,
+                         effort: int = 1) -> list[tuple[dict, float]]:
+    """go_wild.expert_values: each play the expert weighs now with its value, higher is
+    better (the chance to win after the next round, ``expert_values``); ``effort`` times
+    the expert's playouts; [] when it is not this seat's turn."""
+    if not _my_turn(view):
+        return []
+    values = expert_values(view, memo, rng or random.Random(), unseen(view, memo), PLAYOUTS * max(1, effort))
+    return [(action(view, p), -v) for p, v in values.items()]

@@ -210,13 +210,26 @@ def win_chance(final: list[float], seat: int, spread: float) -> float:
 def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
                       playouts: int | None = None) -> list[dict]:
     """The cards this seat may play, best first by their mean over sampled worlds
-    (``playouts`` in all, default PLAYOUTS): the chance to win the game once the round
-    is scored, the round's points breaking near ties."""
-    playouts = PLAYOUTS if playouts is None else playouts
-    seat = view["seat"]
+    (``playouts`` in all, default PLAYOUTS; ``expert_values``)."""
     playable = list(view.get("playable") or ())
     if len(playable) <= 1:
         return [{"kind": "play", "card": c} for c in playable]
+    total = expert_values(view, memo, rng, unknown, playouts)
+    order = best_first(playable, lambda c: (total[c], VALUE[c]), rng)
+    return [{"kind": "play", "card": c} for c in order]
+
+
+def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
+                  playouts: int | None = None) -> dict[int, float]:
+    """Each card this seat may play and its mean over the sampled worlds, lower is better:
+    less the chance to win the game once the round is scored (totals, the points taken so
+    far, the spread of the rounds to come), plus TIE_WEIGHT times the round's points (own
+    less the others' mean), which break near ties."""
+    playouts = PLAYOUTS if playouts is None else playouts
+    seat = view["seat"]
+    playable = list(view.get("playable") or ())
+    if not playable:
+        return {}
     syms, pen = symbols_and_penalties(view)
     trick = [x["card"] for x in view.get("trick") or ()]
     trump = _SYM.get(view.get("trump") or "", -1)
@@ -236,5 +249,4 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
             final = [b + k for b, k in zip(base, taken)]
             total[c] += (TIE_WEIGHT * (taken[seat] - (sum(taken) - taken[seat]) / (n - 1))
                          - win_chance(final, seat, spread))
-    order = best_first(playable, lambda c: (total[c], VALUE[c]), rng)
-    return [{"kind": "play", "card": c} for c in order]
+    return {c: t / worlds for c, t in total.items()}

@@ -187,6 +187,9 @@ def test_a_go_wild_expert_ranks_legal_plays_from_its_view_and_memory_alone(quick
             state2, _ = gwg.apply(state, seat, gwg.ACTIONS.decode(a, "$"))   # refused: IllegalAction
             assert state2 is not state
         assert ranked == plugin.expert_candidates(view, random.Random(checked), copy.deepcopy(mind.memo))
+        # the values the analysis and the hint read weigh the very same plays
+        values = plugin.expert_values(view, random.Random(checked), copy.deepcopy(mind.memo))
+        assert sorted(map(plugin.action_key, (a for a, _v in values))) == sorted(map(plugin.action_key, ranked))
         checked += 1
 
     _go_wild_decisions(observe, 1)
