@@ -4,8 +4,10 @@ It samples worlds that agree with all its seat has seen (its hand; every card pl
 round, ``bot_watch``; each player's hand size; the suits a player showed void in; the
 Snake Oil cards revealed so far), plays each card it may play in each world and on to the
 round's end with a quick policy for every seat, and picks the card with the best mean
-(its own penalty points less the others' mean: a round is won against the table). The
-same worlds serve every candidate card, so the comparison is not drowned by their luck.
+chance to win the game once the round is scored (``win_chance``: the totals, the points
+each seat took so far this round, the spread of the rounds to come), the round's points
+breaking near ties. The same worlds serve every candidate card, so the comparison is not
+drowned by their luck.
 
 The budget is a number of playouts (``PLAYOUTS``), not a time: the same generator gives
 the same move on any machine (the arena's games do not depend on --workers). It is pure
