@@ -31,6 +31,7 @@ import re
 from wildtable.protocol.games.go_wild import COLOURS, DECK_SIZE, PER_COLOUR, WILD
 
 from ..levels import TURN_BASED
+from . import go_wild_expert
 from . import (CommandError, Ctx, action_key, command_of, compact, seat_values, winners_text, with_flags,
                you_label)
 
@@ -578,6 +579,12 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
     if low is not None and action_key(low) != action_key(first):
         out.append(low)
     return out
+
+
+# the expert level: its memory (bot_watch), its search and its values (go_wild_expert.py)
+bot_watch = go_wild_expert.bot_watch
+expert_candidates = go_wild_expert.plugin_expert_candidates
+expert_values = go_wild_expert.plugin_expert_values
 
 
 def label_action(action: dict) -> str:

@@ -464,9 +464,12 @@ def bot_watch(view: dict, now: float, memo: dict) -> None:
     of another seat's, nor of the server's state."""
     rnd = view.get("round")
     if memo.get("ws_round") != rnd:
-        memo.update(ws_round=rnd, ws_played=set(), ws_void=set())
+        memo.update(ws_round=rnd, ws_played=set(), ws_void=set(), ws_won={})
     played = memo["ws_played"]
     last = view.get("last_trick")
+    if last and last.get("round") == rnd and isinstance(last.get("winner"), int):
+        # who took which trick: shown to everyone as the last trick (penalties so far this round)
+        memo.setdefault("ws_won", {})[last.get("trick")] = (last["winner"], [x["card"] for x in last.get("cards") or []])
     shown = [last.get("cards") or []] if last and last.get("round") == rnd else []
     shown.append(view.get("trick") or [])
     for cards in shown:
@@ -539,19 +542,17 @@ def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict |
 
 
 def expert_marks() -> Marks:
-    """The marks of ``replay --analyze`` (headless/appraise.py), in the unit of expert_values:
-    the chance to win where the expert weighs the game's totals (its ``win_chance``), else
-    penalty points, where a decision's loss moves by 0.08 (median) and 0.7 (90th
-    percentile) from one seed to another at the analysis's effort (4): the marks stay above."""
-    from . import wild_shots_expert
-    return WIN_MARKS if hasattr(wild_shots_expert, "win_chance") else Marks(1.0, 2.0, 4.0, "penalty points")
+    """The marks of ``replay --analyze`` (headless/appraise.py), in the unit of
+    expert_values: the chance to win the game (wild_shots_expert.py weighs the totals)."""
+    return WIN_MARKS
 
 
 def expert_values(view: dict, rng: random.Random | None = None, memo: dict | None = None,
                   effort: int = 1) -> list[tuple[dict, float]]:
     """Each card this seat may play now with the expert's value of it (the same search as
-    ``expert_candidates``): the penalty points the others are expected to take, on average,
-    less this seat's own, to the round's end; higher is better ([] when it is not this
+    ``expert_candidates``): the chance to win the game once the round is scored, less a
+    small weight on the round's points this seat takes over the others' mean (they break
+    near ties; wild_shots_expert.expert_values); higher is better ([] when it is not this
     seat's turn); ``effort`` times the expert's playouts. ``replay --analyze`` and ``hint``
     read it (headless/appraise.py)."""
     if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):

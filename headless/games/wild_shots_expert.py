@@ -4,8 +4,10 @@ It samples worlds that agree with all its seat has seen (its hand; every card pl
 round, ``bot_watch``; each player's hand size; the suits a player showed void in; the
 Snake Oil cards revealed so far), plays each card it may play in each world and on to the
 round's end with a quick policy for every seat, and picks the card with the best mean
-(its own penalty points less the others' mean: a round is won against the table). The
-same worlds serve every candidate card, so the comparison is not drowned by their luck.
+chance to win the game once the round is scored (``win_chance``: the totals, the points
+each seat took so far this round, the spread of the rounds to come), the round's points
+breaking near ties. The same worlds serve every candidate card, so the comparison is not
+drowned by their luck.
 
 The budget is a number of playouts (``PLAYOUTS``), not a time: the same generator gives
 the same move on any machine (the arena's games do not depend on --workers). It is pure
@@ -14,6 +16,7 @@ and CPU-bound: a networked bot runs it in a worker thread (headless/bots.py).
 
 from __future__ import annotations
 
+import math
 import random
 
 from wildtable.protocol.games import wild_shots_data as data
@@ -96,16 +99,24 @@ def _beats(c: int, best: int, led: int, syms: list[int], trump: int) -> bool:
     return syms[best] != trump and SUIT[c] == led and VALUE[c] > VALUE[best]
 
 
-def _quick(hand: list[int], best: int, led: int, syms: list[int], trump: int, pen: list[int]) -> int:
-    """The playout policy: lead low (``best`` -1); following, duck under the winner with
-    the highest card that does (else the lowest); void, shed the costliest card."""
+def _quick(hand: list[int], best: int, led: int, syms: list[int], trump: int, pen: list[int],
+           last: bool) -> int:
+    """The playout policy: lead low (``best`` -1), no trump-symbol card; following, duck
+    under the winner with the highest card that does, else (the trick is lost anyway) the
+    highest when last, the lowest otherwise; void, shed the costliest card that does not
+    take the trick (a trump-symbol card would win it back)."""
     if best < 0:
-        return min(hand, key=lambda c: (pen[c], VALUE[c]))
+        return min(hand, key=lambda c: (pen[c], syms[c] == trump, VALUE[c]))
     follow = [c for c in hand if SUIT[c] == led]
     if not follow:
-        return max(hand, key=lambda c: (pen[c], VALUE[c]))
+        safe = [c for c in hand if not _beats(c, best, led, syms, trump)]
+        if safe:
+            return max(safe, key=lambda c: (pen[c], VALUE[c]))
+        return min(hand, key=lambda c: (pen[c], VALUE[c]))
     under = [c for c in follow if not _beats(c, best, led, syms, trump)]
-    return max(under, key=VALUE.__getitem__) if under else min(follow, key=VALUE.__getitem__)
+    if under:
+        return max(under, key=VALUE.__getitem__)
+    return max(follow, key=VALUE.__getitem__) if last else min(follow, key=VALUE.__getitem__)
 
 
 def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, trump: int,
@@ -142,13 +153,66 @@ def playout(hands: list[list[int]], trick: list[int], turn: int, trick_no: int, 
             trump = trumps[nxt] if nxt < len(trumps) else -1
             nxt += 1
             turn, led, best, points, played = winner, -1, -1, 0, 0
-        card = _quick(hands[turn], best, led, syms, trump, pen)
+        card = _quick(hands[turn], best, led, syms, trump, pen, played == n - 1)
+
+
+def symbols_and_penalties(view: dict) -> tuple[list[int], list[int]]:
+    """Per card: its symbol's number (-1: none) and what taking it costs this round."""
+    names = view.get("symbols") or []
+    syms = [_SYM.get(x, -1) if x else -1 for x in names] if len(names) == N_CARDS else [-1] * N_CARDS
+    hits = view.get("hits") or {}
+    return syms, [hits.get(names[c], 0) if syms[c] >= 0 else 0 for c in range(N_CARDS)]
+
+
+ROUND_SD = 0.6     # one seat's penalty points in a round: standard deviation / mean (a rough fit)
+TIE_WEIGHT = 0.003  # the round's points (own less the others' mean) break ties between win chances
+
+
+def _round_totals(names: list, n: int) -> list[float]:
+    """Each round's penalty points in all (its hit symbols on this table's cards)."""
+    return [float(sum(hits.get(x, 0) for x in names if x)) for hits in data.ROUND_OVERVIEW]
+
+
+def _spread_after(view: dict, n: int) -> float:
+    """The spread (standard deviation) of the difference between two seats' points in the
+    rounds after this one: how much the game may still turn."""
+    names = view.get("symbols") or []
+    rnd = view.get("round") or 1
+    var = sum((ROUND_SD * t / n) ** 2 for t in _round_totals(names, n)[rnd:])
+    return math.sqrt(2 * var)
+
+
+def taken_so_far(view: dict, memo: dict | None, pen: list[int]) -> list[int]:
+    """Each seat's penalty points from the tricks of this round already taken: its own
+    (``own_tricks``) and the others' as this seat saw each trick won (``bot_watch``)."""
+    taken = [0] * len(view["players"])
+    seat = view["seat"]
+    if memo and memo.get("ws_round") == view.get("round"):
+        for who, cards in (memo.get("ws_won") or {}).values():
+            if 0 <= who < len(taken) and who != seat:
+                taken[who] += sum(pen[c] for c in cards)
+    taken[seat] = sum(pen[c] for t in view.get("own_tricks") or () for c in t)
+    return taken
+
+
+def win_chance(final: list[float], seat: int, spread: float) -> float:
+    """This seat's chance to win from the seats' points so far (lowest wins; a shared win
+    counts 1/k), each other seat's lead or deficit blurred by ``spread`` points still to come."""
+    me = final[seat]
+    if spread <= 0:
+        low = min(final)
+        return 1.0 / final.count(low) if me == low else 0.0
+    p = 1.0
+    for j, f in enumerate(final):
+        if j != seat:
+            p *= 0.5 * (1.0 + math.erf((f - me) / (spread * math.sqrt(2))))
+    return p
 
 
 def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
                       playouts: int | None = None) -> list[dict]:
     """The cards this seat may play, best first by their mean over sampled worlds
-    (``playouts`` in all, default PLAYOUTS)."""
+    (``playouts`` in all, default PLAYOUTS; ``expert_values``)."""
     playable = list(view.get("playable") or ())
     if len(playable) <= 1:
         return [{"kind": "play", "card": c} for c in playable]
@@ -159,23 +223,24 @@ def expert_candidates(view: dict, memo: dict | None, rng: random.Random, unknown
 
 def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: list[int],
                   playouts: int | None = None) -> dict[int, float]:
-    """Each card this seat may play and its mean over the sampled worlds: the penalty
-    points this seat takes to the round's end less the others' mean (lower is better;
-    the analysis and the hint read these, headless/appraise.py)."""
+    """Each card this seat may play and its mean over the sampled worlds, lower is better:
+    less the chance to win the game once the round is scored (totals, the points taken so
+    far, the spread of the rounds to come), plus TIE_WEIGHT times the round's points (own
+    less the others' mean), which break near ties."""
     playouts = PLAYOUTS if playouts is None else playouts
     seat = view["seat"]
     playable = list(view.get("playable") or ())
     if not playable:
         return {}
-    names = view.get("symbols") or []
-    syms = [_SYM.get(x, -1) if x else -1 for x in names] if len(names) == N_CARDS else [-1] * N_CARDS
-    hits = view.get("hits") or {}
-    pen = [hits.get(names[c], 0) if syms[c] >= 0 else 0 for c in range(N_CARDS)]
+    syms, pen = symbols_and_penalties(view)
     trick = [x["card"] for x in view.get("trick") or ()]
     trump = _SYM.get(view.get("trump") or "", -1)
     trick_no = (view.get("trick_number") or 1) - 1
     void = voids(memo)
     n = len(view["players"])
+    totals = list(view.get("totals") or [0] * n)
+    base = [t + k for t, k in zip(totals, taken_so_far(view, memo, pen))]
+    spread = _spread_after(view, n)
     worlds = max(MIN_WORLDS, playouts // len(playable))
     total = {c: 0.0 for c in playable}
     for _ in range(worlds):
@@ -183,5 +248,7 @@ def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: li
         trumps = _future_trumps(view, rng)
         for c in playable:
             taken = playout([list(h) for h in hands], trick, seat, trick_no, trump, trumps, syms, pen, c)
-            total[c] += taken[seat] - (sum(taken) - taken[seat]) / (n - 1)
+            final = [b + k for b, k in zip(base, taken)]
+            total[c] += (TIE_WEIGHT * (taken[seat] - (sum(taken) - taken[seat]) / (n - 1))
+                         - win_chance(final, seat, spread))
     return {c: t / worlds for c, t in total.items()}
