@@ -82,8 +82,9 @@ def valuer_for(game: str | None) -> Valuer | None:
 def no_analysis(game: ModuleType) -> str | None:
     """Why this game's moves cannot be analysed (a sentence), or None when they can."""
     if game.NAME in REAL_TIME:
+        valued = sorted(p.TITLE for name, p in games.PLUGINS.items() if valuer_for(name) is not None)
         return (f"{game.TITLE} is played in real time, not turn by turn: it has no expert, and --analyze "
-                "judges only the turn-based games (Wild Shots; Go Wild! once its expert values moves)")
+                f"judges only the turn-based games whose expert values moves ({', '.join(valued)})")
     if valuer_for(game.NAME) is None:
         return (f"{game.TITLE} has no expert that values moves yet (its expert level plays as hard, which "
                 "ranks moves without a value): --analyze has nothing to measure a move's cost by")
