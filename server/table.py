@@ -35,7 +35,7 @@ from wildtable.protocol.logfmt import (
 )
 
 from . import diskfull, fairorder
-from .delivery import PrivateParts
+from .delivery import UpdateFrames
 from .interfaces import LogSink
 from .logwriter import OVER, LogFile
 from .metrics import Metrics
@@ -259,8 +259,8 @@ class Table:
         self.on_lobby = on_lobby
         self._lobby_changed = False
         self._entry: tuple | None = None
-        # delivery: each seat's encoded private part, kept while it is unchanged
-        self._private_parts = PrivateParts(game)
+        # delivery: patches against what each connection received last (server/delivery.py)
+        self._updates = UpdateFrames(game)
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         # On a store (server/store_pg.py) this node may lose the table's lease: a commit
         # fenced out (LeaseLost) or the renewal not returning it. The arbiter then stops at
@@ -715,31 +715,10 @@ class Table:
             conn = item[1]
             _put(frames, conn, conn.encode(item[2]))
         elif kind == "update":
-            _, seq, events, state, seats, specs = item
-            game = self.game
-            public_view = getattr(game, "public_view", None)
-            if public_view is not None:
-                # the public part of the views is built and encoded once per update
-                # and each seat's private part is encoded again only when it changed
-                # (server/delivery.py)
-                shared = m.SharedUpdate(seq, events, public_view(state))
-                parts = self._private_parts
-                for i, c in enumerate(seats):
-                    if c is not None:
-                        _put(frames, c, shared.frame_encoded(parts.part(state, i)))
-                if specs:
-                    data = shared.frame_encoded(parts.part(state, None))
-                    for c in specs:
-                        _put(frames, c, data)
-                return
-            events = tuple(events)
-            for i, c in enumerate(seats):
-                if c is not None:
-                    _put(frames, c, c.encode(m.Update(seq, events, game.view(state, i))))
-            if specs:
-                data = m.encode(m.Update(seq, events, game.view(state, None)))
-                for c in specs:
-                    _put(frames, c, data)
+            # a patch against what each connection received last, or a whole view
+            # (server/delivery.py; docs/PROTOCOL.md, "update")
+            for c, data in self._updates.frames(*item[1:]):
+                _put(frames, c, data)
         elif kind == "close":
             conn = item[1]
             pending = frames.pop(conn, None)

@@ -232,8 +232,18 @@ function onUpdate(msg) {
   const at = app.at;
   if (!at) return;
   const t0 = performance.now();
+  if (msg.view !== undefined) at.view = msg.view;
+  else if (msg.base !== at.seq) {
+    // a patch of a view this page does not hold: reconnect; the rejoin's snapshot resyncs
+    if (app.conn.ws) app.conn.ws.close(4000, "resync");
+    return;
+  } else {
+    // a patch (docs/PROTOCOL.md "update"): a new object; the unchanged keys keep theirs
+    const v = Object.assign({}, at.view, msg.changed);
+    for (const k of msg.removed || []) delete v[k];
+    at.view = v;
+  }
   at.seq = msg.seq;
-  at.view = msg.view;
   const g = gameFor(at.game);
   for (const ev of msg.events || []) {
     const text = g.describe(ev, ctxFor(at));
