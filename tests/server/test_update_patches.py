@@ -85,6 +85,7 @@ def test_a_mirror_built_from_patches_is_the_whole_view_after_every_update(name, 
             msg = m.decode(data)
             assert type(msg) is m.Update and msg.seq == seq and list(msg.events) == list(events)
             if msg.view is None:
+                assert c.whole or c.patches, "a newcomer's first update is a whole view"
                 c.patches += 1
             else:
                 c.whole += 1
@@ -106,6 +107,40 @@ def test_a_mirror_built_from_patches_is_the_whole_view_after_every_update(name, 
 # views are large (Run Wild's is bench/load.py's: 0.24); Go Wild!'s views are small and
 # its events, sent either way, are an eighth of them (0.52)
 AT_MOST = {"run-wild": 0.3, "go-wild": 0.6, "go-fish-wildcard": 0.4, "wild-shots": 0.4}
+
+
+class Keys:
+    """A game whose views gain and lose keys and whose lists grow and shrink (no bundled
+    game's does much of either): states are ints."""
+    @staticmethod
+    def public_view(s: int) -> dict:
+        return {"n": s, **({"odd": True} if s % 2 else {}), "list": [s // 7, *range(s % 5)],
+                "flag": s % 3 == 0, "num": 1 if s % 4 else True}
+
+    @staticmethod
+    def private_view(s: int, seat) -> dict:
+        return {"seat": seat, **({"mine": [s]} if seat is not None and s % 3 == seat % 3 else {})}
+
+    @staticmethod
+    def view(s: int, seat) -> dict:
+        return {**Keys.public_view(s), **Keys.private_view(s, seat)}
+
+
+class WholeOnly:
+    """A game with ``view`` alone (no public and private parts)."""
+    view = staticmethod(Keys.view)
+
+
+@pytest.mark.parametrize("game", [Keys, WholeOnly])
+def test_keys_that_come_and_go_and_lists_that_grow_and_shrink(game):
+    frames = UpdateFrames(game)     # type: ignore[arg-type]
+    conns = [Conn(0), Conn(1)]
+    specs = [Conn(None)]
+    for seq in range(1, 3 * FULL_EVERY):
+        for c, data in frames.frames(seq, ({"event": "tick"},), seq, conns, specs):
+            got = c.views.fill(m.decode(data))
+            assert same(got.view, game.view(seq, c.seat)), (seq, c.seat, got.view)
+    assert frames.patches > 10 * frames.fulls
 
 
 @pytest.mark.parametrize("name", GAMES)
