@@ -63,7 +63,7 @@ class UpdateFrames:
     __slots__ = ("_game", "_public_view", "_private_view", "_key", "_parts", "_seq", "_public",
                  "_private", "_held", "full_every", "patches", "fulls")
 
-    def __init__(self, game: ModuleType, full_every: int = FULL_EVERY):
+    def __init__(self, game: ModuleType, full_every: int | None = None):
         self._game = game
         self._public_view = getattr(game, "public_view", None)
         # a game without public_view: its whole view is its "private" part
@@ -74,7 +74,7 @@ class UpdateFrames:
         self._public: dict | None = None
         self._private: dict[int | None, tuple[Hashable, dict]] = {}
         self._held: dict[Any, int | None] = {}      # connection -> the seat (None: spectator) it held
-        self.full_every = full_every
+        self.full_every = full_every or FULL_EVERY
         self.patches = 0               # frames sent as patches / whole views (bench, tests)
         self.fulls = 0
 
