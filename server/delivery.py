@@ -87,8 +87,8 @@ class UpdateFrames:
         patch = None
         if not whole:
             assert old_public is not None and self._seq is not None
-            changed, removed = _diff(old_public, public)
-            patch = m.PatchUpdate(seq, self._seq, events, changed, removed, _items(old_public, changed))
+            changed, removed, items = _public_diff(old_public, public)
+            patch = m.PatchUpdate(seq, self._seq, events, changed, removed, items)
         shared = None
         new_held: dict[Any, int | None] = {}
         new_private: dict[int | None, tuple[Hashable, dict]] = {}
@@ -96,6 +96,7 @@ class UpdateFrames:
         audience: list[tuple[Any, int | None]] = [(c, i) for i, c in enumerate(seats) if c is not None]
         audience += [(c, None) for c in specs]
         spec_frame: bytes | None = None
+        key_of = self._key
         for c, i in audience:
             new_held[c] = i
             if i is None and spec_frame is not None and held.get(c, -1) is None:
@@ -104,7 +105,12 @@ class UpdateFrames:
                 continue
             private = new_private.get(i)
             if private is None:
-                private = new_private[i] = self._private_of(state, i, old_private.get(i))
+                kept = old_private.get(i)
+                if key_of is not None and kept is not None and kept[0] == key_of(state, i):
+                    private = kept          # (the engine's key unchanged: the same private view)
+                else:
+                    private = self._private_of(state, i, None)
+                new_private[i] = private
             if patch is not None and i in old_private and held.get(c, -1) == i:
                 before = old_private[i][1]
                 if before is private[1]:
@@ -158,26 +164,38 @@ def _diff(before: dict, after: dict) -> tuple[dict, list]:
     return changed, removed
 
 
-def _items(before: dict, changed: dict) -> dict:
-    """Of the changed keys whose values were and are lists, those where some items are
-    unchanged, moved out of ``changed`` as ``[length, index, item, index, item, ...]``:
+def _public_diff(before: dict, after: dict) -> tuple[dict, list, dict]:
+    """``_diff`` of the public views, with the changed lists whose items are mostly
+    unchanged moved out of ``changed`` into the items map ``[length, index, item, ...]``:
     the list cut (or grown) to ``length``, the items at those indexes set (a card laid on
-    one of twenty melds sends that meld, not the twenty; docs/PROTOCOL.md "update")."""
+    one of twenty melds sends that meld, not the twenty; docs/PROTOCOL.md "Updates are
+    patches"). One walk: a list is compared item by item once."""
+    changed = {}
     items = {}
-    for k, v in changed.items():
-        w = before.get(k)
-        if type(v) is not list or type(w) is not list:
+    for k, v in after.items():
+        w = before.get(k, _NONE)
+        if w is v:
             continue
-        n = len(v)
-        spec: list = [n]
-        for j in range(min(n, len(w))):
-            a, b = v[j], w[j]
-            if a is not b and (a != b or type(a) is not type(b)):
-                spec += (j, a)
-        for j in range(len(w), n):
-            spec += (j, v[j])
-        if len(spec) < n:               # fewer items than the list: worth it
-            items[k] = spec
-    for k in items:
-        del changed[k]
-    return items
+        if type(v) is list and type(w) is list:
+            n, old_n = len(v), len(w)
+            spec: list = [n]
+            for j in range(min(n, old_n)):
+                a, b = v[j], w[j]
+                if a is not b and (a != b or type(a) is not type(b)):
+                    spec += (j, a)
+            for j in range(old_n, n):
+                spec += (j, v[j])
+            if len(spec) == 1:
+                if n != old_n:
+                    items[k] = spec         # only cut
+            elif len(spec) < n:             # fewer items than the list: worth it
+                items[k] = spec
+            else:
+                changed[k] = v
+        elif w is _NONE or w != v or type(w) is not type(v):
+            changed[k] = v
+    removed = [k for k in before if k not in after] if len(before) != len(after) or changed else []
+    return changed, removed, items
+
+
+_NONE = object()
