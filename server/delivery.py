@@ -165,7 +165,7 @@ def _diff(before: dict, after: dict) -> tuple[dict, list]:
 
 
 def _public_diff(before: dict, after: dict) -> tuple[dict, list, dict]:
-    """``_diff`` of the public views, with the changed lists whose items are mostly
+    """``_diff`` of the public views, with the changed lists some of whose items are
     unchanged moved out of ``changed`` into the items map ``[length, index, item, ...]``:
     the list cut (or grown) to ``length``, the items at those indexes set (a card laid on
     one of twenty melds sends that meld, not the twenty; docs/PROTOCOL.md "Updates are
@@ -188,7 +188,7 @@ def _public_diff(before: dict, after: dict) -> tuple[dict, list, dict]:
             if len(spec) == 1:
                 if n != old_n:
                     items[k] = spec         # only cut
-            elif len(spec) < n:             # fewer items than the list: worth it
+            elif len(spec) // 2 < n:        # some items unchanged: they are not sent
                 items[k] = spec
             else:
                 changed[k] = v

@@ -241,6 +241,13 @@ function onUpdate(msg) {
     // a patch (docs/PROTOCOL.md "update"): a new object; the unchanged keys keep theirs
     const v = Object.assign({}, at.view, msg.changed);
     for (const k of msg.removed || []) delete v[k];
+    for (const [k, spec] of Object.entries(msg.items || {})) {
+      // [length, index, item, ...]: the list cut or grown to length, those items set
+      const list = (Array.isArray(v[k]) ? v[k] : []).slice(0, spec[0]);
+      while (list.length < spec[0]) list.push(null);
+      for (let j = 1; j + 1 < spec.length; j += 2) list[spec[j]] = spec[j + 1];
+      v[k] = list;
+    }
     at.view = v;
   }
   at.seq = msg.seq;
