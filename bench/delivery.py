@@ -9,10 +9,13 @@ and one spectator are built three ways, the way server/table.py delivers:
   shared   the public part built and encoded once, each private part for every seat
            (messages.SharedUpdate.frame: the delivery before issue #25);
   kept     the same, each seat's encoded private part kept while its private_key is
-           unchanged (server/delivery.py PrivateParts: the delivery now).
+           unchanged (server/delivery.py PrivateParts: whole views now);
+  patches  a patch against the update before for every seat and the spectator
+           (server/delivery.py UpdateFrames, a whole view every FULL_EVERY: the
+           delivery now, protocol version 2).
 Times are the thread's CPU time (best of --repeat, alternating the ways), so other
 processes on the machine slow the figures little. Also prints the bytes per update per
-seat.
+seat, whole and patched.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ import time
 from wildtable.protocol.engine import games
 from wildtable.protocol.messages import SharedUpdate, Update, encode
 from wildtable.selfplay import play
-from wildtable.server.delivery import PrivateParts
+from wildtable.server.delivery import PrivateParts, UpdateFrames
 
 
 def main(argv=None) -> int:
@@ -70,7 +73,18 @@ def main(argv=None) -> int:
                 n += len(s.frame_encoded(parts.part(state, seat)))
         return n
 
-    ways = {"whole": whole, "shared": shared, "kept": kept}
+    conns = [object() for _ in range(args.seats)]
+    spectators = [object()]
+
+    def patches() -> int:
+        n = 0
+        frames = UpdateFrames(game)
+        for seq, (state, events) in enumerate(steps, 1):
+            for _, data in frames.frames(seq, events, state, conns, spectators):
+                n += len(data)
+        return n
+
+    ways = {"whole": whole, "shared": shared, "kept": kept, "patches": patches}
     best = {k: float("inf") for k in ways}
     sizes = {}
     for _ in range(args.repeat):
@@ -78,17 +92,21 @@ def main(argv=None) -> int:
             t0 = time.thread_time()
             sizes[name] = fn()
             best[name] = min(best[name], time.thread_time() - t0)
-    assert len(set(sizes.values())) == 1, sizes       # the same bytes every way
+    patched = sizes.pop("patches")
+    assert len(set(sizes.values())) == 1, sizes       # the same bytes every way but patches
     per_update = {k: v / len(steps) * 1e6 for k, v in best.items()}
     per_seat_bytes = sizes["kept"] / len(steps) / len(audience)
+    per_seat_patched = patched / len(steps) / len(audience)
     print(f"{game.NAME}, {args.seats} seats and a spectator, {len(steps)} updates of random play; CPU us per update "
           f"(all {len(audience)} frames), best of {args.repeat}:")
     for name, us in per_update.items():
         print(f"  {name:<7}{us:8.1f} us   {per_update['whole'] / us:5.2f}x whole")
-    print(f"bytes per update per seat: {per_seat_bytes:.0f}")
+    print(f"bytes per update per seat: whole {per_seat_bytes:.0f}, patches {per_seat_patched:.0f} "
+          f"({per_seat_patched / per_seat_bytes:.2f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": vars(args), "us_per_update": per_update, "bytes_per_update_per_seat": per_seat_bytes},
+            json.dump({"args": vars(args), "us_per_update": per_update, "bytes_per_update_per_seat": per_seat_bytes,
+                       "patched_bytes_per_update_per_seat": per_seat_patched},
                       f, indent=1)
         print(f"written to {args.json}")
     return 0

@@ -52,6 +52,7 @@ import msgpack
 
 from wildtable.headless.games import run_wild as strategy
 from wildtable.protocol import messages as m
+from wildtable.protocol.views import patched
 
 SEATS = 4
 TABLE_SETTINGS = {"idle_timeout": 30.0, "rounds": 100}     # --fair-ms adds fair_ms (else its default)
@@ -498,10 +499,10 @@ class Player(Conn):
                 self.setup.waiting.clear()
         elif state == JOIN:
             if kind == "joined":
-                self.start_play(msg["view"])
+                self.start_play(msg["view"], msg["seq"])
         # WAIT_TABLE: nothing to do until the table exists (pings are answered below us)
 
-    def start_play(self, view) -> None:
+    def start_play(self, view, seq: int) -> None:
         now = perf()
         self.setup.joined += 1
         if self.setup.joined == SEATS:
@@ -513,7 +514,7 @@ class Player(Conn):
         self.inflight: dict[int, tuple[float, dict]] = {}
         self.refused: set[str] = set()
         self.refused_at = -1
-        self.seq = 0
+        self.seq = seq        # the view's: the next update patches it
         self.need_seq = 0     # after an acceptance, act again only on the view that includes it
         pace = self.pace
         self.next_at = now + (self.rng.uniform(0, 2 * pace) if pace else 0)
@@ -565,8 +566,14 @@ class Player(Conn):
         if kind == "update":
             stats.updates += measured
             stats.update_bytes += len(data) * measured
-            seq = self.seq = msg["seq"]
-            self.view = msg["view"]
+            seq = msg["seq"]
+            if "view" in msg:
+                self.view = msg["view"]
+            elif msg["base"] != self.seq:       # a patch against a view we do not hold
+                raise Fatal(f"{self.label}: update {seq} patches seq {msg['base']}, we hold {self.seq}")
+            else:                               # a patch (docs/PROTOCOL.md, "update")
+                self.view = patched(self.view, msg["changed"], msg.get("removed", ()), msg.get("items"))
+            self.seq = seq
             self.run.heard(seq, self.seat)
             if seq != self.refused_at:
                 self.refused.clear()

@@ -441,6 +441,11 @@ class ClientCore:
             try:
                 msg = await conn.receive()
             except ProtocolError as e:
+                if e.code == "patch_base":
+                    # not the view the server patches (docs/PROTOCOL.md, "update"): drop
+                    # this connection; the reconnect's rejoin brings a whole view
+                    self._dropped = ConnectionError(str(e))
+                    return
                 self.notify(n.Problem(f"unreadable message from the server: {e}"))
                 continue
             if isinstance(msg, m.Redirect):

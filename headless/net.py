@@ -15,6 +15,7 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import MAX_SERVER_FRAME
 from wildtable.protocol.errors import ProtocolError
+from wildtable.protocol.views import ViewMirror
 
 from .wire import ConnectionClosed, open_socket
 
@@ -56,6 +57,9 @@ class Connection:
 
     def __init__(self, ws):
         self.ws = ws
+        # updates arrive as patches against what this connection received last: made
+        # whole here, so whatever reads them gets whole views (protocol/views.py)
+        self.views = ViewMirror()
 
     async def send(self, message: Any) -> None:
         await self.ws.send_message(m.encode(message))
@@ -67,7 +71,7 @@ class Connection:
         data = await self.ws.get_message()
         if isinstance(data, str):
             raise ProtocolError("text_frame", "server sent a text frame")
-        return m.decode(data, max_size=MAX_SERVER_FRAME)
+        return self.views.fill(m.decode(data, max_size=MAX_SERVER_FRAME))
 
     async def receive_until(self, pred: Callable[[Any], bool], timeout: float = REPLY_TIMEOUT,
                             keep: list | None = None) -> Any:
@@ -155,8 +159,8 @@ class Mirror:
             self.table, self.game, self.seat, self.token = msg.table, msg.game, None, None
             self.seq, self.view, self.players, self.over = msg.seq, msg.view, msg.players, None
         elif isinstance(msg, m.Update):
-            if msg.seq > self.seq:
-                self.seq, self.view = msg.seq, msg.view
+            if msg.seq > self.seq:      # (whole: Connection.receive makes patches whole)
+                self.seq, self.view = msg.seq, msg.view if msg.view is not None else self.view
                 self.events.extend(msg.events)
                 del self.events[:-200]
         elif isinstance(msg, m.Players):

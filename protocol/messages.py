@@ -15,7 +15,8 @@ from attrs import frozen as _frozen  # frozen + slots (imported, not assigned: m
 
 from .codec import MAX_SERVER_FRAME, Registry, packb
 
-PROTOCOL_VERSION = 1
+# 2: an update may be a patch against the view its connection last received (docs/PROTOCOL.md, "update")
+PROTOCOL_VERSION = 2
 
 MESSAGES = Registry("type", "message type")
 msg = MESSAGES.register
@@ -225,9 +226,18 @@ class Rejected:
 @msg("update")
 @_frozen
 class Update:
+    """The table moved to ``seq``. Either ``view`` is the whole view, or (``base`` set) the
+    update is a patch against the view of seq ``base``, which the connection holds: the
+    top-level keys in ``changed`` take these values, those in ``removed`` go, and each
+    list in ``items`` is cut to its length and has the items named set (docs/PROTOCOL.md,
+    "update"; protocol/views.py applies it)."""
     seq: int
     events: tuple[dict, ...] = _d((), max_items=100_000)
-    view: dict = attrs.field(factory=dict)
+    view: dict | None = None
+    base: int | None = _d(None, min=0, max=2**63)
+    changed: dict | None = None
+    removed: tuple[str, ...] = _d((), max_items=100_000)
+    items: dict | None = None       # list keys patched item by item: [length, index, item, ...]
 
 
 @msg("game_over")
@@ -317,6 +327,46 @@ class SharedUpdate:
         """``frame(private)`` from the private part encoded already (``PrivatePart.of``):
         a seat whose private keys did not change is not encoded again."""
         return self._prefix + _map_header(self._n_public + part.n) + self._public + part.pairs
+
+
+class PatchUpdate:
+    """The patch frames of one update for many seats: the head (seq, base, events) and the
+    changed public keys are encoded once; each seat adds its changed private keys (none
+    for most seats). A frame decodes as ``Update(seq, events, None, base, {**public,
+    **private}, removed)``; the view's public and private keys are disjoint."""
+
+    __slots__ = ("_head", "_n_head", "_public", "_n_public", "_removed", "_same")
+
+    def __init__(self, seq: int, base: int, events, public: dict, removed: list, items: dict | None = None):
+        head: dict = {"type": Update.TAG, "seq": seq, "base": base}  # type: ignore[attr-defined]  # TAG: set by @msg
+        if events:
+            head["events"] = list(events)
+        if items:
+            head["items"] = items
+        self._head = _map_pairs(head) + _CHANGED
+        self._n_head = len(head) + 1
+        self._public = _map_pairs(public)
+        self._n_public = len(public)
+        self._removed = removed
+        self._same: bytes | None = None
+
+    def frame(self, private: bytes = b"", n_private: int = 0, removed: list | tuple = ()) -> bytes:
+        """The frame of a seat whose changed private keys encode as ``private`` (map pairs)."""
+        if not n_private and not removed:
+            if self._same is None:
+                self._same = self._build(b"", 0, ())
+            return self._same
+        return self._build(private, n_private, removed)
+
+    def _build(self, private: bytes, n_private: int, removed) -> bytes:
+        gone = self._removed + list(removed) if removed else self._removed
+        head = _map_header(self._n_head + (1 if gone else 0)) + self._head
+        out = head + _map_header(self._n_public + n_private) + self._public + private
+        return out + _REMOVED + packb(gone) if gone else out
+
+
+_CHANGED = packb("changed")
+_REMOVED = packb("removed")
 
 
 @attrs.frozen

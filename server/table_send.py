@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from wildtable.protocol import messages as m
 
 from .arbiter_io import Close, GameOver, Output, PlayersChanged, SendTo, Update
-from .delivery import PrivateParts
+from .delivery import UpdateFrames
 from .interfaces import TableLog
 
 if TYPE_CHECKING:
@@ -36,8 +36,8 @@ class Sender:
     def __init__(self, core: Arbiter, logfile: TableLog):
         self.core = core
         self.logfile = logfile
-        # each seat's encoded private part, kept while it is unchanged (server/delivery.py)
-        self._private_parts = PrivateParts(core.game)
+        # patches against what each connection received last (server/delivery.py)
+        self._updates = UpdateFrames(core.game)
 
     def send(self, out: list[Output], now: float) -> None:
         frames: dict = {}
@@ -77,30 +77,10 @@ class Sender:
                 _put(frames, c, data)
 
     def _update(self, item: Update, frames: dict) -> None:
-        game = self.core.game
-        seq, state, seats, specs = item.seq, item.state, item.seats, item.spectators
-        public_view = getattr(game, "public_view", None)
-        if public_view is not None:
-            # the public part of the views is built and encoded once per update and each
-            # seat's private part is encoded again only when it changed (server/delivery.py)
-            shared = m.SharedUpdate(seq, item.events, public_view(state))
-            parts = self._private_parts
-            for i, c in enumerate(seats):
-                if c is not None:
-                    _put(frames, c, shared.frame_encoded(parts.part(state, i)))
-            if specs:
-                data = shared.frame_encoded(parts.part(state, None))
-                for c in specs:
-                    _put(frames, c, data)
-            return
-        events = tuple(item.events)
-        for i, c in enumerate(seats):
-            if c is not None:
-                _put(frames, c, c.encode(m.Update(seq, events, game.view(state, i))))
-        if specs:
-            data = m.encode(m.Update(seq, events, game.view(state, None)))
-            for c in specs:
-                _put(frames, c, data)
+        # a patch against what each connection received last, or a whole view
+        # (server/delivery.py; docs/PROTOCOL.md, "update")
+        for c, data in self._updates.frames(item.seq, item.events, item.state, item.seats, item.spectators):
+            _put(frames, c, data)
 
 
 def _wrote(out: list[Output], now: float) -> None:

@@ -352,7 +352,7 @@ async def said_hello(port: int, name: str = "stranger", **kw) -> Raw:
     """``upgraded``, then hello answered with welcome."""
     raw = await upgraded(port, **kw)
     try:
-        await raw.send(binary({"type": "hello", "version": 1, "name": name}))
+        await raw.send(binary({"type": "hello", "version": m.PROTOCOL_VERSION, "name": name}))
         welcome = await raw.read_message()
         assert welcome["type"] == "welcome", welcome
     except BaseException:
@@ -417,7 +417,7 @@ async def refused_403(port: int, origin: str) -> None:
     with raw:
         assert status == 403, f"Origin {origin!r} got {status}, not 403"
         # a frame sent anyway is not a WebSocket message: no welcome, and the socket closes
-        await raw.send(binary({"type": "hello", "version": 1, "name": "page"}))
+        await raw.send(binary({"type": "hello", "version": m.PROTOCOL_VERSION, "name": "page"}))
         rest = await ends_within(raw, 3, f"after refusing Origin {origin!r}")
         assert b"welcome" not in rest, rest
 

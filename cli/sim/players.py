@@ -15,6 +15,7 @@ import trio
 
 from wildtable.headless import games, redirects
 from wildtable.protocol import messages as m
+from wildtable.protocol.views import ViewMirror
 
 from .net import ClientEnd, Closed
 
@@ -51,6 +52,7 @@ class Client:
         self.world, self.name, self.rng = world, name, rng
         self.slow, self.pong_lag = slow, pong_lag
         self.end: ClientEnd | None = None
+        self.views = ViewMirror()            # updates made whole (protocol/views.py)
         self.seen: list[Seen] = []           # every view shown, in order
         self.told: list[str] = []            # every error code, goodbye or close reason heard
         self.seat: int | None = None
@@ -90,6 +92,7 @@ class Client:
         if link is None:
             return False
         self.end = end = link.client
+        self.views = ViewMirror()            # patches are against this link's last view
         end.pong_lag = self.pong_lag
         end.nursery = self.world.nursery
         end.send(m.encode(m.Hello(m.PROTOCOL_VERSION, self.name)))
@@ -128,7 +131,7 @@ class Client:
         """The next message (Closed when the link ends; TooSlow after ``timeout`` seconds)."""
         with trio.fail_after(timeout):
             data = await self.link_end().receive()
-        msg = m.decode(data)
+        msg = self.views.fill(m.decode(data))
         self.note(msg, data)
         return msg
 

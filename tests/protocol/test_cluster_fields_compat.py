@@ -18,7 +18,7 @@ def _fields(message) -> dict:
 
 def test_a_single_servers_welcome_is_the_welcome_of_before():
     welcome = m.Welcome(m.PROTOCOL_VERSION, "wildtable 0.1.0", 65536, 20.0)
-    assert _fields(welcome) == {"type": "welcome", "version": 1, "server": "wildtable 0.1.0",
+    assert _fields(welcome) == {"type": "welcome", "version": m.PROTOCOL_VERSION, "server": "wildtable 0.1.0",
                                 "max_frame": 65536, "heartbeat": 20.0}
     cluster = m.Welcome(m.PROTOCOL_VERSION, "wildtable 0.1.0", 65536, 20.0, ("ws://a:1", "ws://b:2"))
     assert _fields(cluster)["nodes"] == ["ws://a:1", "ws://b:2"]

@@ -63,7 +63,9 @@ MESSAGE_SAMPLES = {
                                                {"seat": 1, "name": "bob", "connected": False})),
     "accepted": m.Accepted(intent=17, seq=13),
     "rejected": m.Rejected(intent=18, code="conflict", reason="Card 41 was taken a moment ago."),
-    "update": m.Update(seq=13, events=({"event": "card_taken", "seat": 1, "card": 41},), view={"hand": [1]}),
+    # (every field set, for the round trip: a real update has a view or a patch, not both)
+    "update": m.Update(seq=13, events=({"event": "card_taken", "seat": 1, "card": 41},), view={"hand": [1]},
+                       base=12, changed={"phase": "play"}, removed=("bonus",), items={"melds": [2, 1, {"id": 4}]}),
     "game_over": m.GameOver(table="t1", seq=99, scores=(10, -3, 0), winners=(0,), log="t1.wlog"),
     "goodbye": m.Goodbye(reason="server shutting down"),
     "notice": m.Notice(table="t1", code="storage_full", message="the server's disk is full: play is paused"),

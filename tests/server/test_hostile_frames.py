@@ -469,7 +469,7 @@ async def test_sockets_dropped_during_the_handshake_or_at_the_connection_cap_do_
                                 try:
                                     # the server's error and close may be in already (read with
                                     # the handshake's answer): then the hello cannot go out
-                                    await c.send(m.Hello(1, "fifth"))
+                                    await c.send(m.Hello(m.PROTOCOL_VERSION, "fifth"))
                                     e = await c.receive()
                                     assert isinstance(e, m.Error) and e.code == "server_full", e
                                     await c.receive()

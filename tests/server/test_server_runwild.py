@@ -249,7 +249,7 @@ async def test_version_mismatch_is_refused_clearly(tmp_path):
             async with connect(url, None) as c:
                 await c.send(m.Hello(99, "future"))
                 e = await c.receive_until(lambda x: isinstance(x, m.Error))
-                assert e.code == "version_mismatch" and "version 1" in e.message
+                assert e.code == "version_mismatch" and f"version {m.PROTOCOL_VERSION}" in e.message
 
 
 async def test_restart_resumes_mid_round_with_no_accepted_action_lost(tmp_path):

@@ -9,13 +9,24 @@ table and the well-behaved player at another one play on."""
 
 from __future__ import annotations
 
+import pytest
 import trio
+
+from wildtable.server import delivery
 
 from hostilekit import OP_BINARY, Raw, binary, busy_table, said_hello, under_attack
 from serverkit import server_config
 
 RCVBUF = 4096
 SEND_TIMEOUT = 3.0      # the servers' send timeout here (Server(send_timeout=...))
+
+
+@pytest.fixture(autouse=True)
+def whole_views(monkeypatch):
+    """Every update a whole view (~380 B), as before updates became patches (~120 B): the
+    table then makes the bytes per second the read rates here are chosen against (slower
+    readers would meet the kernel's writability threshold, above, instead)."""
+    monkeypatch.setattr(delivery, "FULL_EVERY", 1)
 
 
 async def spectator(port: int, table: str, name: str) -> Raw:

@@ -135,7 +135,7 @@ async def test_waiting_tables_count_per_player_behind_nginx(tmp_path):
             for source in ("127.0.4.1", "127.0.4.2"):
                 raw = await admitted(port, source)
                 held.append(raw)
-                await raw.send(binary({"type": "hello", "version": 1, "name": source}))
+                await raw.send(binary({"type": "hello", "version": m.PROTOCOL_VERSION, "name": source}))
                 assert (await raw.read_message())["type"] == "welcome"
                 players[source] = raw
             for _ in range(4):

@@ -239,8 +239,25 @@ function onUpdate(msg) {
   const at = app.at;
   if (!at) return;
   const t0 = performance.now();
+  if (msg.view !== undefined) at.view = msg.view;
+  else if (msg.base !== at.seq) {
+    // a patch of a view this page does not hold: reconnect; the rejoin's snapshot resyncs
+    if (app.conn.ws) app.conn.ws.close(4000, "resync");
+    return;
+  } else {
+    // a patch (docs/PROTOCOL.md "update"): a new object; the unchanged keys keep theirs
+    const v = Object.assign({}, at.view, msg.changed);
+    for (const k of msg.removed || []) delete v[k];
+    for (const [k, spec] of Object.entries(msg.items || {})) {
+      // [length, index, item, ...]: the list cut or grown to length, those items set
+      const list = (Array.isArray(v[k]) ? v[k] : []).slice(0, spec[0]);
+      while (list.length < spec[0]) list.push(null);
+      for (let j = 1; j + 1 < spec.length; j += 2) list[spec[j]] = spec[j + 1];
+      v[k] = list;
+    }
+    at.view = v;
+  }
   at.seq = msg.seq;
-  at.view = msg.view;
   const g = gameFor(at.game);
   for (const ev of msg.events || []) {
     const text = g.describe(ev, ctxFor(at));

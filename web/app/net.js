@@ -15,7 +15,7 @@
 
 import { decode, encode } from "../vendor/msgpack/index.mjs";
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;       // 2: updates may be patches (docs/PROTOCOL.md "update")
 
 const FIRST_PAUSE = 500;        // ms before connecting again after the first failure
 const LONGEST_PAUSE = 10000;
