@@ -8,8 +8,9 @@ happened (with the last value seen, if ``show`` is given)."""
 
 from __future__ import annotations
 
+import inspect
 import time
-from typing import Callable, TypeVar
+from typing import Awaitable, Callable, TypeVar
 
 import trio
 
@@ -18,14 +19,19 @@ T = TypeVar("T")
 STEP = 0.01     # how often a condition is looked at again, in seconds
 
 
-async def wait_until(predicate: Callable[[], T], *, what: str, timeout: float = 15.0,
+async def wait_until(predicate: Callable[[], T | Awaitable[T]], *, what: str, timeout: float = 15.0,
                      step: float = STEP, show: Callable[[], object] | None = None) -> T:
-    """Poll ``predicate`` until it is truthy (in this Trio task); its value. After
+    """Poll ``predicate`` until it is truthy (in this Trio task); its value. It may be
+    async (a question to the server: then pass a ``step`` that spares it). After
     ``timeout`` seconds, AssertionError "``what``: not within N s" (and ``show()``)."""
     with trio.move_on_after(timeout):
-        while not (value := predicate()):
+        while True:
+            value = predicate()
+            if inspect.isawaitable(value):
+                value = await value
+            if value:
+                return value  # type: ignore[return-value]
             await trio.sleep(step)
-        return value
     raise AssertionError(f"{what}: not within {timeout:g} s" + (f"; {show()!r}" if show else ""))
 
 
