@@ -12,6 +12,7 @@ from __future__ import annotations
 import trio
 
 from hostilekit import OP_BINARY, Raw, binary, busy_table, said_hello, under_attack
+from waitkit import wait_until
 
 RCVBUF = 4096
 SEND_TIMEOUT = 3.0      # the servers' send timeout here (Server(send_timeout=...))
@@ -43,9 +44,8 @@ async def deaf_reader(server, raw: Raw, name: str) -> None:
     timeout: the server fills the socket, waits, then gives up), then read fast: what is
     left ends (a close frame, if one got through, says 1013 or 1001) instead of catching up
     with the table."""
-    with trio.fail_after(20):
-        while any(c.name == name for c in server.connections):
-            await trio.sleep(0.05)
+    await wait_until(lambda: not any(c.name == name for c in server.connections),
+                     timeout=20, step=0.05, what=f"{name}'s connection closed")
     with trio.fail_after(5):
         before, close = await raw.until_close()
         if close is not None:
@@ -99,8 +99,7 @@ async def test_a_spectator_taking_bytes_slowly_is_not_closed_for_a_send_timeout(
                 raw.read_at(RATE)
                 n.start_soon(read_all, raw)
                 base = len(made.latencies)
-                while len(made.latencies) < base + BURST:
-                    await trio.sleep(0.02)
+                await wait_until(lambda: len(made.latencies) >= base + BURST, what=f"the busy table's {BURST} updates made")
             # the table rests from here: what the spectator has not read yet waits for it
             rested = trio.current_time()
             await raw.send(binary({"type": "list_tables"}))
