@@ -38,6 +38,7 @@ from wildtable.protocol import messages as m
 from adversarial_kit import start_serve
 from proc import LineReader
 from serverkit import running_server
+from waitkit import wait_until
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
@@ -474,6 +475,18 @@ class Sockets(list):
 
 P99_LIMIT = 0.050       # seconds, intent sent to its update received
 PACE = 0.025            # seconds between two intents of the steady player
+# Before the attack the steady player plays CALM intents alone: the p99 the machine allows
+# now. On a machine others load (two busy loops, other suites), the scheduler alone delays
+# an answer by 100-500 ms, attack or none; the bound is then CALM_FACTOR times what the
+# same player saw just before, measured side by side. On an idle machine the calm p99 is a
+# few ms, and P99_LIMIT is the bound, as before.
+CALM = 20
+CALM_FACTOR = 10.0
+
+
+def p99_bound(limit: float, calm: "Steady") -> float:
+    """What the attack's p99 must stay under: ``limit``, or CALM_FACTOR times the calm p99."""
+    return max(limit, CALM_FACTOR * calm.p99())
 
 
 @dataclass
@@ -630,6 +643,11 @@ async def steady_player(url: str, *, pace: float = PACE, limit: float = P99_LIMI
     gc.disable()
     try:
         async with _run_wild_pair(url, "steady", pace, stats, answer_within) as (table, stop, failed):
+            await wait_until(lambda: len(stats.latencies) >= CALM or stop.is_set(), step=pace,
+                             timeout=answer_within + CALM * pace * 4, what=f"{CALM} calm intents answered")
+            calm = Steady(stats.latencies[:], [], len(stats.latencies))
+            del stats.latencies[:]
+            stats.sent -= calm.sent
             yield stats
             with trio.move_on_after(answer_within + min_intents * pace * 4):
                 while len(stats.latencies) < min_intents and not stop.is_set():
@@ -639,7 +657,8 @@ async def steady_player(url: str, *, pace: float = PACE, limit: float = P99_LIMI
     assert not failed, f"the well-behaved player's connection failed during the attack: {failed!r}; {stats.summary()}"
     assert not stats.unanswered, f"unanswered: {stats.unanswered}; {stats.summary()}"
     assert len(stats.latencies) >= min_intents, f"too few intents to measure: {stats.summary()}"
-    assert stats.p99() < limit, f"the well-behaved player slowed down during the attack: {stats.summary()}"
+    assert stats.p99() < p99_bound(limit, calm), \
+        f"the well-behaved player slowed down during the attack: {stats.summary()}; before it: {calm.summary()}"
 
 
 @asynccontextmanager
@@ -654,6 +673,7 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
     out = LineReader(proc.stdout)
     try:
         await out.until(r"^seated$", timeout=20)
+        calm = Steady(json.loads((await out.until(r"^calm (.*)$", timeout=30))[1]), [], CALM)
         yield
         await proc.stdin.send_all(b"stop\n")
         line = await out.until(r"^\{.*\}$", timeout=30)
@@ -670,7 +690,8 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
     assert not got["failed"], f"the well-behaved player's connection failed during the attack: {got['failed']}; {stats.summary()}"
     assert not stats.unanswered, f"unanswered: {stats.unanswered}; {stats.summary()}"
     assert len(stats.latencies) >= min_intents, f"too few intents to measure: {stats.summary()}"
-    assert stats.p99() < limit, f"the well-behaved player slowed down during the attack: {stats.summary()}"
+    assert stats.p99() < p99_bound(limit, calm), \
+        f"the well-behaved player slowed down during the attack: {stats.summary()}; before it: {calm.summary()}"
 
 
 @asynccontextmanager

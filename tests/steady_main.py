@@ -1,6 +1,7 @@
 """The well-behaved player of hostilekit.steady_player, in a process of its own, so that
 an attack driven from the test process does not share its event loop: what it measures
-is the server. Prints "seated" once at its table; on "stop" (or the end of stdin) prints
+is the server. Prints "seated" once at its table, then "calm [latencies]" once it has
+played hostilekit.CALM intents before any attack (hostilekit.p99_bound); on "stop" (or the end of stdin) prints
 what it measured as one JSON line and exits.
 
     python tests/steady_main.py URL [PACE] [MIN_INTENTS]
@@ -17,7 +18,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hostilekit import PACE, Steady, _run_wild_pair  # noqa: E402
+from hostilekit import CALM, PACE, Steady, _run_wild_pair  # noqa: E402
 
 
 async def main(url: str, pace: float, min_intents: int) -> None:
@@ -28,6 +29,12 @@ async def main(url: str, pace: float, min_intents: int) -> None:
     gc.freeze()
     async with _run_wild_pair(url, "steady", pace, stats, 5.0) as (table, stop, failed):
         print("seated", flush=True)
+        with trio.move_on_after(5.0 + CALM * pace * 4):
+            while len(stats.latencies) < CALM and not stop.is_set():
+                await trio.sleep(pace)
+        print("calm", json.dumps(stats.latencies), flush=True)
+        stats.sent -= len(stats.latencies)
+        del stats.latencies[:]
         buf = b""
         while b"\n" not in buf:
             chunk = await stdin.receive_some(100)

@@ -22,6 +22,7 @@ from wildtable.server.config import ServerConfig
 
 from proc import LineReader
 from serverkit import create, join, running_server, seated
+from waitkit import wait_until
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -97,9 +98,10 @@ async def test_a_seat_left_mid_game_is_taken_by_a_bot_although_it_keeps_its_name
                     WILDTABLE + ["bots", url, "--table", table, "--count", "1", "--delay", "5"],
                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
                 try:
-                    while t.seats[0].conn is None:
+                    def sat() -> bool:
                         assert proc.poll() is None, "the bots command gave up"
-                        await trio.sleep(0.05)
+                        return t.seats[0].conn is not None
+                    await wait_until(sat, step=0.05, what="a bot in seat 0")
                     assert t.seats[0].name == "bot1"
                 finally:
                     proc.terminate()

@@ -25,6 +25,7 @@ from wildtable.protocol import messages as m
 
 from proc import LineReader, quit_plain
 from serverkit import create, join, running_server, server_config
+from waitkit import wait_until
 
 WILDTABLE = [sys.executable, "-m", "wildtable"]
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -143,10 +144,8 @@ async def test_a_spectator_cannot_seat_bots(tmp_path):
 async def bots_gone(server, within: float = 5.0) -> None:
     """The server's bots have all ended: a bot's task ends just after its table is
     forgotten or its seat released, so the count is awaited (bounded), not read at once."""
-    with trio.move_on_after(within):
-        while server.bots.running:
-            await trio.sleep(0.05)
-    assert server.bots.running == 0, f"{server.bots.running} bot(s) still running {within:g} s after they were alone"
+    await wait_until(lambda: server.bots.running == 0, timeout=within,
+                     what="every bot ended after they were alone", show=lambda: server.bots.running)
 
 
 async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_path):
@@ -166,12 +165,11 @@ async def test_bots_left_alone_at_a_waiting_table_leave_it_and_it_expires(tmp_pa
                 shown = [x for x in before if isinstance(x, m.Players)]
                 assert shown and [p["name"] for p in shown[-1].players] == ["ann", "bot1", "bot2", None], before
             async with connect(url, "lee") as lee:
-                while True:
+                async def listed() -> bool:
                     await lee.send(m.ListTables())
-                    listed = await lee.receive_until(lambda x: isinstance(x, m.TableList))
-                    if all(t["table"] != table for t in listed.tables):
-                        break
-                    await trio.sleep(0.2)
+                    return all(t["table"] != table for t in (await lee.receive_until(
+                        lambda x: isinstance(x, m.TableList))).tables)
+                await wait_until(listed, step=0.2, timeout=30, what="the table gone from the list")
             await bots_gone(server)
             assert (tmp_path / "data" / "expired" / f"{table}.wlog").exists()
             assert table not in (tmp_path / "data" / "bots.json").read_text()
@@ -189,13 +187,12 @@ async def test_bots_alone_at_a_game_that_cannot_go_on_leave_it(tmp_path):
                 await ann.send(m.SeatBots(table, 1, None, 50))
                 await ann.receive_until(lambda x: isinstance(x, m.BotsSeated))     # the bot sat: dealt
             async with connect(url, "lee") as lee:
-                while True:
+                async def listed() -> dict | None:
                     await lee.send(m.ListTables())
                     (entry,) = [t for t in (await lee.receive_until(lambda x: isinstance(x, m.TableList))).tables
                                 if t["table"] == table]
-                    if entry["connected"] == [False, False]:
-                        break
-                    await trio.sleep(0.2)
+                    return entry if entry["connected"] == [False, False] else None
+                entry = await wait_until(listed, step=0.2, timeout=30, what="both seats shown offline")
             assert entry["status"] == "playing"
             await bots_gone(server)
             assert table not in (tmp_path / "data" / "bots.json").read_text()
@@ -215,14 +212,12 @@ async def test_a_seat_released_mid_game_is_filled_with_bots_n(tmp_path):
                 await ann.join(table, 0)
                 await bob.send(m.Leave())
                 await bob.receive_until(lambda x: isinstance(x, m.Left))
-                while not (ann.mirror.seq > 0 and ann.mirror.players[1].get("connected") is False):
-                    await trio.sleep(0.02)
+                await wait_until(lambda: ann.mirror.seq > 0 and ann.mirror.players[1].get("connected") is False,
+                                 what="ann's mirror showing bob offline")
                 assert ann.mirror.players[1]["name"] == "bob"
                 await ann.command("bots 1")
                 def answer() -> list:
                     return [n for n in notes if n.kind in ("error", "rejected") or n.text.startswith("seated ")]
-                while not answer():
-                    await trio.sleep(0.02)
-                (said,) = answer()
+                (said,) = await wait_until(answer, what="an answer to `bots 1`")
                 assert (said.kind, said.text.split(";")[0]) == ("info", "seated 1 bot(s) (normal): bot1 (seat 1)"), said
                 nursery.cancel_scope.cancel()

@@ -23,6 +23,7 @@ from wildtable.protocol.codec import MAX_FRAME
 from wildtable.server import wire
 
 from serverkit import create, running_server
+from waitkit import wait_until
 
 REDIRECTED = (m.CreateTable, m.Join, m.Rejoin, m.Spectate, m.SeatBots)
 
@@ -66,12 +67,8 @@ async def _node(nursery: trio.Nursery, node: TinyNode) -> trio.CancelScope:
 
 
 async def _until(notes: list, what: str) -> Notice:
-    with trio.fail_after(20):
-        while True:
-            for n in notes:
-                if what in n.text:
-                    return n
-            await trio.sleep(0.01)
+    return await wait_until(lambda: next((n for n in notes if what in n.text), None), timeout=20,
+                            what=f"a notice saying {what!r}", show=lambda: [n.text for n in notes[-5:]])
 
 
 async def test_a_join_is_followed_to_its_node_and_the_token_kept_under_the_given_url(tmp_path):

@@ -20,6 +20,7 @@ from wildtable.server.config import ServerConfig
 
 from proc import LineReader
 from serverkit import create, join
+from waitkit import wait_until
 
 ENV = dict(os.environ, PYTHONUNBUFFERED="1")
 
@@ -42,9 +43,8 @@ async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_
     notes: list[Notice] = []
 
     async def until(pred, timeout=10):
-        with trio.fail_after(timeout):
-            while not any(pred(n) for n in notes):
-                await trio.sleep(0.02)
+        await wait_until(lambda: any(pred(n) for n in notes), timeout=timeout, what="a notice that fits",
+                         show=lambda: [n.text for n in notes[-5:]])
 
     with trio.fail_after(30):
         async with trio.open_nursery() as outer:

@@ -10,6 +10,7 @@ from wildtable.headless.core import ClientCore, Notice, completions
 from wildtable.headless.net import connect
 
 from serverkit import create, join, running_server
+from waitkit import wait_until
 
 
 async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
@@ -28,8 +29,7 @@ async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
                 async with trio.open_nursery() as nursery:
                     await nursery.start(core.run)
                     await core.join(table, 0)
-                    while core.mirror.over is None:
-                        await trio.sleep(0.02)
+                    await wait_until(lambda: core.mirror.over is not None, what="game over in the mirror")
                     hand = core.mirror.view["hand"]
                     assert hand                       # cards left, so only the game's end stops a play
                     await core.command("play 1 red")
@@ -40,8 +40,7 @@ async def test_game_commands_after_game_over_and_in_the_lobby_say_why(tmp_path):
                     assert completions(core, "play ") == [] and completions(core, "play 1 ") == []
                     assert "leave" in completions(core, "l")
                     await core.command("leave")
-                    while core.at_table:
-                        await trio.sleep(0.02)
+                    await wait_until(lambda: not core.at_table, what="the client away from the table")
                     notes.clear()
                     await core.command("p 1 red")
                     assert rejected("p 1 red").startswith("you are not at a table"), rejected("p 1 red")

@@ -12,6 +12,7 @@ from wildtable.headless.net import connect
 from wildtable.client.plain import PlainOutput
 
 from serverkit import create, join, running_server
+from waitkit import wait_until
 
 
 async def test_plain_phase_line_names_the_round_in_go_wild(tmp_path):
@@ -30,9 +31,12 @@ async def test_plain_phase_line_names_the_round_in_go_wild(tmp_path):
                 async with trio.open_nursery() as nursery:
                     await nursery.start(core.run)
                     await core.join(table, 0)
-                    while core.mirror.over is None and core.mirror.view.get("round", 0) < 2:
-                        await trio.sleep(0.01)
-                    await trio.sleep(0.05)
-                    phases = [x for x in out.getvalue().splitlines() if x.startswith("phase playing")]
-                    assert phases[:2] == ["phase playing round 1", "phase playing round 2"], out.getvalue()
+                    await wait_until(lambda: core.mirror.over is not None or core.mirror.view.get("round", 0) >= 2,
+                                     what="round 2 (or game over) in the mirror")
+                    def phases() -> list[str]:
+                        return [x for x in out.getvalue().splitlines() if x.startswith("phase playing")]
+                    await wait_until(lambda: len(phases()) >= 2, timeout=5, what="two phase lines printed",
+                                     show=out.getvalue)
+                    got = phases()
+                    assert got[:2] == ["phase playing round 1", "phase playing round 2"], out.getvalue()
                     nursery.cancel_scope.cancel()

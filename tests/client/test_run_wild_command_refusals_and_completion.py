@@ -22,6 +22,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.games import run_wild as E
 
 from serverkit import create, join, reply_to, running_server
+from waitkit import wait_until
 
 
 def stacked(hands: list[list[str]]) -> tuple[int, ...]:
@@ -58,19 +59,16 @@ async def at_table(tmp_path, ann: list[str], bob: list[str], **settings):
                 await conn.send(m.Intent(1, {"kind": "ready"}))
                 assert isinstance(await reply_to(conn, 1), m.Accepted)
                 await core.command("ready")
-                while core.mirror.view.get("phase") != "playing":
-                    await trio.sleep(0.01)
+                await wait_until(lambda: core.mirror.view.get("phase") == "playing", what="the mirror playing")
                 yield core, notes
                 nursery.cancel_scope.cancel()
 
 
 async def answer(notes: list[Notice], text: str) -> Notice:
     """The accepted/rejected notice of the command ``text``."""
-    while True:
-        for n in notes:
-            if n.kind in ("accepted", "rejected") and n.text == text:
-                return n
-        await trio.sleep(0.01)
+    def found():
+        return next((n for n in notes if n.kind in ("accepted", "rejected") and n.text == text), None)
+    return await wait_until(found, what=f"an answer to {text!r}")
 
 
 async def test_a_draw3_named_in_a_meld_is_refused_and_the_client_goes_on(tmp_path):
@@ -93,8 +91,7 @@ async def test_a_wild_added_to_a_full_run_is_refused_with_the_reason(tmp_path):
                             hand_size=14) as (core, notes):
             await core.command("meld " + " ".join(blues))
             assert (await answer(notes, "meld " + " ".join(blues))).kind == "accepted"
-            while not core.mirror.view.get("melds"):
-                await trio.sleep(0.01)
+            await wait_until(lambda: core.mirror.view.get("melds"), what="the meld in the mirror")
             await core.command("add W to m1")
             n = await answer(notes, "add W to m1")
             assert n.kind == "rejected" and n.code == "bad_command", n
@@ -109,8 +106,7 @@ async def test_completion_stops_once_the_command_is_whole(tmp_path):
                             ["B1", "G2", "Y3", "R4", "B12", "Y7", "P8", "R2"]) as (core, notes):
             await core.command("meld B5 B6 B7")
             assert (await answer(notes, "meld B5 B6 B7")).kind == "accepted"
-            while not core.mirror.view.get("melds"):
-                await trio.sleep(0.01)
+            await wait_until(lambda: core.mirror.view.get("melds"), what="the meld in the mirror")
             # still wanted: a meld handle, a card
             assert completions(core, "add B9 to ") == ["m1"]
             assert completions(core, "add m1 ") == ["B9", "G9", "R9", "P1", "W"]

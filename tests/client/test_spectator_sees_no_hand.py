@@ -13,6 +13,7 @@ from wildtable.client.plain import run_plain
 from wildtable.client.session import Launch
 
 from serverkit import running_server, seated
+from waitkit import wait_until
 
 
 @pytest.mark.parametrize("game", ["run-wild", "go-wild", "wild-shots", "go-fish-wildcard"])
@@ -22,8 +23,7 @@ async def test_a_spectator_gets_no_hand_and_the_line_mode_prints_none(tmp_path, 
         async with running_server(tmp_path / "data") as (server, url):
             seats = 3 if game == "go-wild" else 2
             async with seated(url, game, seats) as (table, conns, joined):
-                while server.tables[table].seq == 0:         # dealt (or the first chance record made)
-                    await trio.sleep(0.01)
+                await wait_until(lambda: server.tables[table].seq > 0, what="dealt (or the first chance record made)")
                 out = io.StringIO()
                 code = await run_plain(Launch(url=url, name="watcher"), io.StringIO(f"spectate {table}\nshow\nquit\n"), out)
             view = server.tables[table].game.view(server.tables[table].state, None)

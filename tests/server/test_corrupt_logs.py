@@ -27,6 +27,7 @@ from wildtable.protocol.replay import replay
 
 from scripted import play_to_end
 from serverkit import running_server, seated, server_config
+from waitkit import wait_until
 
 TABLES = 3
 PLAYED = 90          # seqs played at each table before the server stops
@@ -51,8 +52,8 @@ async def _play_part_way(data: Path, tokens: dict) -> None:
                         n.start_soon(play_to_end, c, j)
 
                     async def stop():
-                        while server.tables[table].seq < PLAYED:
-                            await trio.sleep(0.005)
+                        await wait_until(lambda: server.tables[table].seq >= PLAYED, step=0.005,
+                                         what=f"table {table} at seq {PLAYED}")
                         n.cancel_scope.cancel()
                     n.start_soon(stop)
 

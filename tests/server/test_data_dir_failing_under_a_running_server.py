@@ -14,6 +14,7 @@ from wildtable.protocol import messages as m
 from wildtable.server.datadir import LOCK_NAME
 
 from serverkit import answer, create, info, join, played_out_and_left, running_server, server_config
+from waitkit import wait_until
 
 
 async def test_create_table_when_the_log_cannot_be_made_is_an_error_not_a_crash(tmp_path):
@@ -56,8 +57,7 @@ async def test_an_unwritable_data_dir_leaves_no_headless_log_and_forgets_tables_
                     table = await create(ann, "go-wild", 2, turn_timer=0.01, target=1)
                     subprocess.run(["chattr", "+i", str(data)], check=True)
                     await played_out_and_left([ann, bob], table)
-                    while table in server.tables:
-                        await trio.sleep(0.02)
+                    await wait_until(lambda: table not in server.tables, what=f"table {table} forgotten")
                     await ann.send(m.CreateTable("go-wild", 2, {}))
                     e = await answer(ann)
                     assert isinstance(e, m.Error) and e.code == "storage_error", e

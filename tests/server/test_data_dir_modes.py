@@ -14,6 +14,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import at_a_new_table, create, join, running_server, server_config
+from waitkit import wait_until
 
 
 def mode(path) -> int:
@@ -35,8 +36,8 @@ async def test_a_new_data_dir_is_0700_and_its_logs_0600(tmp_path):
                         ann, lambda: create(ann, "go-wild", 2, turn_timer=0.01, target=1), lambda t: m.Join(t, 0))
                     await join(bob, played, 1)
                     await ann.receive_until(lambda x: isinstance(x, m.GameOver), timeout=10)
-                while waiting in server.tables or played in server.tables or server._moving:
-                    await trio.sleep(0.02)
+                await wait_until(lambda: waiting not in server.tables and played not in server.tables and not server._moving,
+                                 what="both tables forgotten, their logs moved")
         assert mode(data / "expired") == 0o700 and mode(data / "finished") == 0o700
         assert mode(data / "expired" / f"{waiting}.wlog") == 0o600
         assert mode(data / "finished" / f"{played}.wlog") == 0o600

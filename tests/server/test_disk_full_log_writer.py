@@ -6,24 +6,44 @@ stopped the writer for good (StorageFailed), and with it the whole server."""
 
 from __future__ import annotations
 
+import errno
 import os
 
 import trio
 
 from wildtable.server.logwriter import LogFile, LogWriter, StorageFailed
+from wildtable.server.world import OsDisk
 
 from smallfs import fill, free_bytes, small_filesystem
+from waitkit import wait_until
 
 
 def record(i: int, size: int) -> bytes:
     return (f"<record {i}>".encode() * size)[:size]
 
 
+class CountingDisk(OsDisk):
+    """The real disk, counting the writes that found no room (the writer's tries)."""
+
+    def __init__(self):
+        super().__init__()
+        self.full = 0
+
+    def write(self, fd: int, data) -> int:
+        try:
+            return super().write(fd, data)
+        except OSError as e:
+            if e.errno == errno.ENOSPC:
+                self.full += 1
+            raise
+
+
 async def test_a_full_disk_pauses_the_writer_and_room_resumes_it_with_every_record_once(tmp_path):
     with small_filesystem(tmp_path / "fs", 1 << 20) as fs:
         header = b"HEADER" * 10
         log = LogFile.create(fs / "t.wlog", header)
-        writer = LogWriter()                  # the defaults: durability always
+        disk = CountingDisk()
+        writer = LogWriter(disk=disk)         # the defaults: durability always
         changes: list[bool] = []
         writer.on_pause = changes.append
         first, second = record(1, 3000), record(2, 6000)
@@ -39,23 +59,21 @@ async def test_a_full_disk_pauses_the_writer_and_room_resumes_it_with_every_reco
                     await writer.commit(log, second)
                     done.append(trio.current_time())
                 n.start_soon(commit_second)
-                while not writer.paused:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: writer.paused, what="the writer paused")
                 # cut back to the last whole record, nothing of the group acknowledged
                 assert (fs / "t.wlog").read_bytes() == header + first
                 assert changes == [True] and not done
                 # it goes on retrying (and cutting back) without acknowledging anything
-                retried = writer.paused_seconds
-                await trio.sleep(0.3)
+                retried, tries = writer.paused_seconds, disk.full
+                await wait_until(lambda: disk.full >= tries + 3, what="three more tries on the full disk")
                 assert not done and writer.paused and (fs / "t.wlog").read_bytes() == header + first
                 assert writer.paused_seconds == retried      # counted when the pause ends
                 room_made = trio.current_time()
                 filler.unlink()
-                while not done:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: done, what="the group acknowledged once there was room")
                 assert done[0] - room_made < 2.0, done[0] - room_made    # RETRY_MAX 1 s
                 assert changes == [True, False] and not writer.paused and writer.pauses == 1
-                assert writer.paused_seconds > 0.3
+                assert writer.paused_seconds > 0.3     # three retries: 0.05 + 0.1 + 0.2 s
                 await writer.commit(log, record(3, 100))
                 writer.close()
         # every record once, whole, in order
@@ -83,8 +101,7 @@ async def test_a_table_that_logs_after_the_writer_failed_waits_for_the_stop_inst
                     failed.append(e)
             await n.start(run_writer)
             n.start_soon(writer.commit, broken, b"record")
-            while not failed:
-                await trio.sleep(0.01)
+            await wait_until(lambda: failed, what="the writer stopped")
             assert "cannot write the table logs" in str(failed[0])
             # what tables do during the goodbye: nothing is acknowledged, nothing raises
             for call in (writer.commit(healthy, b"timer move"), writer.append(healthy, b"refusal"),
@@ -117,8 +134,7 @@ async def test_a_failed_fsync_is_not_waited_out_it_stops_the_writer(tmp_path):
                         failed.append(e)
                 await n.start(run_writer)
                 n.start_soon(writer.commit, LogFile(fifo), b"record")
-                while not failed:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: failed, what="the writer stopped")
                 n.cancel_scope.cancel()
         assert not writer.paused and writer.pauses == 0
         assert str(failed[0]) == "cannot write the table logs: Invalid argument", failed

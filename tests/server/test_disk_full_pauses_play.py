@@ -23,6 +23,7 @@ from wildtable.protocol.replay import replay
 from proc import LineReader
 from serverkit import create, join, unread_spectator
 from smallfs import fill, small_filesystem
+from waitkit import wait_until
 
 PAD = "x" * 400     # a refused intent's action is logged whole up to 512 bytes: it grows the log
 
@@ -83,53 +84,53 @@ async def test_a_full_disk_pauses_play_and_room_resumes_it_in_the_same_process(t
                         for i, c in enumerate((ann, bob)):
                             await c.send(m.Intent(i + 1, {"kind": "ready"}))
                         filler = fill(fs)
-                        # play on (draws, refusals that are logged) until the disk is full
+                        # play on (draws, refusals that are logged) until the disk is full: each
+                        # round of four intents is answered (or play pauses) before the next
                         intent = 10
+
+                        def answered(who, i):
+                            return [x for _, x in got[who] if getattr(x, "intent", None) == i]
                         while not notices("ann", "storage_full"):
                             for c in (ann, bob):
                                 intent += 1
                                 await c.send(m.Intent(intent, {"kind": "draw"}))
                                 intent += 1
                                 await c.send(m.Intent(intent, {"kind": "draw", "pad": PAD}))
-                            await trio.sleep(0.05)
+                            await wait_until(lambda: notices("ann", "storage_full") or answered("bob", intent),
+                                             what=f"an answer to intent {intent}, or storage_full")
                         paused_at = trio.current_time()
                         # everyone at a table is told, at once
                         for name in ("bob", "cat", "dan", "eve"):
-                            while not notices(name, "storage_full"):
-                                await trio.sleep(0.01)
+                            await wait_until(lambda: notices(name, "storage_full"), what=f"{name} told storage_full")
                         # intents are refused, saying why; a new table is refused too
                         await ann.send(m.Intent(1000, {"kind": "draw"}))
-                        while not [x for _, x in got["ann"] if isinstance(x, m.Rejected) and x.intent == 1000]:
-                            await trio.sleep(0.01)
-                        refused = next(x for _, x in got["ann"] if isinstance(x, m.Rejected) and x.intent == 1000)
+                        (refused,) = await wait_until(lambda: answered("ann", 1000), what="an answer to intent 1000")
+                        assert isinstance(refused, m.Rejected), refused
                         assert refused.code == "storage_full" and "resumes by itself" in refused.reason, refused
                         await bob.send(m.CreateTable("run-wild", 2, {}))
-                        while not [x for _, x in got["bob"] if isinstance(x, m.Error) and x.code == "storage_full"]:
-                            await trio.sleep(0.01)
+                        await wait_until(lambda: [x for _, x in got["bob"] if isinstance(x, m.Error)
+                                                  and x.code == "storage_full"], what="create_table refused: storage_full")
                         # one who comes to watch is told at once, and answered once play resumes
                         fay = await n.start(_watcher, url, gw)
-                        while not [x for _, x in fay if isinstance(x, m.Notice)]:
-                            await trio.sleep(0.01)
+                        await wait_until(lambda: [x for _, x in fay if isinstance(x, m.Notice)], what="fay told of the pause")
                         assert not [x for _, x in fay if isinstance(x, m.Spectating)], fay
-                        # the turn timer does not play while paused (it restarts after)
+                        # the turn timer does not play while paused (it restarts after): not a
+                        # condition but the point, longer than the 1 s timer; any update in this
+                        # time fails the "nothing shown while paused" check below
                         await trio.sleep(1.5)
                         assert proc.returncode is None
                         room_at = trio.current_time()
                         filler.unlink()
                         for name in ("ann", "bob", "cat", "dan", "eve"):
-                            while not notices(name, "storage_resumed"):
-                                await trio.sleep(0.01)
+                            await wait_until(lambda: notices(name, "storage_resumed"), what=f"{name} told storage_resumed")
                             assert notices(name, "storage_resumed")[0] - room_at < 5.0
-                        while not [x for _, x in fay if isinstance(x, m.Spectating)]:
-                            await trio.sleep(0.01)
+                        await wait_until(lambda: [x for _, x in fay if isinstance(x, m.Spectating)], what="fay spectating")
                         # play goes on: the timer plays again, an intent is answered as ever
                         resumed_at = max(notices("cat", "storage_resumed"))
-                        while not [x for t, x in got["cat"] if isinstance(x, m.Update) and t > resumed_at]:
-                            await trio.sleep(0.01)
+                        await wait_until(lambda: [x for t, x in got["cat"] if isinstance(x, m.Update) and t > resumed_at],
+                                         what="the turn timer playing after play resumed")
                         await ann.send(m.Intent(2000, {"kind": "draw"}))
-                        while not [x for _, x in got["ann"] if getattr(x, "intent", None) == 2000]:
-                            await trio.sleep(0.01)
-                        answer = next(x for _, x in got["ann"] if getattr(x, "intent", None) == 2000)
+                        (answer,) = await wait_until(lambda: answered("ann", 2000), what="an answer to intent 2000")
                         assert not isinstance(answer, m.Rejected) or answer.code != "storage_full", answer
                         n.cancel_scope.cancel()
                 # nothing was acknowledged nor shown while paused

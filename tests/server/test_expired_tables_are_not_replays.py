@@ -11,6 +11,7 @@ import trio
 
 from clusterkit import query
 from serverkit import create, get, play_out_with_a_refusal, running_server, server_config
+from waitkit import wait_until
 from wildtable.headless.net import connect
 from wildtable.server.store_pg import PgStore
 
@@ -18,17 +19,16 @@ from wildtable.server.store_pg import PgStore
 async def forgotten(server, table: str) -> None:
     """Until the server has forgotten ``table`` and put its log away (moved to expired/, or
     marked in the store)."""
-    while table in server.tables or table in server._moving:
-        await trio.sleep(0.02)
+    await wait_until(lambda: table not in server.tables and table not in server._moving,
+                     what=f"table {table} forgotten and its log put away")
 
 
 async def marked_over(server, where: dict, table: str) -> None:
     """Until the finished game ``table`` is closed for good (in a store: marked finished)."""
-    while not server.tables[table].readonly:
-        await trio.sleep(0.02)
-    while "store" in where and not await query(where["store"], "SELECT 1 FROM wt_tables WHERE finished "
-                                                                "AND table_id = %s", (table,)):
-        await trio.sleep(0.02)
+    await wait_until(lambda: server.tables[table].readonly, what=f"table {table} closed for good")
+    if "store" in where:
+        await wait_until(lambda: query(where["store"], "SELECT 1 FROM wt_tables WHERE finished AND table_id = %s",
+                                       (table,)), step=0.02, what=f"table {table} marked finished in the store")
 
 
 async def test_an_expired_waiting_table_is_neither_listed_nor_replayed(tmp_path, files_or_store):

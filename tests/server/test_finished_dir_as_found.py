@@ -12,6 +12,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from serverkit import answer, create, join, running_server, server_config
+from waitkit import wait_until
 
 FAST = {"turn_timer": 0.01, "target": 1}
 
@@ -28,9 +29,9 @@ async def play_out(url) -> str:
 async def refused_moves(caplog, count: int) -> None:
     """Until the server has said ``count`` times that it would not move a log into
     finished/ (the move runs in a thread: the table is forgotten before it is tried)."""
-    with trio.fail_after(10):
-        while sum("cannot move the table's log to finished/" in r.getMessage() for r in caplog.records) < count:
-            await trio.sleep(0.02)
+    said = "cannot move the table's log to finished/"
+    await wait_until(lambda: sum(said in r.getMessage() for r in caplog.records) >= count, timeout=10,
+                     what=f"the server saying {count} time(s) {said!r}")
 
 
 async def test_a_log_already_in_finished_is_never_overwritten(tmp_path, caplog):
@@ -67,9 +68,7 @@ async def test_finished_being_a_file_leaves_logs_in_place_and_the_server_serving
     with trio.fail_after(20):
         async with running_server(server_config(data, keep_finished=0)) as (server, url):
             table = await play_out(url)
-            with trio.fail_after(5):
-                while table in server.tables:
-                    await trio.sleep(0.02)
+            await wait_until(lambda: table not in server.tables, timeout=5, what=f"table {table} forgotten")
             async with connect(url, "wes") as wes:
                 await wes.send(m.Spectate(table))
                 e = await answer(wes)

@@ -12,6 +12,7 @@ from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
 from serverkit import create, join, running_server, server_config
+from waitkit import wait_until
 
 # Go Wild! to one point, played by the turn timer with nobody connected: the table ends
 # with no audience, so it is forgotten at once with keep_finished 0
@@ -34,8 +35,8 @@ async def test_a_table_forgotten_at_once_keeps_its_last_records(tmp_path, durabi
                     await join(bob, t, 1)
                 tables.append(t)            # both gone: the timer plays it out, nobody watching
             for t in tables:
-                while t in server.tables or not (server.finished_dir / f"{t}.wlog").exists():
-                    await trio.sleep(0.02)
+                await wait_until(lambda: t not in server.tables and (server.finished_dir / f"{t}.wlog").exists(),
+                                 what=f"table {t} forgotten, its log in finished/")
     for t in tables:
         c = read_log((data / "finished" / f"{t}.wlog").read_bytes())
         assert c.torn is None

@@ -34,6 +34,7 @@ from wildtable.server.table import REFUSALS_LOGGED_BURST
 from adversarial_kit import documented_codes, is_direct_answer
 from scripted import play_to_end
 from serverkit import create, join, running_server, server_config
+from waitkit import wait_until
 
 CODES = documented_codes()
 PROTOCOL_CAP = 64 * 1024
@@ -95,9 +96,7 @@ class ThreadedServer:
             port = await n.start(self.server.run, "127.0.0.1", 0)
             self.url = f"ws://127.0.0.1:{port}"
             n.start_soon(self._games)
-            with trio.fail_after(30):
-                while self.game_table is None:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: self.game_table is not None, timeout=30, what="the game table made")
             self.ready.set()
             await self._games_over.wait()
             await self.server.shutdown("test over")
@@ -482,9 +481,7 @@ async def test_sockets_dropped_during_the_handshake_or_at_the_connection_cap_do_
                     n.start_soon(player, b, jb)
                     n.start_soon(abuse)
             assert len(results) == 2 and results[0].over == results[1].over and results[0].over is not None
-            with trio.fail_after(5):
-                while len(server.connections) > 0:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: not server.connections, timeout=5, what="every connection closed")
             async with connect(url, "after") as c:
                 await c.send(m.ListTables())
                 lst = await c.receive_until(lambda x: isinstance(x, m.TableList))

@@ -11,6 +11,7 @@ from wildtable.headless.net import connect
 
 from opskit import get, of, scrape
 from serverkit import create, join, play_out_with_a_refusal, running_server, server_config
+from waitkit import wait_until
 
 
 async def test_metrics_move_with_play(tmp_path):
@@ -32,8 +33,7 @@ async def test_metrics_move_with_play(tmp_path):
                 assert of(mid, "wildtable_tables", status="playing") == 1
                 assert of(mid, "wildtable_connections", state="seated") == 2
             await play_out_with_a_refusal(url)
-            while server.connections:
-                await trio.sleep(0.02)
+            await wait_until(lambda: not server.connections, what="every connection closed")
             after = await scrape(server.ops_port)
     assert of(after, "wildtable_tables_created_total") == 2
     assert of(after, "wildtable_connections_opened_total") == 4

@@ -27,6 +27,7 @@ from wildtable.server.table import token_hash
 from hostilekit import steady_player_process
 from proc import LineReader
 from serverkit import create, ready_all, reply_to, running_server, seated, server_config
+from waitkit import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file handles in /proc")
 
@@ -196,8 +197,7 @@ async def test_finished_and_idle_tables_close_their_logs_and_reopen_them_to_writ
             async with seated(url, "go-wild", 2, {"turn_timer": 0.01, "target": 1}) as (tid, conns, _):
                 await conns[0].receive_until(lambda x: isinstance(x, m.GameOver), timeout=10)
                 t = server.tables[tid]
-                while t.logfile.fd >= 0:
-                    await trio.sleep(0.01)
+                await wait_until(lambda: t.logfile.fd < 0, what="the finished table's log file closed")
                 assert t.readonly
 
 
@@ -208,8 +208,8 @@ async def test_an_idle_table_closes_its_log_and_opens_it_again_for_its_next_reco
             server.writer.idle = 0.2          # (LOG_IDLE, 60 s, in production)
             async with seated(url, "run-wild", 2) as (tid, conns, _):
                 t = server.tables[tid]
-                while t.logfile.fd >= 0 or _open_logs(me):
-                    await trio.sleep(0.02)      # nothing written for a while: closed
+                await wait_until(lambda: t.logfile.fd < 0 and not _open_logs(me),
+                                 what='nothing written for a while: closed')
                 opens = server.writer.opens
                 await ready_all(conns)          # told, so in the log (durability always)
                 readies = [r for r in read_log(t.logfile.path.read_bytes()).records

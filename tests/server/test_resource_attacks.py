@@ -18,6 +18,7 @@ from wildtable.server.table import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE
 from contextlib import asynccontextmanager
 
 from hostilekit import Raw, binary, port_of, said_hello, serve_process, steady_player_process
+from waitkit import wait_until
 
 ATTACKER = "127.0.0.3"
 
@@ -72,9 +73,8 @@ async def test_a_table_squat_holds_a_few_waiting_tables_which_expire(tmp_path):
                     raw.close()
             # nobody is at the squatters' tables: they expire (2 s here; 600 s by default)
             expired = tmp_path / "data" / "expired"
-            with trio.fail_after(15):
-                while len(list(expired.glob("*.wlog")) if expired.exists() else []) < 4:
-                    await trio.sleep(0.2)
+            await wait_until(lambda: len(list(expired.glob("*.wlog")) if expired.exists() else []) >= 4,
+                             step=0.2, timeout=15, what="the four squatted tables expired")
 
 
 async def test_a_list_tables_flood_does_not_slow_the_tables(tmp_path):

@@ -12,6 +12,7 @@ from wildtable.protocol import messages as m
 
 from rawclient import count_sends, make_tables, small_buffered_client, stuck_client, whole_messages_then_close
 from serverkit import running_server, server_config
+from waitkit import wait_until
 
 
 async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_path):
@@ -29,14 +30,13 @@ async def test_slow_consumer_close_frame_is_not_written_inside_a_cut_frame(tmp_p
                 assert sent < 2000
                 await raw.send(m.ListTables())
                 sent += 1
-                while len(calls) < sent and not conn.slow:   # answered (so nothing is left unread)
-                    await trio.sleep(0.001)
+                await wait_until(lambda: len(calls) >= sent or conn.slow, step=0.001,  # so nothing is left unread
+                                 what=f"list_tables {sent} answered, or the connection found slow")
             # it reads again: whole frames, then the close frame (not one cut short inside another)
             got, ev = await whole_messages_then_close(raw, m.TableList)
             assert isinstance(ev, CloseConnection) and ev.code == 1013, (got, ev)
             await raw.stream.send_all(raw.ws.send(ev.response()))
-            while conn in server.connections:
-                await trio.sleep(0.01)
+            await wait_until(lambda: conn not in server.connections, what="the connection closed")
 
 
 async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path):
@@ -50,12 +50,10 @@ async def test_send_timeout_close_frame_comes_after_whole_frames(tmp_path):
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")     # the writer is blocked mid-write
             conn, sent = raw.conn, raw.sent
-            while not conn.peer.closed:                  # the send timeout fired
-                await trio.sleep(0.01)
+            await wait_until(lambda: conn.peer.closed, what="the send timeout fired")
             got, ev = await whole_messages_then_close(raw, m.TableList)
             assert isinstance(ev, CloseConnection), (got, ev)
             assert ev.code == 1001 and "send timeout" in ev.reason, ev
             assert 0 < got <= sent                       # whole frames only; what merely waited may be dropped
             await raw.stream.send_all(raw.ws.send(ev.response()))
-            while conn in server.connections:
-                await trio.sleep(0.01)
+            await wait_until(lambda: conn not in server.connections, what="the connection closed")

@@ -15,6 +15,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
 from serverkit import answer, check_views, create, get, info, join, replay_by_seq, reply_to, running_server, server_config
+from waitkit import wait_until
 
 # Go Wild! to one point, played by the turn timer: over in a few dozen records
 FAST = {"turn_timer": 0.01, "target": 1}
@@ -144,9 +145,8 @@ async def _listed(conn) -> set:
 
 
 async def _until_forgotten(server, table: str, seconds: float = 5) -> None:
-    with trio.fail_after(seconds):
-        while table in server.tables or not (server.finished_dir / f"{table}.wlog").exists():
-            await trio.sleep(0.02)
+    await wait_until(lambda: table not in server.tables and (server.finished_dir / f"{table}.wlog").exists(),
+                     timeout=seconds, what=f"table {table} forgotten, its log in finished/")
 
 
 async def test_a_finished_table_nobody_is_at_is_forgotten_and_its_log_moved_to_finished(tmp_path):

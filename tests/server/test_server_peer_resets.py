@@ -15,6 +15,7 @@ from wildtable.protocol import messages as m
 from scripted import play_to_end
 from serverkit import running_server, seated, server_config
 from rawclient import RawClient, make_tables, stuck_client
+from waitkit import wait_until
 
 
 def _reset(raw: RawClient) -> None:
@@ -46,23 +47,20 @@ async def test_resets_and_half_closes_with_backlogs_leave_the_other_table_alone(
                             await raw.stream.send_eof()          # half-close: FIN, still open for reading
                         else:
                             _reset(raw)                          # RST with a partial frame in flight
-                        await trio.sleep(0)
+                        await trio.lowlevel.checkpoint()         # one scheduler pass between peers
                 assert len(results) == 2 and all(r.over is not None for r in results)
-                while any(c in server.connections for c in gone):
-                    await trio.sleep(0.01)
+                await wait_until(lambda: not any(c in server.connections for c in gone),
+                                 what="every vanished peer out of server.connections")
                 assert all(c.closed for c in gone)
                 # a closed connection leaves the table through its arbiter (a LeaveReq in the
                 # inbox, which a fair table may also hold behind intents): it is let go soon
                 # after leaving server.connections, not at once
-                with trio.move_on_after(10):
-                    while server.tables[table].spectators:
-                        await trio.sleep(0.01)
-                assert not server.tables[table].spectators     # never let go: held for the peer
+                await wait_until(lambda: not server.tables[table].spectators, timeout=10,
+                                 what="the vanished spectators let go by the table (else held for the peer)")
                 for raw in raws:
                     if raw.stream.socket.fileno() != -1:
                         await raw.stream.aclose()
-            while server.connections:
-                await trio.sleep(0.01)
+            await wait_until(lambda: not server.connections, what="every connection closed")
     bad = [r for r in caplog.records if r.levelno >= logging.ERROR or "internal error" in r.getMessage()]
     assert not bad, [r.getMessage() for r in bad]
 
@@ -110,15 +108,15 @@ async def test_frames_sent_as_the_send_timeout_fires_do_not_raise(tmp_path, capl
             await make_tables(url, 30)
             raw = await stuck_client(server, port, "stuck")
             conn = raw.conn
+            # one frame on every scheduler pass (a checkpoint, not a wait for time)
             while not conn.peer.closed:          # until the send timeout fired
                 conn.send_bytes(data)            # raised BrokenResourceError (the bell had no reader)
-                await trio.sleep(0)
+                await trio.lowlevel.checkpoint()
             for _ in range(50):
                 conn.send_bytes(data)
-                await trio.sleep(0)
+                await trio.lowlevel.checkpoint()
             _reset(raw)
-            while conn in server.connections:
-                await trio.sleep(0.01)
+            await wait_until(lambda: conn not in server.connections, what="the connection closed")
     bad = [r for r in caplog.records if r.levelno >= logging.ERROR]
     assert not bad, [r.getMessage() for r in bad]
 
@@ -137,9 +135,6 @@ async def test_a_peer_that_closes_and_stops_reading_does_not_pin_its_socket(tmp_
             raw = await stuck_client(server, port, "closer")
             conn = raw.conn
             await raw.stream.send_all(raw.ws.send(CloseConnection(1000)))
-            while conn in server.connections:
-                await trio.sleep(0.01)
-            with trio.fail_after(5):
-                while conn.peer._sock.fileno() != -1:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: conn not in server.connections, what="the connection closed")
+            await wait_until(lambda: conn.peer._sock.fileno() == -1, timeout=5, what="its socket closed")
             _reset(raw)

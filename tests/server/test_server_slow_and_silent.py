@@ -11,6 +11,7 @@ from wildtable.protocol import messages as m
 
 from scripted import play_all_to_end
 from serverkit import running_server, seated, server_config, unread_spectator
+from waitkit import wait_until
 
 
 async def test_no_hello_in_time_is_an_idle_timeout(tmp_path):
@@ -57,14 +58,12 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_after_the_send_timeout(t
                     results = await play_all_to_end(conns, joined, timeout=80)
                     assert len(results) == 2 and all(r.over is not None for r in results)
                     # the stuck spectator is gone: closed by the send timeout, not as slow
-                    with trio.fail_after(10):
-                        while theirs in server.connections:
-                            await trio.sleep(0.05)
+                    await wait_until(lambda: theirs not in server.connections,
+                                     timeout=10, step=0.05, what="the stuck spectator closed")
                     assert theirs.closed and not theirs.slow
                     # it leaves the table through the arbiter's inbox: soon after, not at once
-                    with trio.move_on_after(10):
-                        while server.tables[table].spectators:
-                            await trio.sleep(0.05)
+                    await wait_until(lambda: not server.tables[table].spectators, timeout=10, step=0.05,
+                                     what="the stuck spectator let go by the table")
                     assert not server.tables[table].spectators
 
 

@@ -17,6 +17,7 @@ from wildtable.protocol.codec import packb
 from wildtable.server import app
 
 from serverkit import create, join, running_server
+from waitkit import wait_until
 
 FAST = {"turn_timer": 0.01, "target": 1}
 
@@ -66,8 +67,6 @@ async def test_a_long_list_keeps_waiting_tables_and_counts_what_it_leaves_out(tm
                 async with trio.open_nursery() as nursery:
                     await nursery.start(core.run)
                     await core.command("list")
-                    with trio.fail_after(5):
-                        while "tables " not in out.getvalue():
-                            await trio.sleep(0.01)
+                    await wait_until(lambda: "tables " in out.getvalue(), timeout=5, what="the table list printed")
                     nursery.cancel_scope.cancel()
                 assert "tables 4 table(s) (and 3 more the server did not list" in out.getvalue(), out.getvalue()

@@ -21,6 +21,7 @@ from wildtable.protocol.replay import replay
 
 from adversarial_kit import GONE, choose, start_serve
 from serverkit import as_sent
+from waitkit import wait_until
 
 TABLES = [
     ("run-wild", 2, {"rounds": 3}),
@@ -130,9 +131,8 @@ async def test_sigkill_mid_game_loses_no_acknowledged_action(tmp_path):
 
             # the restart rebuilds every table from its log
             srv2 = await start_serve(bg, data, "--rate-limit", "100000")
-            with trio.fail_after(10):
-                while f"recovered {len(tables)} unfinished table(s)" not in srv2.log:
-                    await trio.sleep(0.01)
+            await wait_until(lambda: f"recovered {len(tables)} unfinished table(s)" in srv2.log, timeout=10,
+                             what=f"the restart saying it recovered {len(tables)} table(s)")
             rebuilt = {}
             for table in tables:
                 contents = read_log((data / f"{table}.wlog").read_bytes())

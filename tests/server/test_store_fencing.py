@@ -17,6 +17,7 @@ from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record, read_l
 from wildtable.server.store_pg import LeaseLost, PgStore, PgWriter
 
 from serverkit import create, join, running_server, seated, server_config
+from waitkit import wait_until
 
 GONE = (ConnectionClosed, trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -119,9 +120,8 @@ async def test_a_server_fenced_out_of_its_table_acknowledges_nothing_and_steps_d
                 heard = await _heard_until_gone(ann)
                 assert not [x for x in heard if isinstance(x, m.Accepted)], heard
                 assert [x for x in heard if isinstance(x, m.Goodbye)], heard
-                with trio.fail_after(5):
-                    while table in server.tables:
-                        await trio.sleep(0.01)
+                await wait_until(lambda: table not in server.tables,
+                                 timeout=5, what=f"table {table} forgotten")
     assert _records(pg_dsn, table) == before
 
 

@@ -14,6 +14,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import ActionAccepted, read_log
 
 from serverkit import running_server, seated, server_config
+from waitkit import wait_until
 
 
 async def test_no_ack_while_the_store_is_down_then_play_goes_on(tmp_path, pg_private, caplog):
@@ -33,13 +34,12 @@ async def test_no_ack_while_the_store_is_down_then_play_goes_on(tmp_path, pg_pri
                     nursery.start_soon(listen)
                     await trio.to_thread.run_sync(pg_private.stop)
                     await ann.send(m.Intent(5, {"kind": "ready"}))
-                    while server.writer.retries < 3:        # tried and failed, three times
-                        await trio.sleep(0.02)
+                    await wait_until(lambda: server.writer.retries >= 3, what="the store tried and failed three times")
                     assert not [x for x in heard if isinstance(x, (m.Accepted, m.Rejected))], heard
                     assert "store unreachable" in caplog.text and "nothing is acknowledged" in caplog.text
                     await trio.to_thread.run_sync(pg_private.start)
-                    while not [x for x in heard if isinstance(x, m.Accepted) and x.intent == 5]:
-                        await trio.sleep(0.02)
+                    await wait_until(lambda: [x for x in heard if isinstance(x, m.Accepted) and x.intent == 5],
+                                     what="intent 5 accepted once the store is back")
                     accepted = next(x for x in heard if isinstance(x, m.Accepted))
                     # and the table goes on: bob's ready is accepted too
                     await bob.send(m.Intent(6, {"kind": "ready"}))

@@ -21,13 +21,14 @@ from wildtable.protocol import messages as m
 
 from rawclient import RawClient
 from serverkit import answer, at_a_new_table, create, join, running_server, server_config
+from waitkit import wait_until
 
 
 async def gone(server, table: str) -> None:
     """Wait (bounded by the test's deadline) until the server has forgotten ``table`` and
     its log is out of the data dir's top level."""
-    while table in server.tables or table in server._moving:
-        await trio.sleep(0.02)
+    await wait_until(lambda: table not in server.tables and table not in server._moving,
+                     what=f"table {table} forgotten and its log put away")
 
 
 async def listed(conn) -> list[str]:
@@ -60,7 +61,9 @@ async def test_a_table_with_someone_at_it_stays_until_they_are_gone(tmp_path):
                 seated, _, missed = await at_a_new_table(ann, lambda: create(ann, "run-wild", 3),
                                                          lambda t: m.Join(t, 0))
                 watched, _, more = await at_a_new_table(wes, lambda: create(wes, "run-wild", 2), m.Spectate)
-                await trio.sleep(1.2)          # four expiry times: both are still there
+                # four expiry times: both are still there (a wait for time, the point: that
+                # nothing happens has no condition to wait for)
+                await trio.sleep(1.2)
                 assert seated in server.tables and watched in server.tables
                 assert set(await listed(ann)) == {seated, watched}
             # both connections gone (a seat held by a dropped connection counts as nobody)
@@ -165,7 +168,7 @@ async def test_serve_waiting_expiry_0_means_never(tmp_path):
             try:
                 async with connect(srv.url, "ann") as ann:
                     table = await create(ann, "run-wild", 2)
-                    await trio.sleep(0.5)
+                    await trio.sleep(0.5)       # that it never expires: no condition, the point
                     assert table in await listed(ann)
             finally:
                 srv.proc.send_signal(signal.SIGTERM)
