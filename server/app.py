@@ -50,6 +50,7 @@ from .storage import TableStorage, choose_storage
 from .table import RefusalBudget, Table, secure_permutation
 from .web import WebFiles
 from .world import RealWorld, World
+from .oplog import about
 
 log = logging.getLogger("wildtable.server")
 
@@ -250,7 +251,7 @@ class Server:
                 n = self._creating_by.pop(address) - 1
                 if n:
                     self._creating_by[address] = n
-        log.info("table %s created: %s for %d", table.id, game.NAME, seats)
+        log.info("table %s created: %s for %d", table.id, game.NAME, seats, extra=about(table=table.id))
         return table
 
     @property
@@ -275,7 +276,7 @@ class Server:
 
     def _finished(self, table: Table) -> None:
         o = table.game.outcome(table.state)
-        log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners))
+        log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners), extra=about(table=table.id))
 
     def _evict(self, table: Table) -> None:
         """A table nobody is at: finished and held for keep_finished, or waiting for
@@ -316,7 +317,7 @@ class Server:
                 c.route = None
         audience = [s.conn for s in table.seats if s.conn is not None] + list(table.spectators)
         log.warning("table %s: this node lost its lease (another node owns it now, or it passed): stepped down, "
-                    "%d connection(s) told to connect again", table.id, len(audience))
+                    "%d connection(s) told to connect again", table.id, len(audience), extra=about(table=table.id))
         data = m.encode(m.Goodbye(f"table {table.id} moved to another server of this cluster; connect again"))
         for c in audience:
             c.detach(table)

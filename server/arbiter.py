@@ -38,6 +38,7 @@ from .arbiter_io import (
 from .fairhold import FairHold
 from .refusals import RefusalBudget
 from .shuffle import secure_permutation
+from .oplog import about
 
 if TYPE_CHECKING:
     from .metrics import Metrics       # (it imports trio: the core only adds to the counters)
@@ -284,7 +285,7 @@ class Arbiter:
             else:
                 self._handle(req, g, now)
         except Exception:
-            log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__)
+            log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__, extra=about(table=self.id))
             why = "the server failed on this request (our bug, it is logged); the table goes on"
             if type(req) is IntentReq:
                 self.metrics.refused("internal_error")
@@ -432,7 +433,7 @@ class Arbiter:
         try:
             state, events = self.game.apply(self.state, t.seat, t.action)
         except IllegalAction as e:   # the engine offered a timeout it then refused: our bug
-            log.error("table %s: timeout action refused (%s); timer disabled until the next action", self.id, e)
+            log.error("table %s: timeout action refused (%s); timer disabled until the next action", self.id, e, extra=about(table=self.id))
             self.last_activity = math.inf
             return
         self._accept(state, events, t.seat, to_data(t.action), None, "timer", None, g, now)

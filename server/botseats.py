@@ -32,6 +32,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from .forwarded import Address
 from .wire import ws_url
+from .oplog import about
 
 if TYPE_CHECKING:
     from wildtable.headless.seats import SeatTokens
@@ -211,7 +212,7 @@ class BotHost:
             if now - since >= self.server.config.waiting_expiry:
                 del self._alone[tid]
                 log.info("table %s: %d bot(s) alone at it for %g s with nothing happening; they leave",
-                         tid, len(bots), self.server.config.waiting_expiry)
+                         tid, len(bots), self.server.config.waiting_expiry, extra=about(table=tid))
                 for scope, bot in bots:
                     self.nursery.start_soon(self._leave, scope, bot)
 
@@ -221,7 +222,7 @@ class BotHost:
             try:
                 await bot.core.command("leave")
             except Exception as e:      # not connected just now: it stops all the same
-                log.info("bot %s could not say leave at table %s (%s)", bot.name, bot.table, e)
+                log.info("bot %s could not say leave at table %s (%s)", bot.name, bot.table, e, extra=about(table=bot.table))
             while (bot.table, bot.name) in self._bots and bot.core.mirror.table is not None:
                 await trio.sleep(0.05)
         self.book.forget("", bot.table, bot.name)
@@ -250,7 +251,7 @@ class BotHost:
         self.book._save([e for e in self.book.load() if (e.get("table"), e.get("name")) not in keys] + fresh)
         for e in fresh:
             self.nursery.start_soon(self._play, e)
-        log.info("%d bot(s) back at table %s, taken over from another node", len(fresh), fresh[0]["table"])
+        log.info("%d bot(s) back at table %s, taken over from another node", len(fresh), fresh[0]["table"], extra=about(table=fresh[0]["table"]))
 
     def drop_table(self, table: str) -> None:
         """This server no longer serves ``table`` (another node of its cluster took it
@@ -323,7 +324,7 @@ class BotHost:
         if seats:
             conn.send_message(m.BotsSeated(msg.table, tuple(seats), tuple(names), level))
             log.info("table %s: %d bot(s) seated by the server (%s) at seat(s) %s", msg.table, len(seats), level,
-                     ", ".join(map(str, seats)))
+                     ", ".join(map(str, seats)), extra=about(table=msg.table))
         else:
             conn.send_message(m.Error("bots_not_seated", problem or "no bot could take a seat", None, "seat_bots"))
 
@@ -343,7 +344,7 @@ class BotHost:
             bot = Bot(self.url or "", table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
                       verbose=False, level=entry.get("level"), seat_book=self.book, dial=self.dial)
         except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
-            log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e)
+            log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e, extra=about(table=table))
             self.book.forget("", table, name)
             if started:
                 entry["problem"] = f"{name}: could not be started"
@@ -375,7 +376,7 @@ class BotHost:
         except Exception:
             # a bot's bug ends that bot, never the server (its seat stays, offline, for
             # `wildtable bots` or the next start)
-            log.exception("bot %s at table %s ended by a bug of ours (the server goes on)", name, table)
+            log.exception("bot %s at table %s ended by a bug of ours (the server goes on)", name, table, extra=about(table=table))
             if started and not bot.seated:
                 entry["problem"] = f"{name}: could not take a seat (a bug of the server's; see its log)"
                 task_status.started(None)

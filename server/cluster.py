@@ -49,6 +49,7 @@ from .logwriter import EXPIRED
 from .store_pg import StoreError, first_line
 from .takeover import SAID_KEPT, awaited, comeback, redirect_to_suspect, suspect, waiting_for_lease
 from .wire import ws_url
+from .oplog import about
 
 log = logging.getLogger("wildtable.server")
 
@@ -177,15 +178,16 @@ class Cluster:
                 self._warn(work.__name__, "cluster: %s failed (%s); trying again", work.__name__.strip("_"),
                            first_line(e))
 
-    def _warn(self, key: str, text: str, *args, level: int = logging.WARNING) -> None:
-        """Log once a minute at most for ``key`` (the keys remembered are bounded)."""
+    def _warn(self, key: str, text: str, *args, level: int = logging.WARNING, extra: dict | None = None) -> None:
+        """Log once a minute at most for ``key`` (the keys remembered are bounded);
+        ``extra``: the record's fields (server/oplog.py ``about``)."""
         now = trio.current_time()
         if now - self._said.get(key, -math.inf) >= 60:
             self._said.pop(key, None)
             self._said[key] = now
             while len(self._said) > SAID_KEPT:
                 del self._said[next(iter(self._said))]
-            log.log(level, text, *args)
+            log.log(level, text, *args, extra=extra)
 
     def load(self) -> int:
         return self.open_tables() + len(self.server.connections) // 4
@@ -262,7 +264,7 @@ class Cluster:
         except (Redirected, IllegalAction):
             raise
         except Exception as e:
-            self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, first_line(e))
+            self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, first_line(e), extra=about(table=table_id))
             raise IllegalAction("storage_error", f"this server cannot reach its store to find table {table_id} just "
                                 "now; try again in a few seconds") from None
 
@@ -308,7 +310,8 @@ class Cluster:
                 # its node stopped heartbeating while its lease still runs: take the
                 # table over once the lease passes (the fence keeps that node out then)
                 wait = min(left, self.store.lease_seconds)
-                self._warn(f"lease {table_id}", "%s", waiting_for_lease(table_id, owner, wait), level=logging.INFO)
+                self._warn(f"lease {table_id}", "%s", waiting_for_lease(table_id, owner, wait), level=logging.INFO,
+                           extra=about(table=table_id))
                 await trio.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
@@ -452,7 +455,7 @@ class Cluster:
                 except Exception as e:
                     self._bots_dirty.add(tid)       # tried again at the next change or round
                     self._warn("bots", "cluster: cannot write the bots of table %s to the store (%s); trying again",
-                               tid, first_line(e))
+                               tid, first_line(e), extra=about(table=tid))
             if self._bots_dirty:
                 self._bots_wake.set()
             await trio.sleep(BOTS_EVERY)
@@ -463,14 +466,14 @@ class Cluster:
             data = await self.store.call(self.store.bots_of, table_id)
         except Exception as e:
             log.warning("cluster: cannot read the bots of table %s from the store (%s); they stay offline",
-                        table_id, first_line(e))
+                        table_id, first_line(e), extra=about(table=table_id))
             return
         if not data:
             return
         try:
             entries = msgpack.unpackb(data, raw=False)
         except Exception:
-            log.warning("table %s: its bots in the store cannot be read; they stay offline", table_id)
+            log.warning("table %s: its bots in the store cannot be read; they stay offline", table_id, extra=about(table=table_id))
             return
         self.server.bots.resume_entries([e for e in valid_entries(entries) if e["table"] == table_id])
 

@@ -22,6 +22,7 @@ from .cluster import Redirected
 from .framebudget import BACKLOG_BYTES, BACKLOG_FRAMES, FrameRules
 from .arbiter_io import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
 from .world import Transport
+from .oplog import about
 
 if TYPE_CHECKING:
     from .app import Server
@@ -172,7 +173,7 @@ class Connection:
         if waiting > cfg.outbox or (waiting > 1 and self.peer.backlog_bytes > cfg.outbox_bytes):
             self.slow = True
             log.warning("closing slow consumer %s (%s): %d frames, %d bytes waiting (at most %d, %d)", self.peer.remote,
-                        self.name, waiting, self.peer.backlog_bytes, cfg.outbox, cfg.outbox_bytes)
+                        self.name, waiting, self.peer.backlog_bytes, cfg.outbox, cfg.outbox_bytes, extra=about(peer=self.peer.remote))
             # not "send what is queued first": it cannot keep up, so stop now and let its
             # table forget it at once; it may reconnect and resync from a snapshot
             self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
@@ -235,7 +236,7 @@ class Connection:
                 if self.peer.cut is not None:
                     # over its frame budget or caps: closed at once, what waited dropped;
                     # one line for the whole flood (the peer parses nothing more)
-                    log.warning("closing %s (%s): %s", self.peer.remote, self.name, self.peer.cut)
+                    log.warning("closing %s (%s): %s", self.peer.remote, self.name, self.peer.cut, extra=about(peer=self.peer.remote))
                     nursery.cancel_scope.cancel()
             finally:
                 self._stop_writing()
@@ -290,7 +291,7 @@ class Connection:
         except (wire.ConnectionClosed, trio.BrokenResourceError):
             pass
         if stalled:
-            log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, timeout)
+            log.warning("closing %s (%s): it took no bytes for %g s", self.peer.remote, self.name, timeout, extra=about(peer=self.peer.remote))
             if self._open:
                 self._close = (CLOSE_GOING_AWAY, f"send timeout: nothing taken for {timeout:g} s")
             self.peer.drop_backlog()        # only the rest of a frame cut short still goes out

@@ -25,6 +25,7 @@ from wildtable.protocol.codec import MAX_FRAME
 from . import proxyproto
 from .forwarded import Address, TrustedProxies
 from .wire import RECV_SIZE, ConnectionClosed, Peer, SendStalled, host_port
+from .oplog import about
 
 log = logging.getLogger("wildtable.server")
 # websockets logs every open and close at INFO; ours says what matters
@@ -212,7 +213,7 @@ async def _answer(sock: socket.socket, proto: ServerProtocol, request: Request, 
     await _send_all(sock, [d for d in proto.data_to_send() if d])
     if response.status_code != 101:
         if why:
-            log.warning("refused a WebSocket from %s: %s", who, why)
+            log.warning("refused a WebSocket from %s: %s", who, why, extra=about(peer=who))
         return None
     return proto
 
@@ -297,7 +298,7 @@ async def _accept(lsock: socket.socket, gate: _Gate, handler, http, nursery: tri
         counted = None if gate.limits.trusted.trusts(host) else host
         why = gate.refusal(counted)
         if why is not None:
-            log.warning("refused a connection from %s: %s", host, why)
+            log.warning("refused a connection from %s: %s", host, why, extra=about(peer=host))
             _refuse_now(sock, why)
             continue
         try:
@@ -389,7 +390,7 @@ async def _proxy_header(sock: socket.socket, proxy: Address) -> tuple[Address, b
         got = proxyproto.parse(data)
         if isinstance(got, proxyproto.Invalid):
             log.warning("dropped a connection from %s (a --trusted-proxy, and --proxy-protocol is on): %s",
-                        proxy.host, got.why)
+                        proxy.host, got.why, extra=about(peer=proxy.host))
             return proxy, None
         if got is not None:
             return got.client or proxy, data[got.size:]
@@ -407,6 +408,6 @@ async def _behind_proxy(sock: socket.socket, proxy: Address, request: Request,
         gate.count(client.host)
         return client, request
     via = sock.getpeername()[0]
-    log.warning("refused a connection from %s (via %s): %s", client.host, via, why)
+    log.warning("refused a connection from %s (via %s): %s", client.host, via, why, extra=about(peer=client.host))
     await _send_all(sock, [_http_response(503, "Service Unavailable", why + "\n")])
     return client, None

@@ -21,6 +21,7 @@ from wildtable.protocol.replay import replay
 from .interfaces import LogSink
 from .logwriter import LOG_MODE, LogFile, LogWriter, fsync_dir
 from .table import Table
+from .oplog import about
 
 if TYPE_CHECKING:
     from .app import Server
@@ -103,7 +104,7 @@ class LocalTables:
     def forget(self, table: Table, where: str) -> None:
         """Move a forgotten table's log out of the way of recovery (to ``where``)."""
         log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id,
-                 "finished" if table.finished else "waiting for players", where)
+                 "finished" if table.finished else "waiting for players", where, extra=about(table=table.id))
         self.server.nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
     async def close(self) -> None:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import json
 import logging
-import re
 import threading
 import time
 
@@ -21,8 +20,8 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message
 
 class JsonFormatter(logging.Formatter):
     """One object a line: ``time`` (UTC, ISO 8601), ``level``, ``logger``, ``message``;
-    ``event``; ``table`` and ``peer`` where the line names them (``named_args``); any other
-    field the record was given (``extra=``);
+    ``event``; ``table`` and ``peer`` where the record is about one (``about``, given as
+    ``extra=``); any other field the record was given (``extra=``);
     ``exception`` with the traceback, if any. Never more than one line: JSON escapes the
     newlines of a message or a traceback."""
 
@@ -38,8 +37,6 @@ class JsonFormatter(logging.Formatter):
             if key not in _STANDARD and not key.startswith("_"):
                 d[key] = value if isinstance(value, (str, int, float, bool, type(None))) else str(value)
         d.setdefault("event", _event(record))
-        for key, value in named_args(record).items():
-            d.setdefault(key, value)
         if record.exc_info:
             d["exception"] = self.formatException(record.exc_info)
         return json.dumps(d, ensure_ascii=False, separators=(",", ":"))
@@ -52,27 +49,14 @@ def _event(record: logging.LogRecord) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-_PLACEHOLDER = re.compile(r"%%|%[-#0 +]*\d*(?:\.\d+)?[sdifgrxo]")
-
-
-def named_args(record: logging.LogRecord) -> dict[str, str]:
-    """``table`` and ``peer`` read off a record's own words: the argument of "table %s" and
-    the one after "from " (refused a connection from %s) or "closing " (closing %s ...)."""
+def about(*, table: object = None, peer: object = None) -> dict[str, str]:
+    """A record's ``extra=`` fields: the table and the peer it is about, as the code knows
+    them (never read back out of the message's words), each a JSON key of its line."""
     out: dict[str, str] = {}
-    if not isinstance(record.msg, str) or not isinstance(record.args, tuple):
-        return out
-    i = 0
-    for hit in _PLACEHOLDER.finditer(record.msg):
-        if hit.group() == "%%":
-            continue
-        if i >= len(record.args):
-            break
-        before = record.msg[:hit.start()]
-        if before.endswith("table ") and "table" not in out:
-            out["table"] = str(record.args[i])
-        elif before.endswith(("from ", "consumer ")) or before == "closing ":
-            out.setdefault("peer", str(record.args[i]))
-        i += 1
+    if table is not None:
+        out["table"] = str(table)
+    if peer is not None:
+        out["peer"] = str(peer)
     return out
 
 

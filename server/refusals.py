@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 import weakref
 
+from .oplog import about
+
 log = logging.getLogger("wildtable.server")
 
 REFUSALS_LOGGED_BURST = 10    # refused intents one connection may have logged at once ...
@@ -40,5 +42,5 @@ class RefusalBudget:
             b[2] = True
             peer = getattr(conn, "peer", None)
             log.info("refused intents from %s (%s) beyond %d at once and %g a second are counted, not logged",
-                     getattr(peer, "remote", "?"), getattr(conn, "name", None), self.burst, self.rate)
+                     getattr(peer, "remote", "?"), getattr(conn, "name", None), self.burst, self.rate, extra=about(peer=getattr(peer, "remote", "?")))
         return False

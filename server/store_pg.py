@@ -59,6 +59,7 @@ from .logwriter import (
     DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase, hand_over,
 )
 from .metrics import Metrics
+from .oplog import about
 from .store_sql import GROUP_STATEMENT, MARK_FINISHED
 
 if TYPE_CHECKING:       # server/store_calls.py's names, still known as store_pg.* (__getattr__ below)
@@ -472,7 +473,7 @@ class PgWriter:
             if not h.lost:
                 h.lost = True
                 log.warning("table %s: lease lost (another node owns it, or it passed): its records are refused "
-                            "and it steps down", t)
+                            "and it steps down", t, extra=about(table=t))
         if any(outcome.written.values()) or outcome.fenced:
             self.transactions += 1
             self.commit_seconds += outcome.seconds

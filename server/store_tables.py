@@ -21,6 +21,7 @@ from .cluster import Cluster
 from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, OVER
 from .local_tables import check_lobby_facts
+from .oplog import about
 from .store_pg import PgLog, StoreError, first_line, id_taken, redact
 from .table import Table
 
@@ -92,7 +93,7 @@ class StoreTables:
                     continue
                 server.metrics.store_error("create_table")
                 log.error("cannot create table %s in the store: %s (see that PostgreSQL runs and that this node's "
-                          "role may write to its database)", tid, e)
+                          "role may write to its database)", tid, e, extra=about(table=tid))
                 raise IllegalAction("storage_error", "the server cannot write a new table to its store; try later or "
                                     "tell its operator") from None
         raise AssertionError("unreachable: the last attempt returns or raises")
@@ -101,7 +102,7 @@ class StoreTables:
         """Its records stay in the store; marked finished there (and how it ended: the
         replay viewer lists no table that expired), so no node adopts it."""
         log.info("table %s forgotten (%s, nobody at it)", table.id,
-                 "finished" if table.finished else "waiting for players")
+                 "finished" if table.finished else "waiting for players", extra=about(table=table.id))
         self.server.nursery.start_soon(self._retire, table)
 
     async def _retire(self, table: Table) -> None:
@@ -121,7 +122,7 @@ class StoreTables:
             data = self.store.load_records(tid)
         except StoreError as e:
             refused[tid] = str(e)
-            log.error("table %s in the store: refusing to load it: %s", tid, e)
+            log.error("table %s in the store: refusing to load it: %s", tid, e, extra=about(table=tid))
             return None
         try:
             contents = read_log(data)
@@ -132,7 +133,7 @@ class StoreTables:
             seat_records = check_lobby_facts(tid, f"the store's table {tid!r}", contents)
         except (LogError, IllegalAction) as e:
             refused[tid] = str(e)
-            log.error("table %s in the store: refusing to load it: %s", tid, e)
+            log.error("table %s in the store: refusing to load it: %s", tid, e, extra=about(table=tid))
             return None
         h = contents.header
         return Table(tid, result.game, h.seats, dict(h.settings), result.state, handle, self.writer,
@@ -179,7 +180,7 @@ class StoreTables:
             self._adopting.discard(table_id)
         server.metrics.adoptions += 1
         log.info("table %s adopted from the store (epoch %d, %d records, seq %d%s)", table.id, table.logfile.epoch,
-                 table.logfile.next_n, table.seq, ", game over" if table.finished else "")
+                 table.logfile.next_n, table.seq, ", game over" if table.finished else "", extra=about(table=table.id))
         if table.finished:
             # over already (its last owner stopped before marking it): nobody adopts it again
             server.nursery.start_soon(self.writer.release, table.logfile, OVER)

@@ -33,6 +33,7 @@ from .arbiter_io import (
 from .interfaces import LogSink
 from .logwriter import OVER, LogFile
 from .metrics import Metrics
+from .oplog import about
 from .refusals import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE, RefusalBudget
 from .shuffle import secure_permutation
 from .store_pg import LeaseLost
@@ -238,7 +239,7 @@ class Table:
                             continue    # requests came meanwhile: them first, then look again
                         if timeout is EXPIRE:
                             log.info("table %s expired: nobody was at it for %g s while it waited for players",
-                                     self.id, core.waiting_expiry)
+                                     self.id, core.waiting_expiry, extra=about(table=self.id))
                         if self.on_evict is not None:
                             self.on_evict(self)
                         return          # the inbox closes: later requests get no_such_table

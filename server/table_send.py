@@ -14,6 +14,7 @@ from wildtable.protocol import messages as m
 from .arbiter_io import Close, GameOver, Output, PlayersChanged, SendTo, Update
 from .delivery import UpdateFrames
 from .interfaces import TableLog
+from .oplog import about
 
 if TYPE_CHECKING:
     from .arbiter import Arbiter
@@ -45,7 +46,7 @@ class Sender:
             try:
                 self._deliver(item, frames)
             except Exception:        # a view that raises: our bug; the others still hear
-                log.exception("table %s: internal error delivering %s (our bug)", self.core.id, type(item).__name__)
+                log.exception("table %s: internal error delivering %s (our bug)", self.core.id, type(item).__name__, extra=about(table=self.core.id))
         for conn, data in frames.items():
             conn.send_frames(data)
         if self.core.fair:
