@@ -4,7 +4,7 @@
 // it is placed with the cards selected. Each player's sets lie face up at their seat.
 
 import { button, h } from "../dom.js";
-import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
+import { offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUITS = ["C", "D", "H", "S"];
@@ -114,7 +114,7 @@ function status(ctx) {
 function describe(ev, ctx) {
   const who = seatName(ctx, ev.seat);
   switch (ev.event) {
-    case "dealer_chosen": return `${who} deals`;
+    case "dealer_chosen": return `${who} ${verb(ctx, ev.seat, "deal", "deals")}`;
     case "asked": return `${who} asked ${seatName(ctx, ev.target)} for ${ev.rank}s: ${ev.handed ? `handed ${ev.handed}` : "go fish!"}`;
     case "cards_drawn": return `${who} drew ${ev.count}`;
     case "set_placed": return `${who} placed ${ev.cards.map(label).join("-")}${ev.forced ? " (forced)" : ""}`;

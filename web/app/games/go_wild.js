@@ -2,7 +2,7 @@
 // select them (or a colour's "all" button), then Play. Wilds alone are a slough.
 
 import { button, h } from "../dom.js";
-import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
+import { offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
 
 const COLOURS = ["red", "yellow", "orange", "blue", "green", "wild"];
 const LETTERS = "RYOBGW";
@@ -99,12 +99,12 @@ function status(ctx) {
 function describe(ev, ctx) {
   const who = seatName(ctx, ev.seat);
   switch (ev.event) {
-    case "leader_chosen": return `${who} leads first`;
+    case "leader_chosen": return `${who} ${verb(ctx, ev.seat, "lead", "leads")} first`;
     case "cards_played": return `${who} ${ev.kind === "slough" ? "sloughed" : "played"} ${playText(ev.cards)}`;
     case "trick_won": return `${who} won trick ${ev.trick}: +${ev.points} (score ${ev.score})`;
     case "trick_sloughed": return `trick ${ev.trick}: all sloughed, nobody scores`;
-    case "wild_one_passed": return `${who} is now the Wild One`;
-    case "round_started": return `round ${ev.round}: ${seatName(ctx, ev.leader)} leads`;
+    case "wild_one_passed": return `${who} ${verb(ctx, ev.seat, "are", "is")} now the Wild One`;
+    case "round_started": return `round ${ev.round}: ${seatName(ctx, ev.leader)} ${verb(ctx, ev.leader, "lead", "leads")}`;
     case "game_over": return `game over: ${seatList(ctx, ev.winners)} won`;
     case "deck_shuffled": case "discards_shuffled": return null;
     default: return ev.event.replaceAll("_", " ");

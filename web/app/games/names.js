@@ -9,6 +9,11 @@ export function seatName(ctx, seat) {
   return p ? `seat ${seat} (free)` : `seat ${seat}`;
 }
 
+// the verb that goes with seatName: "you deal", "bob deals"
+export function verb(ctx, seat, you, others) {
+  return seatName(ctx, seat) === "you" ? you : others;
+}
+
 export function seatList(ctx, seats) {
   return (seats || []).map((s) => seatName(ctx, s)).join(", ");
 }

@@ -7,7 +7,7 @@
 // meld's card onto the hand takes it.
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
-import { byName, seatList, seatName } from "./names.js";
+import { byName, seatList, seatName, verb } from "./names.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
 const LETTERS = "BGYRP";
@@ -364,9 +364,9 @@ function keys(ev, ctx) {
 function describe(ev, ctx) {
   const who = seatName(ctx, ev.seat);
   switch (ev.event) {
-    case "dealer_chosen": return `${who} deals round ${ev.round}`;
+    case "dealer_chosen": return `${who} ${verb(ctx, ev.seat, "deal", "deals")} round ${ev.round}`;
     case "round_dealt": return `round ${ev.round} dealt by ${seatName(ctx, ev.dealer)}`;
-    case "player_ready": return `${who} ready`;
+    case "player_ready": return `${who} ${verb(ctx, ev.seat, "are", "is")} ready`;
     case "round_started": return `Go! round ${ev.round}`;
     case "meld_played": return `${who} played m${ev.meld} (${ev.kind}): ${cardsText(ev.cards, ev.values)}`;
     case "card_drawn": return `${who} drew a card`;
@@ -374,9 +374,9 @@ function describe(ev, ctx) {
     case "card_taken": return `${who} took ${label(ev.card)} from m${ev.meld}`;
     case "card_swapped": return `${who} swapped ${label(ev.gave)} for ${label(ev.took)} in m${ev.meld}`;
     case "draw3_played": return `${who} played a Draw-3`;
-    case "stuck_declared": return `${who} stuck`;
-    case "stuck_cleared": return `${who} no longer stuck`;
-    case "player_out": return `${who} out!`;
+    case "stuck_declared": return `${who} ${verb(ctx, ev.seat, "are", "is")} stuck`;
+    case "stuck_cleared": return `${who} ${verb(ctx, ev.seat, "are", "is")} no longer stuck`;
+    case "player_out": return `${who} ${verb(ctx, ev.seat, "are", "is")} out!`;
     case "round_ended": return `round ${ev.round} over (${(ev.reason || "").replace("_", " ")}); totals ${byName(ctx, ev.totals)}`;
     case "tie_break": return `tie-break round for ${seatList(ctx, ev.seats)}`;
     case "game_ended": return `game over: ${seatList(ctx, ev.winners)} won`;

@@ -1,7 +1,7 @@
 // Wild Shots (docs/RULES.md "Wild Shots"): tricks, on your turn; click a card to play it.
 
 import { button, h } from "../dom.js";
-import { byName, offlineMark, phaseWords, seatList, seatName } from "./names.js";
+import { byName, offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
@@ -87,7 +87,7 @@ function status(ctx) {
 function describe(ev, ctx) {
   const who = seatName(ctx, ev.seat);
   switch (ev.event) {
-    case "starter_chosen": return `${who} starts`;
+    case "starter_chosen": return `${who} ${verb(ctx, ev.seat, "start", "starts")}`;
     case "snake_oil_revealed": return `trick ${ev.trick}: ${ev.symbol} is trump`;
     case "card_played": return `${who} played ${label(ev.card)}${ev.symbol ? ` ${ev.symbol}` : ""}`;
     case "trick_won": return `${who} won trick ${ev.trick} with ${label(ev.card)}`;
