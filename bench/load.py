@@ -52,6 +52,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(parts[11]) + int(parts[12])) / CLK
 
 
+def cpu_wait_seconds(pid: int) -> float:
+    """How long the process's main thread (the server's Trio loop, the generator's epoll
+    loop) was runnable but waiting for a CPU: the run-queue delay of /proc/PID/schedstat
+    (0 where the kernel does not keep it). A latency it explains is the machine's, not
+    the code's."""
+    try:
+        with open(f"/proc/{pid}/schedstat") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
 def rss_bytes(pid: int) -> int:
     with open(f"/proc/{pid}/statm") as f:
         return int(f.read().split()[1]) * PAGE
@@ -110,13 +122,19 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
 
     def cpu_sum() -> float:
         return sum(cpu_seconds(p) for p in pids)
+
+    def wait_sum() -> float:
+        return sum(cpu_wait_seconds(p) for p in pids)
     rss0 = rss_sum()
     cpu0 = cpu_sum()
+    wait0 = wait_sum()
     gcpu0 = [cpu_seconds(g.pid) for g in procs]
     gcpu_last = list(gcpu0)
+    gwait0 = [cpu_wait_seconds(g.pid) for g in procs]
+    gwait_last = list(gwait0)
     t0 = time.time()
     peak_rss = rss0
-    window = None          # (time, server cpu, generators' cpu) when measuring starts
+    window = None          # (time, server cpu, generators' cpu, server wait, generators' wait) when measuring starts
     last = None            # the same at the last sample of the measured window
     while any(g.poll() is None for g in procs):
         time.sleep(0.5)
@@ -125,16 +143,17 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
         for i, g in enumerate(procs):
             try:
                 gcpu_last[i] = cpu_seconds(g.pid)
+                gwait_last[i] = cpu_wait_seconds(g.pid) or gwait_last[i]
             except (FileNotFoundError, ProcessLookupError):
                 pass
-        sample = (now, cpu_sum(), list(gcpu_last))
+        sample = (now, cpu_sum(), list(gcpu_last), wait_sum(), list(gwait_last))
         if now - t0 >= args.warmup:
             if window is None:
                 window = sample
             elif now - t0 <= args.warmup + args.seconds:
                 last = sample
     if window is None or last is None:
-        window, last = (t0, cpu0, gcpu0), (time.time(), cpu_sum(), gcpu_last)
+        window, last = (t0, cpu0, gcpu0, wait0, gwait0), (time.time(), cpu_sum(), gcpu_last, wait_sum(), gwait_last)
     wall = last[0] - window[0]
     cpu = last[1] - window[1]
     results = []
@@ -146,6 +165,7 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
             raise SystemExit(f"load generator failed:\n{err.read().decode()[-3000:]}")
         results.append(json.loads(out.read()))
     gen_cpu = [max(0.0, c - c0) for c, c0 in zip(last[2], window[2])]
+    gen_wait = [max(0.0, c - c0) for c, c0 in zip(last[4], window[4])]
     elapsed = max(r["elapsed"] for r in results)
     merged = {"result_lat": [], "update_lat": [], "accepted": 0, "rejected": {}, "errors": {}, "updates": 0,
               "update_bytes": 0, "accepted_seqs": {}, "games_finished": 0}
@@ -174,6 +194,8 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
         "server_rss_idle_mb": rss0 / 1e6,
         "rss_per_connection_kb": (peak_rss - rss0) / max(1, args.tables * 4) / 1e3,
         "generator_cpu_share": [c / wall for c in gen_cpu],
+        "server_cpu_wait_share": max(0.0, last[3] - window[3]) / wall,
+        "generator_cpu_wait_share": [c / wall for c in gen_wait],
         "games_finished": merged["games_finished"],
         "_accepted_seqs": merged["accepted_seqs"],
     }
@@ -482,6 +504,14 @@ def report(args, rows: dict) -> None:
           f"actions checked in the logs: {w['actions_checked']}, lost: {w['actions_lost']}")
     print(f"server RSS {w['server_rss_mb']:.0f} MB peak ({w['rss_per_connection_kb']:.0f} kB per connection); "
           f"load generator CPU share: {', '.join(f'{c:.0%}' for c in w['generator_cpu_share'])}")
+    waits = [f"{name} {r['server_cpu_wait_share']:.0%} (its generator "
+             f"{'+'.join(f'{c:.0%}' for c in r['generator_cpu_wait_share'])})"
+             for name, r in rows.items() if isinstance(r, dict) and "server_cpu_wait_share" in r]
+    if waits:
+        # a server runnable for cpu + wait of the window close to 100% wants a whole core
+        print(f"waiting for a CPU (runnable, not running: the main thread's run-queue delay in "
+              f"/proc/PID/schedstat, share of the window): {'; '.join(waits)}; load average now "
+              f"{os.getloadavg()[0]:.1f}")
     print(f"bytes sent per update per seat: {w['avg_update_bytes']:.0f} (the update message; the WebSocket "
           f"header adds 2-4)")
     for name, r in rows.items():
