@@ -9,7 +9,7 @@ a frame after the close shows as it is.
 
 The well-behaved side (``steady_player``) is our own client code: two seats at a Run
 Wild table of their own that act at a steady pace during the attack; at exit it asserts
-that every intent was answered and that the p99 of intent-to-update stayed under 50 ms.
+that every intent was answered and that the p95 of intent-to-update stayed under 50 ms.
 """
 
 from __future__ import annotations
@@ -475,18 +475,24 @@ class Sockets(list):
 
 P99_LIMIT = 0.050       # seconds, intent sent to its update received
 PACE = 0.025            # seconds between two intents of the steady player
-# Before the attack the steady player plays CALM intents alone: the p99 the machine allows
+# Before the attack the steady player plays CALM intents alone: what the machine allows
 # now. On a machine others load (two busy loops, other suites), the scheduler alone delays
 # an answer by 100-500 ms, attack or none; the bound is then CALM_FACTOR times what the
-# same player saw just before, measured side by side. On an idle machine the calm p99 is a
-# few ms, and P99_LIMIT is the bound, as before.
+# same player saw just before, measured side by side. On an idle machine the calm figure
+# is a few ms, and P99_LIMIT is the bound, as before.
+# The figure judged is the 95th percentile, not the 99th: over 100 intents the p99 is one
+# answer, and one scheduler hiccup of a loaded machine (a 104 ms answer beside a calm
+# 10 ms, median 6 ms, in a CI run at load 13) failed a test no attack had slowed. The
+# attacks these tests guard against move the whole distribution (issue #22: median 250-380
+# ms, p99 405-490 ms under the ping flood), which the p95 shows as well.
 CALM = 20
 CALM_FACTOR = 10.0
+JUDGED = 0.95
 
 
 def p99_bound(limit: float, calm: "Steady") -> float:
-    """What the attack's p99 must stay under: ``limit``, or CALM_FACTOR times the calm p99."""
-    return max(limit, CALM_FACTOR * calm.p99())
+    """What the attack's p95 must stay under: ``limit``, or CALM_FACTOR times the calm p95."""
+    return max(limit, CALM_FACTOR * calm.quantile(JUDGED))
 
 
 @dataclass
@@ -496,16 +502,19 @@ class Steady:
     unanswered: list[str] = field(default_factory=list)
     sent: int = 0
 
-    def p99(self) -> float:
+    def quantile(self, q: float) -> float:
         xs = sorted(self.latencies)
-        return xs[max(0, math.ceil(len(xs) * 0.99) - 1)] if xs else math.inf
+        return xs[max(0, math.ceil(len(xs) * q) - 1)] if xs else math.inf
+
+    def p99(self) -> float:
+        return self.quantile(0.99)
 
     def summary(self) -> str:
         xs = sorted(self.latencies)
         if not xs:
             return f"no intent answered of {self.sent}"
         return (f"{len(xs)} of {self.sent} intents answered; median {xs[len(xs) // 2] * 1000:.1f} ms, "
-                f"p99 {self.p99() * 1000:.1f} ms, max {xs[-1] * 1000:.1f} ms")
+                f"p95 {self.quantile(0.95) * 1000:.1f} ms, p99 {self.p99() * 1000:.1f} ms, max {xs[-1] * 1000:.1f} ms")
 
 
 class _Seat:
@@ -630,7 +639,7 @@ async def steady_player(url: str, *, pace: float = PACE, limit: float = P99_LIMI
                         min_intents: int = 10):
     """Seat a well-behaved player (two seats of a Run Wild table of its own, our own
     client code) and act at a steady pace while the body runs (the attack). At exit:
-    every intent was answered, and the p99 of intent-to-update is under ``limit``. An
+    every intent was answered, and the p95 of intent-to-update is under ``limit`` (JUDGED). An
     attack over in a moment still waits for ``min_intents`` answers before the check.
 
     Intent-to-update: from sending an intent to receiving the update of the seq it was
@@ -657,7 +666,7 @@ async def steady_player(url: str, *, pace: float = PACE, limit: float = P99_LIMI
     assert not failed, f"the well-behaved player's connection failed during the attack: {failed!r}; {stats.summary()}"
     assert not stats.unanswered, f"unanswered: {stats.unanswered}; {stats.summary()}"
     assert len(stats.latencies) >= min_intents, f"too few intents to measure: {stats.summary()}"
-    assert stats.p99() < p99_bound(limit, calm), \
+    assert stats.quantile(JUDGED) < p99_bound(limit, calm), \
         f"the well-behaved player slowed down during the attack: {stats.summary()}; before it: {calm.summary()}"
 
 
@@ -666,7 +675,7 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
     """``steady_player`` in a process of its own (tests/steady_main.py): for attacks whose
     own traffic from this process would otherwise show in the measurement. The same
     checks at exit, over at least 100 intents (it plays on until it has them): over fewer,
-    the p99 is the slowest one, and a single hiccup of the machine fails a short attack."""
+    the p95 is one of the slowest few, and a hiccup of the machine fails a short attack."""
     proc = await trio.lowlevel.open_process(
         [sys.executable, str(Path(__file__).with_name("steady_main.py")), url, str(pace), str(min_intents)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -690,7 +699,7 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
     assert not got["failed"], f"the well-behaved player's connection failed during the attack: {got['failed']}; {stats.summary()}"
     assert not stats.unanswered, f"unanswered: {stats.unanswered}; {stats.summary()}"
     assert len(stats.latencies) >= min_intents, f"too few intents to measure: {stats.summary()}"
-    assert stats.p99() < p99_bound(limit, calm), \
+    assert stats.quantile(JUDGED) < p99_bound(limit, calm), \
         f"the well-behaved player slowed down during the attack: {stats.summary()}; before it: {calm.summary()}"
 
 

@@ -34,6 +34,11 @@ PHONE = {"width": 390, "height": 844}       # a phone-sized screen
 DESKTOP = {"width": 1100, "height": 900}
 
 
+# app/drag.js's SLOP: a press that moves less is a click
+SLOP = 6
+# whether the point (x, y) is on the element (the card to drag) now
+ON_SOURCE = """([x, y, el]) => { const at = document.elementFromPoint(x, y); return !!at && el.contains(at); }"""
+
 class ServerThread:
     """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
     nursery for bots; ``url`` is its ws:// address and ``http`` the page's. ``config``: a
@@ -272,8 +277,30 @@ class Player:
             return False
         if a is None or b is None:
             return False
-        page.mouse.move(a["x"] + a["width"] / 2, a["y"] + a["height"] / 2)
-        page.mouse.down()
+        # The table can move under the pointer between a measure and the press (a trick
+        # cleared, a line added): a press beside the card selects text instead of dragging
+        # it (seen at load 13). So the press is made only where the card is now, and the
+        # drag is checked to have begun (app/drag.js's ghost) before it goes on; else the
+        # button is let go where it is and the card measured again.
+        for _ in range(5):
+            x, y = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
+            page.mouse.move(x, y)
+            if not page.evaluate(ON_SOURCE, [x, y, src.element_handle(timeout=timeout)]):
+                a = src.bounding_box(timeout=timeout)
+                if a is None:
+                    return False
+                continue
+            page.mouse.down()
+            page.mouse.move(x, y - 2 * SLOP, steps=2)
+            if page.locator(".drag-ghost").count():
+                break
+            page.mouse.up()
+            a = src.bounding_box(timeout=timeout)
+            if a is None:
+                return False
+        else:
+            return False
+        b = dst.bounding_box(timeout=timeout) or b          # where the target is now
         page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=5)
         page.mouse.up()
         if wait:
