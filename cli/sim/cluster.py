@@ -63,8 +63,9 @@ class ClusterWorld(World):
         for node in self.nodes:
             await node.start(nursery)
 
-    def check_log(self, when: str) -> None:
-        """The single node's invariants against the store's log, and the store's own."""
+    def check_log(self, when: str, durable: bool = False) -> None:
+        """The single node's invariants against the store's log, and the store's own
+        (what the store holds is durable: ``durable`` changes nothing here)."""
         if self.table_id is None:
             return
         recs = self.db.records.get(self.table_id)
