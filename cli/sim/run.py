@@ -50,6 +50,7 @@ class Result:
     cluster: bool = False # nodes sharing a store (cluster.py), not one node on its disk
     disk_fulls: int = 0   # times the node's disk filled (and freed again)
     paused_heard: int = 0 # storage_full notices the players heard
+    store_outages: int = 0  # times a cluster node lost the store for a while
 
     @property
     def ok(self) -> bool:
@@ -319,6 +320,7 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
         trio.run(world.main, clock=clock)
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
-                      world.lost_bytes(), isinstance(world, ClusterWorld), world.disk_fulls, world.paused_heard)
+                      world.lost_bytes(), isinstance(world, ClusterWorld), world.disk_fulls, world.paused_heard,
+                      getattr(world, "store_outages", 0))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
