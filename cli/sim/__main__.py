@@ -38,7 +38,9 @@ def main(argv=None) -> int:
             sim += r.sim_seconds
             if len(seeds) == 1 or not r.ok:
                 print(f"seed {seed}: {r.sim_seconds:.1f} simulated s, seq {r.seq}, {r.crashes} crash(es), "
-                      f"{r.cuts} cut(s), {r.lost_bytes} log bytes lost, {r.events} events, trace {r.trace_hash[:16]}")
+                      f"{r.cuts} cut(s), {r.disk_fulls} disk full(s) ({r.paused_heard} pause notices heard), "
+                      f"{r.store_outages} store outage(s), "
+                      f"{r.lost_bytes} log bytes lost, {r.events} events, trace {r.trace_hash[:16]}")
             for v in r.violations:
                 print("  " + v)
             bad += not r.ok

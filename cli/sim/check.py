@@ -16,6 +16,7 @@ from pathlib import Path
 
 from wildtable.protocol import engine
 from wildtable.protocol.codec import packb, unpackb
+from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, read_log
 from wildtable.protocol.replay import initial_state, step
 
@@ -51,7 +52,10 @@ def fair_cap_of(header) -> float:
 def check(data: bytes, seen: list, when: str) -> list[str]:
     """What is wrong, as sentences (empty: nothing)."""
     bad: list[str] = []
-    contents = read_log(data)
+    try:
+        contents = read_log(data)
+    except LogError as e:        # a gap, a record twice: what a restarted server would refuse
+        return [f"{when}: the log does not read back ({e}): an acknowledged record was lost or written twice"]
     game, state = initial_state(contents.header)
     cap = fair_cap_of(contents.header)
     view = _VIEWS.get(game.NAME, game.view)

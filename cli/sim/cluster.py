@@ -44,6 +44,7 @@ class ClusterWorld(World):
                       for name in NODE_NAMES[:count]]
         self.node = self.nodes[0]
         self.pauses = 0
+        self.store_outages = 0
         self.checked_written = 0
         self.checked_epochs = 0
         self.epoch_of: dict[str, int] = {}                # the newest epoch that wrote, per table
@@ -63,8 +64,9 @@ class ClusterWorld(World):
         for node in self.nodes:
             await node.start(nursery)
 
-    def check_log(self, when: str) -> None:
-        """The single node's invariants against the store's log, and the store's own."""
+    def check_log(self, when: str, durable: bool = False) -> None:
+        """The single node's invariants against the store's log, and the store's own
+        (what the store holds is durable: ``durable`` changes nothing here)."""
         if self.table_id is None:
             return
         recs = self.db.records.get(self.table_id)
@@ -148,6 +150,15 @@ class ClusterWorld(World):
                 self.net.held[node.name] = until
                 if isinstance(node.store, SimStore):
                     node.store.paused_until = until
+            elif r < 0.56 and self._owner(node).up and isinstance(self._owner(node).store, SimStore):
+                node = self._owner(node)
+                # the store out of the node's reach (refused, not slow): its writer retries and
+                # acknowledges nothing, its leases pass unrenewed and its tables step down
+                until = trio.current_time() + rng.uniform(0.5, 12.0)
+                self.store_outages += 1
+                self.trace(f"fault: store unreachable from {node.name} until {until:.3f}")
+                assert isinstance(node.store, SimStore)
+                node.store.down_until = until
             elif r < 0.8 and self.net.links:
                 links = sorted(self.net.links, key=lambda lk: lk.n)
                 link = rng.choice(links)
@@ -161,6 +172,11 @@ class ClusterWorld(World):
                 await trio.sleep(rng.uniform(0.5, 8.0))
                 self.net.partitioned.discard(node.name)
                 self.trace(f"fault: heal {node.name}")
+
+    def _owner(self, drawn: Node) -> Node:
+        """The node that holds the run's table (the store says it), else the one drawn."""
+        row = self.db.tables.get(self.table_id) if self.table_id is not None else None
+        return next((n for n in self.nodes if row is not None and n.name == row.owner), drawn)
 
     async def _restart(self, node: Node, after: float) -> None:
         await trio.sleep(after)
@@ -181,3 +197,4 @@ class ClusterWorld(World):
         for node in self.nodes:
             if isinstance(node.store, SimStore):
                 node.store.paused_until = 0.0
+                node.store.down_until = 0.0

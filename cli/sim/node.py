@@ -29,7 +29,12 @@ class SimDisk:
     An fsync takes time: what it covers is durable once the worker call that made it
     has returned (``settle``, after a seeded latency). ``crash`` cuts every file back to
     what was durable plus some of the rest (a torn tail: the OS may have written part of
-    it), as a power cut would, and fails every call after it."""
+    it), as a power cut would, and fails every call after it.
+
+    The disk fills (``fill``): a write takes what room is left, then every write fails
+    with ENOSPC until ``free``, as a full file system's does. An fsync does not fail for
+    room: ext4 and XFS reserve a write's blocks when it is written (an fsync that fails
+    stops the real server whatever its errno: server/logwriter.py)."""
 
     def __init__(self, rng: random.Random):
         self.rng = rng
@@ -39,6 +44,8 @@ class SimDisk:
         self.pending: dict[str, int] = {}    # fsyncs under way: path -> size they cover
         self.dead = False
         self.fsyncs = 0
+        self.room: int | None = None         # bytes left while the disk is full (None: room enough)
+        self.refused = 0                     # writes that failed with ENOSPC
 
     async def settle(self) -> None:
         """The fsyncs of the call that just ran take their time, then are durable."""
@@ -62,16 +69,37 @@ class SimDisk:
             self.synced[p] = self.size[p] = os.fstat(fd).st_size
         return fd
 
+    def fill(self, room: int) -> None:
+        """The disk is full but for ``room`` bytes."""
+        self.room = room
+
+    def free(self) -> None:
+        self.room = None
+
     def write(self, fd: int, data) -> int:
         self._alive()
+        if self.room is not None:
+            if self.room <= 0 or not len(data):
+                self.refused += 1
+                raise OSError(errno.ENOSPC, "No space left on device")
+            data = data[:self.room]
         n = os.write(fd, data)
-        self.size[self.paths[fd]] += n
+        if self.room is not None:
+            self.room -= n
+        # the file's end as the OS has it (the writer cuts a group the disk had no room
+        # for back with ftruncate, which this disk does not see)
+        self.size[self.paths[fd]] = os.lseek(fd, 0, os.SEEK_CUR)
         return n
+
+    def durable(self, path) -> int | None:
+        """How many bytes of ``path`` a crash now would keep for sure (None: all of it,
+        the disk never wrote to it)."""
+        return self.synced.get(str(path))
 
     def fsync(self, fd: int) -> None:
         self._alive()
         p = self.paths[fd]
-        self.pending[p] = self.size[p]
+        self.pending[p] = self.size[p] = min(self.size[p], os.fstat(fd).st_size)
         self.fsyncs += 1
 
     def sync_all(self, fds: list[int]) -> int:
@@ -88,6 +116,8 @@ class SimDisk:
         self.dead = True
         lost = {}
         for p, synced in sorted(self.synced.items()):
+            if os.path.exists(p):
+                self.size[p] = min(self.size[p], os.path.getsize(p))    # a group cut back since its write
             if self.size[p] > synced and os.path.exists(p):
                 keep = synced + self.rng.randint(0, self.size[p] - synced)
                 os.truncate(p, keep)

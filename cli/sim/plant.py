@@ -13,6 +13,9 @@ small, explicit patch of the real server code, undone when the context ends.
   it writes with (store.py, SimDb.write_group: the twin of server/store_pg.py's
   _GROUP_STATEMENT without its ``owner = me AND epoch = mine AND lease_until > now``),
   so a node paused past its lease writes over its adopter's records.
+- ``ack_while_full``: the log writer acknowledges a group the disk had no room for as if
+  it were written (server/logwriter.py, LogWriter._write: the DiskFull dropped instead of
+  waited out), so the table tells its players of records the log does not hold.
 - ``fenced_acked``: PgWriter acknowledges a commit the fence refused (its LeaseLost
   dropped), so the table tells its players of a record the store does not hold.
 """
@@ -28,7 +31,7 @@ from wildtable.server import arbiter, fairorder, logwriter, store_pg
 from .store import SimDb
 
 PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked",
-          "fenced_acked")
+          "fenced_acked", "ack_while_full")
 
 
 async def _commit_without_waiting(self, log, data):
@@ -45,6 +48,14 @@ def _unbounded_credit(reach, cap, arrival, seen_at):
     causality, nor the table's fair_ms bounds it."""
     late = reach.ping if reach.ping is not None else 0.0
     return fairorder.Credit(late, late, fairorder.Limit.PING)
+
+
+async def _write_acking_full(self, group, sync, now):
+    try:
+        await self._write_once(group, sync, now)
+    except logwriter.DiskFull:
+        pass
+    return True
 
 
 def _ignore_rejoin(self, req, g):
@@ -75,6 +86,8 @@ def planted(*names: str):
         patches.append((SimDb, "fence", False))
     if "fenced_acked" in names:
         patches.append((store_pg.PgWriter, "_settle", _settle_acking_fenced))
+    if "ack_while_full" in names:
+        patches.append((logwriter.LogWriter, "_write", _write_acking_full))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:

@@ -16,6 +16,7 @@ import trio
 from wildtable.headless import games, redirects
 from wildtable.protocol import messages as m
 from wildtable.protocol.views import ViewMirror
+from wildtable.server import diskfull
 
 from .net import ClientEnd, Closed
 
@@ -62,6 +63,7 @@ class Client:
         self.seq = -1
         self.over = False
         self.connected = False
+        self.paused = False                  # told play is paused (a full disk), not yet that it resumed
         self.at: str | None = None           # the node it is (or was last) connected to
         self.nodes: tuple[str, ...] = ()     # the cluster's nodes, as the last welcome named them
         self.moving: str | None = None       # a redirect's node: connect there next
@@ -141,6 +143,7 @@ class Client:
             # tokens are random (the OS's): not in the trace
             data = m.encode(attrs.evolve(msg, token="*"))
             self.seat, self.token = msg.seat, msg.token
+            self.paused = False              # seated anew: whatever paused play is over
             self._view(msg.seq, msg.view)
         elif t is m.Spectating:
             self._view(msg.seq, msg.view)
@@ -152,6 +155,13 @@ class Client:
             self.told.append("goodbye")
         elif t is m.GameOver:
             self.over = True
+        elif t is m.Notice:
+            # a full disk pauses play, and the table says when it resumes (server/diskfull.py)
+            if msg.code == diskfull.PAUSED:
+                self.paused = True
+                self.world.paused_heard += 1
+            elif msg.code == diskfull.RESUMED:
+                self.paused = False
         self.world.trace_bytes(self.name, data, msg)
 
     def _view(self, seq: int, view: dict) -> None:

@@ -48,6 +48,9 @@ class Result:
     events: int
     lost_bytes: int       # bytes of log the crashes cut (written, never synced)
     cluster: bool = False # nodes sharing a store (cluster.py), not one node on its disk
+    disk_fulls: int = 0   # times the node's disk filled (and freed again)
+    paused_heard: int = 0 # storage_full notices the players heard
+    store_outages: int = 0  # times a cluster node lost the store for a while
 
     @property
     def ok(self) -> bool:
@@ -78,7 +81,7 @@ class World:
         # Run Wild (one round, so that a run may play it out) in half the runs, a
         # turn-based game at its defaults in the others
         self.game, self.settings = self.rng.choice(GAMES)
-        self.crashes = self.cuts = 0
+        self.crashes = self.cuts = self.disk_fulls = self.paused_heard = 0
         self.plant = plant
         self.node = Node(self.net, "n1", ServerConfig(data_dir=data_dir, durability="always"),
                          random.Random(self.rng.getrandbits(64)), self.violation)
@@ -116,13 +119,19 @@ class World:
     def clients(self):
         return self.players + self.others
 
-    def check_log(self, when: str) -> None:
+    def check_log(self, when: str, durable: bool = False) -> None:
+        """The invariants against the table's log; ``durable``: only against what the
+        disk has synced (what a crash now would keep), not what it merely holds."""
         if self.table_id is None:
             return
         data = check.find_log(self.data_dir, self.table_id)
         if data is None:
             self.violation(f"{when}: the table's log is gone")
             return
+        if durable and self.node.disk is not None:
+            n = self.node.disk.durable(self.data_dir / f"{self.table_id}.wlog")
+            if n is not None:
+                data = data[:n]
         seen = [s for c in self.clients() for s in c.seen]
         for v in check.check(data, seen, when):
             self.violation(v)
@@ -157,8 +166,8 @@ class World:
 
     async def faults(self, nursery: trio.Nursery) -> None:
         """Kill and restart the node, hold its links' messages for a while (a stalled
-        network, or the node paused as far as its clients can tell), cut links, cut the
-        node off for a while."""
+        network, or the node paused as far as its clients can tell), fill its disk for a
+        while, cut links, cut the node off for a while."""
         rng = random.Random(self.rng.getrandbits(64))
         while True:
             await trio.sleep(rng.expovariate(1 / FAULT_EVERY))
@@ -176,6 +185,8 @@ class World:
                 until = trio.current_time() + rng.uniform(0.5, 12.0)
                 self.trace(f"fault: hold n1's links until {until:.3f}")
                 self.net.held["n1"] = until
+            elif r < 0.43 and self.node.up and self.table_id is not None:
+                await self.disk_full(rng)
             elif r < 0.8 and self.net.links:
                 links = sorted(self.net.links, key=lambda lk: lk.n)
                 link = rng.choice(links)
@@ -190,12 +201,30 @@ class World:
                 self.net.partitioned.discard("n1")
                 self.trace("fault: heal n1")
 
+    async def disk_full(self, rng: random.Random) -> None:
+        """The node's disk fills for 0.5 to 12 s (a write may take the few bytes left):
+        the server pauses play and tells its players (server/diskfull.py). While it is
+        full nothing may be acknowledged that is not durable; once it frees, play resumes
+        and the players are told."""
+        disk = self.node.disk
+        assert disk is not None
+        self.disk_fulls += 1
+        room = rng.choice((0, 0, rng.randint(1, 300)))
+        self.trace(f"fault: disk of n1 full ({room} bytes left)")
+        disk.fill(room)
+        try:
+            await trio.sleep(rng.uniform(0.5, 12.0))
+        finally:                         # (the faults end while it is full: it frees at once)
+            self.check_log("while the disk was full", durable=True)
+            disk.free()
+        self.trace("fault: disk of n1 has room")
+
     async def watch(self) -> None:
-        """The invariants all the time: every WATCH seconds against the log as it is."""
+        """The invariants all the time: every WATCH seconds against what is durable."""
         while True:
             await trio.sleep(WATCH)
             if self.node.up:
-                self.check_log("live")
+                self.check_log("live", durable=True)
 
     # The hooks a world of several nodes (cluster.py) fills in its own way.
     def node_names(self) -> tuple[str, ...]:
@@ -217,8 +246,9 @@ class World:
         return self.node.lost_bytes
 
     def settled(self) -> bool:
-        """After the faults: every player is seated again or done."""
-        return all(p.over or p.connected for p in self.players)
+        """After the faults: every player is seated again (and told play resumed, if it
+        was told the disk was full) or done."""
+        return all(p.over or (p.connected and not p.paused) for p in self.players)
 
     async def main(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -268,6 +298,9 @@ class World:
                 if not (p.over or p.connected):
                     self.violation(f"{p.name} is neither seated nor told why ({QUIET:g} s after the last fault; "
                                    f"heard {p.told[-3:]})")
+                elif p.connected and p.paused and not p.over:
+                    self.violation(f"{p.name} was told play is paused (the disk full) and never that it resumed "
+                                   f"({QUIET:g} s after the disk had room)")
             self.check_log("at the end")
             self.seq = max((c.seq for c in self.clients()), default=0)
             nursery.cancel_scope.cancel()
@@ -287,6 +320,7 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
         trio.run(world.main, clock=clock)
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
-                      world.lost_bytes(), isinstance(world, ClusterWorld))
+                      world.lost_bytes(), isinstance(world, ClusterWorld), world.disk_fulls, world.paused_heard,
+                      getattr(world, "store_outages", 0))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,7 +23,7 @@ import trio
 
 from wildtable.server import store_pg
 from wildtable.server.logwriter import EXPIRED, OVER, StorageFailed, fill_group
-from wildtable.server.store_pg import LEASE_SECONDS, LobbyRow, NodeRow, PgLog, PgWriter, split_frames
+from wildtable.server.store_pg import LEASE_SECONDS, LobbyRow, NodeRow, PgLog, PgWriter, psycopg_module, split_frames
 
 
 LATENCIES = (0.0003, 0.001, 0.002, 0.006)     # a statement's round trip, seconds
@@ -143,6 +143,10 @@ class SimStore:
         self.node_id = node_id
         self.lease_seconds = lease_seconds
         self.paused_until = 0.0
+        self.down_until = 0.0    # the store out of this node's reach until then: every call refused
+
+    def unreachable(self) -> bool:
+        return self.down_until > trio.current_time()
 
     async def wait_paused(self) -> None:
         while self.paused_until > trio.current_time():
@@ -151,6 +155,9 @@ class SimStore:
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
         await self.wait_paused()
         await trio.sleep(self.db.latency(self.node_id, getattr(fn, "__name__", "call")))
+        if self.unreachable():
+            # as psycopg says it of a PostgreSQL that is down (store_pg._transient: retried)
+            raise psycopg_module().OperationalError("connection refused: the store is unreachable (simulated)")
         return fn(*args)
 
     def close(self) -> None:
@@ -321,7 +328,8 @@ class SimWriter(PgWriter):
     """PgWriter with its transaction run against the SimDb (in the task, after the
     statement's round trip, on the database's clock; no worker thread). What follows the
     transaction (numbering, fencing, waking the tables: PgWriter's settle) is PgWriter's
-    own. The store unreachable is not simulated: a paused node's writer waits."""
+    own. A paused node's writer waits; one that cannot reach the store retries as PgWriter
+does (``down_until``), acknowledging nothing meanwhile."""
 
     def __init__(self, store: SimStore, durability: str = "always"):
         super().__init__(store, durability)
@@ -351,6 +359,13 @@ class SimWriter(PgWriter):
         if not by_table:
             return store_pg._Outcome({}, frozenset(), 0.0)
         await self.sim.wait_paused()
+        # the store out of reach: PgWriter's retries (RETRY_FIRST doubling to RETRY_MAX),
+        # nothing of the group acknowledged until a transaction commits
+        delay = store_pg.RETRY_FIRST
+        while self.sim.unreachable():
+            self.retries += 1
+            await trio.sleep(delay)
+            delay = min(delay * 2, store_pg.RETRY_MAX)
         t0 = trio.current_time()
         # the statement reaches the database after half its round trip, and answers after the other half
         rtt = self.sim.db.latency(self.sim.node_id, "commit")

@@ -19,6 +19,8 @@ EXPECTED = {
     # found by a cluster run (one seed in CLUSTER_EVERY): a node paused past its lease writes
     "lease_unchecked": "one owner writes a table",
     "fenced_acked": "a fenced write acknowledged",
+    # found by a run whose disk fills (run.py, World.disk_full)
+    "ack_while_full": "while the disk was full",
 }
 
 
