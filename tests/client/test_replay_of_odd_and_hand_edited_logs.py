@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import trio
@@ -60,31 +61,42 @@ def _replay(*argv) -> subprocess.CompletedProcess:
     return subprocess.run(WILDTABLE + ["replay", *map(str, argv)], capture_output=True, text=True, timeout=60)
 
 
-def test_refused_intents_naming_no_such_card_are_shown_raw_not_a_traceback(odd_log):
+# the ways the two tests below read the odd log: each `wildtable replay` run once for both,
+# all at the same time (each is a process start of a second or more, mostly imports)
+ODD_FLAGS = (("--plain",), ("--plain", "--seat", "0"), ("--plain", "--seat", "1"),
+             ("--plain", "--seat", "spectator"), ("--verify",), ("--json",))
+
+
+@pytest.fixture(scope="module")
+def odd_replays(odd_log) -> dict[tuple[str, ...], subprocess.CompletedProcess]:
     path, _ = odd_log
-    for flags in ([], ["--seat", "0"], ["--seat", "1"], ["--seat", "spectator"], ["--verify"], ["--json"]):
-        done = _replay(path, "--plain", *flags) if "--verify" not in flags and "--json" not in flags \
-            else _replay(path, *flags)
+    with ThreadPoolExecutor(len(ODD_FLAGS)) as pool:
+        done = {flags: pool.submit(_replay, path, *flags) for flags in ODD_FLAGS}
+    return {flags: d.result() for flags, d in done.items()}
+
+
+def test_refused_intents_naming_no_such_card_are_shown_raw_not_a_traceback(odd_replays):
+    for flags, done in odd_replays.items():
         assert done.returncode == 0 and "Traceback" not in done.stderr, (flags, done.stderr[-2000:])
-    text = _replay(path, "--plain").stdout
+    text = odd_replays["--plain",].stdout
     assert 'ann: {"kind":"meld","cards":[1,2,999999]} - ' in text, text
     assert 'ann: {"kind":"take","meld":1,"card":1000000000} - ' in text
     assert 'ann: {"kind":"meld","cards":"0102","values":"ff"} - ' in text or "ann: meld " in text
     assert 'ann: {"kind":7} - ' in text
 
 
-def test_a_seat_does_not_see_another_seats_refused_intents(odd_log):
+def test_a_seat_does_not_see_another_seats_refused_intents(odd_log, odd_replays):
     path, labels = odd_log
     meld = "meld " + " ".join(labels)
-    own = _replay(path, "--plain", "--seat", "0").stdout
+    own = odd_replays["--plain", "--seat", "0"].stdout
     assert f"REJECTED after seq 2: ann: {meld} - " in own
     assert "reason: " in own
     for other in ("1", "spectator"):
-        seen = _replay(path, "--plain", "--seat", other).stdout
+        seen = odd_replays["--plain", "--seat", other].stdout
         rejected = [x for x in seen.splitlines() if "REJECTED" in x]
         assert len(rejected) == 5 and all("ann: (not shown to this view) - " in x for x in rejected), rejected
         assert meld not in seen and "999999" not in seen and "reason: " not in seen
-    everything = _replay(path, "--plain").stdout
+    everything = odd_replays["--plain",].stdout
     assert f"ann: {meld} - " in everything
 
     # and in the full-screen viewer, as bob: the record list and the detail of the record

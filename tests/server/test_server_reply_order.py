@@ -91,7 +91,8 @@ async def test_order_holds_while_writes_switch_between_direct_and_backlog(tmp_pa
         async with running_server(server_config(tmp_path / "data", durability="off")) as (server, url):
             port = int(url.rsplit(":", 1)[1])
             async with connect(url, "p0") as c0, AsyncExitStack() as stack:
-                table = await create(c0, "run-wild", 2)
+                # two rounds of four: the same switching every 7 frames, and a deal in between
+                table = await create(c0, "run-wild", 2, rounds=2)
                 j0 = await join(c0, table, 0)
                 c1 = Bursty(await stack.enter_async_context(_small_ws(port)), every=7, pause=0.1)
                 await c1.hello("p1")
