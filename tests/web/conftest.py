@@ -1,5 +1,5 @@
 """Fixtures of the browser tests: Debian's Chromium through Playwright (one browser per
-test process, a fresh context per test), a real server in a thread of its own, and pages
+test module, a fresh context per test), a real server in a thread of its own, and pages
 that fail their test on any browser console error and leave a screenshot when it fails."""
 
 from __future__ import annotations
@@ -23,47 +23,20 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
-class _Chromium:
-    """One Chromium per test process (per xdist worker), launched at its first use: a
-    launch costs a second or more, and each test has its own context (storage, cookies)
-    anyway. Launched again if it went away (a crash fails one test, not every test after)."""
-
-    def __init__(self) -> None:
-        self.pw = None
-        self.browser = None
-
-    def get(self):
-        if self.browser is not None and self.browser.is_connected():
-            return self.browser
-        if not Path(CHROMIUM).exists():
-            pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
-        if self.pw is None:
-            from playwright.sync_api import sync_playwright
-            self.pw = sync_playwright().start()
-        self.browser = self.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        return self.browser
-
-    def close(self) -> None:
-        try:
-            if self.browser is not None and self.browser.is_connected():
-                self.browser.close()
-        finally:
-            if self.pw is not None:
-                self.pw.stop()
-
-
-@pytest.fixture(scope="session")
-def _chromium():
-    c = _Chromium()
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+    from playwright.sync_api import sync_playwright
+    pw = sync_playwright().start()
     try:
-        yield c
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
     finally:
-        c.close()
-
-
-@pytest.fixture
-def browser(_chromium):
-    return _chromium.get()
+        pw.stop()
 
 
 @pytest.fixture
