@@ -25,6 +25,9 @@ def play_one(p, resize=None):
     card = page.get_attribute('.hand [data-playable="true"]', "data-card")
     if resize:
         page.set_viewport_size(resize)
+    # the hand's cards still sliding into place after the last trick (their own moves) would
+    # be measured mid-way: the click waits until nothing moves
+    page.wait_for_function("() => document.getAnimations().length === 0", timeout=5_000)
     # measured and clicked in one task of the page: the table cannot move the hand between
     # the two (it did, by up to 190 px, while the last trick's cards and lines settled); in
     # page coordinates, as the page records its moves
