@@ -87,7 +87,8 @@ class Table:
         self._paused_at: float | None = None
         if isinstance(logfile, LogFile):
             logfile.while_paused = weakref.WeakMethod(self._serve_paused)   # the file must not hold the table
-        self._released = self.core.finished   # a finished table's log file is closed, and stays so
+        self._released = self.core.finished   # a finished table's log file is closed (or closing), and stays so
+        self._closed = self.core.finished     # ... and that close has returned (``readonly``)
         # on_lobby(table) tells the server when what list_tables shows of it changed (not for seq alone)
         self.on_lobby = on_lobby
         # On a store (server/store_pg.py) this node may lose the table's lease: a commit
@@ -151,7 +152,7 @@ class Table:
     def readonly(self) -> bool:
         """A finished table whose log is closed for good (loaded finished at start, or
         released when its game ended): it answers spectate, rejoin and list_tables."""
-        return self.core.finished and self._released
+        return self.core.finished and self._closed
 
     def info(self) -> dict:
         return self.core.info()
@@ -287,6 +288,9 @@ class Table:
             # nothing more is written to a finished game's log: its file is closed now
             self._released = True
             await self.writer.release(self.logfile, OVER)
+            # only now is it closed for good: on a store, its row is marked finished (the
+            # replays listing reads that), not merely asked to be
+            self._closed = True
         while self.core.kept and not self.writer.paused:
             # what came while the disk was full and waited for play to resume
             await self._commit(self.core.handle_kept(trio.current_time()))
