@@ -226,7 +226,7 @@ def replay_main(args) -> int:
         if args.web:
             from wildtable.server.replay_local import web_main
             return web_main(args, path, data)
-        from wildtable.client.viewer import viewer_main
+        from .replay_plain import viewer_main
         return viewer_main(args, data)
     if args.json and (getattr(args, "seat", None) is not None or filtering(args)):
         from .replay_json import json_main
