@@ -8,10 +8,10 @@
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
 import { byName, seatList, seatName } from "./names.js";
+import { runWildFace } from "../faces.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
 const LETTERS = "BGYRP";
-const SHAPES = ["●", "▲", "■", "◆", "★"];   // a shape per colour, so colour is never the only cue
 const FIRST_WILD = 60;
 const FIRST_DRAW3 = 69;
 
@@ -36,16 +36,7 @@ function cardClass(c) {
   return `card rw-${COLOURS[colour(c)]}`;
 }
 
-function cardFace(c, value) {
-  // the space keeps "+3 D3" two words for the accessible name's check (axe-core joins the
-  // spans' text; a flex item's whitespace takes no room)
-  if (isDraw3(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "+3"), " ", h("span", {}, "D3")];
-  if (isWild(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "✱"),
-    h("span", {}, value ? `W=${value}` : "W")];
-  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[colour(c)]), h("span", {}, label(c))];
-}
-
-// what a card's face reads (its shape aside), first in its accessible name (WCAG 2.5.3)
+// what a card's face reads (faces.js draws it), first in its accessible name (WCAG 2.5.3)
 function shown(c, value) {
   if (isDraw3(c)) return "+3 D3";
   if (isWild(c)) return value ? `W=${value}` : "W";
@@ -157,7 +148,7 @@ function render(ctx) {
   ];
   if (ctx.seat === null) return { board, hand: null, actions: [] };
 
-  const handNodes = keyed(d.handItems, hand, (c) => c, () => "", (c) => button(cardFace(c), () => {
+  const handNodes = keyed(d.handItems, hand, (c) => c, () => "", (c) => button(runWildFace(c), () => {
     const now = ctx.ui.selected;
     if (now.has(c)) now.delete(c);
     else now.add(c);
@@ -219,7 +210,7 @@ function meldItem(ctx, d, m, sel, canPlay) {
   }
   text(e.name, `m${id} ${m.kind}`);
   const cards = m.cards.map((c, i) => ({ c, v: m.values[i] }));
-  const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(cardFace(x.c, isWild(x.c) ? x.v : null),
+  const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(runWildFace(x.c, isWild(x.c) ? x.v : null),
     () => takeOrSwap(ctx, id, x.c, x.v), { class: cardClass(x.c), "data-card": x.c, "data-key": `m${id}-${x.c}`,
       "data-drag": "meld", "data-drop": "meld-card", "data-of": id, "data-value": x.v }));
   nodes.forEach((el, i) => {

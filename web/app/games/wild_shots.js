@@ -2,12 +2,11 @@
 
 import { button, h } from "../dom.js";
 import { byName, offlineMark, phaseWords, seatList, seatName } from "./names.js";
+import { wildShotsFace, wildShotsIcon } from "../faces.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
-const SHAPES = ["■", "◆", "▲", "●"];    // black, red, green, blue: a shape per suit besides its colour
 const SUIT_NAMES = ["black K", "red R", "green G", "blue B"];
-const SYMBOL_MARK = { revolver: "⌐", hat: "♜", star: "★", poster: "▤" };   // a sign per symbol, named in the legend
 
 const suitOf = (c) => Math.floor(c / 10);
 const valueOf = (c) => (c % 10) + 1;
@@ -22,10 +21,9 @@ function cardLabel(view, c) {
   return s ? `${label(c)} ${s}` : label(c);
 }
 
+// the card's face (faces.js): its suit's shape and letter, value and symbol, drawn
 function face(view, c) {
-  const s = symbolOf(view, c);
-  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[suitOf(c)]), h("span", {}, label(c)),
-    s ? h("span", { class: "sym", title: s }, " ", h("span", { "aria-hidden": "true" }, SYMBOL_MARK[s] || ""), s) : null];
+  return wildShotsFace(c, symbolOf(view, c));
 }
 
 const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
@@ -57,7 +55,7 @@ function render(ctx) {
     h("h3", {}, `Trick ${view.trick_number || "-"}`),
     (view.trick || []).length
       ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {},
-        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": cardName(view, t.card) },
+        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": `${cardLabel(view, t.card)}: ${cardName(view, t.card)}` },
           face(view, t.card)), h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`))))
       : h("p", { class: "hint" }, "no card played in this trick yet")),
     last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
@@ -71,8 +69,10 @@ function render(ctx) {
       "aria-label": `${cardLabel(view, c)}: ${cardName(view, c)}`,
     })));
   const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
-  const legend = h("p", { class: "legend hint" }, `Suits: ${SUITS.map((_, i) => `${SHAPES[i]} ${SUIT_NAMES[i]}`).join(", ")}. `,
-    symbols.length ? `Symbols on your cards: ${symbols.map((s) => `${SYMBOL_MARK[s] || ""}${s}`).join(", ")}. ` : "",
+  // the legend: each suit's shape and each symbol on the hand, drawn as on the faces
+  const list = (items, words) => items.map((x, i) => [i ? ", " : "", wildShotsIcon(x), words(x, i)]);
+  const legend = h("p", { class: "legend hint" }, "Suits: ", list(SUITS, (_, i) => SUIT_NAMES[i]), ". ",
+    symbols.length ? ["Symbols on your cards: ", list(symbols, (x) => x), ". "] : "",
     view.trump ? `Cards with the trump symbol (${view.trump}) are underlined.` : "No trump symbol yet.");
   return { board, hand: h("div", {}, handNode, legend), actions: [] };
 }

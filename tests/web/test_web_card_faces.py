@@ -1,0 +1,110 @@
+"""Card faces drawn for each game's deck (issue #26; web/app/faces.js): every card on the
+table and in the hand is an SVG the page makes itself (nothing fetched, the CSP as it is:
+the page fails its test on any console error, a CSP refusal included), hidden from the
+accessibility tree, inside the card's element, whose accessible name holds every text the
+face shows; and over each whole deck colour is never the only cue: two cards that differ
+only by colour differ in what a face draws besides its colour (shape, letter), and a wild
+and a Draw-3 are faces of their own."""
+
+from __future__ import annotations
+
+import pytest
+
+from webkit import DESKTOP
+
+# For every card of the page: its face (one svg.face, aria-hidden), the texts it shows (its
+# <use>s of the sprite's <text>s) and the accessible name that must hold them: the card's
+# own aria-label, or the role="img" group's it lies in (a trick, a set).
+FACES_ON_PAGE = """() => {
+  const words = (s) => (s || "").toLowerCase().split(/[^a-z0-9]+/).filter(Boolean);
+  return [...document.querySelectorAll("#table [data-card]")].map((el) => {
+    const faces = el.querySelectorAll(":scope > svg.face");
+    const svg = faces[0];
+    const texts = svg ? [...svg.querySelectorAll("use")].map((u) => document.getElementById((u.getAttribute("href") || "").slice(1)))
+      .filter((t) => t && t.tagName === "text").map((t) => t.textContent) : [];
+    const named = el.getAttribute("aria-label") !== null ? el : el.closest("[role=img]");
+    const name = named ? (named.getAttribute("aria-label") || "") : "";
+    return { card: el.dataset.card, faces: faces.length, hidden: svg ? svg.getAttribute("aria-hidden") : null,
+      ownText: [...el.childNodes].filter((n) => n.nodeType === 3 && n.data.trim()).length,
+      texts, name, missing: texts.filter((t) => !words(t).every((w) => words(name).includes(w))) };
+  });
+}"""
+
+# Every card id of each deck drawn by faces.js; a face's description without its colour:
+# the shapes and texts it draws, and the colours of edges that are not the card's own.
+DECKS = """async () => {
+  const f = await import("/app/faces.js");
+  const shape = (svg) => [...svg.querySelectorAll("use, rect, g")].map((u) => [u.tagName, u.getAttribute("href"),
+    document.getElementById((u.getAttribute("href") || "").slice(1))?.textContent || "", u.getAttribute("stroke"),
+    u.getAttribute("class")].join("/")).join(" ");
+  const ids = (n) => Array.from({ length: n }, (_, i) => i);
+  return {
+    "run-wild": ids(72).map((c) => shape(f.runWildFace(c))),
+    "go-wild": ids(108).map((c) => shape(f.goWildFace(c))),
+    "wild-shots": ids(40).map((c) => shape(f.wildShotsFace(c, null))),
+    "go-fish-wildcard": ids(52).map((c) => shape(f.goFishFace(c))),
+    sameTwice: f.runWildFace(5) !== f.runWildFace(5) && f.runWildFace(5).isEqualNode(f.runWildFace(5)),
+  };
+}"""
+
+
+def colour_and_value(game: str, c: int) -> tuple:
+    """(colour, the rest) of a card, by each deck's ids (protocol/games/*.py)."""
+    if game == "run-wild":
+        return (c // 12, c % 12) if c < 60 else (None, "wild" if c < 69 else "draw3")
+    if game == "go-wild":
+        return (min(c // 18, 5), None)
+    if game == "wild-shots":
+        return (c // 10, c % 10)
+    return ((c % 4) in (1, 2), (c // 4, c % 4))        # Go Fish: red or black, then rank and suit
+
+
+def test_over_each_deck_colour_is_never_the_only_cue(players):
+    p = players("decks", viewport=DESKTOP).open()
+    decks = p.page.evaluate(DECKS)
+    assert decks.pop("sameTwice"), "a face is a fresh clone of its card's template each time"
+    for game, faces in decks.items():
+        for a in range(len(faces)):
+            for b in range(a + 1, len(faces)):
+                ca, ra = colour_and_value(game, a)
+                cb, rb = colour_and_value(game, b)
+                if ca != cb or ra != rb:
+                    # different cards (not two copies of one Go Wild! colour) look different
+                    # even to someone who sees no colour
+                    assert faces[a] != faces[b], (game, a, b, faces[a])
+    rw = decks["run-wild"]
+    assert len({rw[60], rw[69], rw[0]}) == 3, "a wild, a Draw-3 and a number card are each a face of their own"
+
+
+@pytest.mark.parametrize("game, settings", [
+    ("run-wild", {"rounds": 1}), ("go-wild", {"turn_timer": 0}), ("wild-shots", {"turn_timer": 0}),
+    ("go-fish-wildcard", {"turn_timer": 0}),
+])
+def test_each_card_on_the_table_is_an_svg_face_its_name_reads(players, web_server, game, settings):
+    p = players(game, viewport=DESKTOP).open()
+    fetched = []
+    p.page.on("request", lambda r: fetched.append(r.url) if r.resource_type == "image" else None)
+    p.enter("ann")
+    table = p.create(game, 2, **settings)
+    web_server.bots(table, 1, delay=0.05)
+    page = p.page
+    page.wait_for_selector("#table .hand [data-card]", timeout=10_000)
+    if game in ("go-wild", "wild-shots"):       # a card in the trick too, the bot's or ours
+        page.wait_for_function("() => document.querySelector('#table .trick [data-card]') !== null"
+                               " || window.wildtable.at.view.turn === window.wildtable.at.seat", timeout=10_000)
+        if page.locator("#table .trick [data-card]").count() == 0:
+            p.click_and_wait(".hand .card" if game == "go-wild" else '.hand [data-playable="true"]')
+            if game == "go-wild":
+                p.click_and_wait('[data-action="play"]')
+            page.wait_for_selector("#table .trick [data-card]", timeout=10_000)
+    cards = page.evaluate(FACES_ON_PAGE)
+    assert len(cards) >= 3, cards
+    for c in cards:
+        assert c["faces"] == 1 and c["hidden"] == "true", c
+        assert c["ownText"] == 0, c                  # the face says it all; the name reads it
+        assert c["texts"] and not c["missing"], c
+    # nothing fetched for the faces (the favicon is the page's only image)
+    assert all(u.endswith("/favicon.svg") for u in fetched), fetched
+    # the sprite's glyphs and shapes are in the page once each
+    ids = page.evaluate("() => [...document.querySelectorAll('[id]')].map((e) => e.id)")
+    assert len(ids) == len(set(ids)), sorted(ids)
