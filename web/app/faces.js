@@ -27,7 +27,7 @@ const CACHE_MAX = 2000;     // templates; a game's cards make a few hundred at m
 function el(tag, attrs, ...children) {
   const e = document.createElementNS(NS, tag);
   for (const [k, v] of Object.entries(attrs || {})) if (v !== undefined && v !== null) e.setAttribute(k, String(v));
-  for (const c of children) if (c) e.append(c);
+  for (const c of children.flat(Infinity)) if (c) e.append(c);
   return e;
 }
 

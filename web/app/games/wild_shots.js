@@ -73,7 +73,7 @@ function render(ctx) {
   const list = (items, words) => items.map((x, i) => [i ? ", " : "", wildShotsIcon(x), words(x, i)]);
   const legend = h("p", { class: "legend hint" }, "Suits: ", list(SUITS, (_, i) => SUIT_NAMES[i]), ". ",
     symbols.length ? ["Symbols on your cards: ", list(symbols, (x) => x), ". "] : "",
-    view.trump ? `Cards with the trump symbol (${view.trump}) are underlined.` : "No trump symbol yet.");
+    view.trump ? `Cards with the trump symbol (${view.trump}) are underlined and ringed.` : "No trump symbol yet.");
   return { board, hand: h("div", {}, handNode, legend), actions: [] };
 }
 
