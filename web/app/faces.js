@@ -1,19 +1,23 @@
 // Card faces (issue #26; docs/PLAYING.md "In a browser"): each card drawn as inline SVG
 // made by the page itself with createElementNS: nothing fetched, no data: URL, no style
 // attribute (the page's CSP stays as it is, server/web.py). A face is a card-shaped rounded
-// rectangle edged in its colour, its number or rank large in the middle and small in the
-// corners, and beside the colour a shape (or a suit's pip) and a letter, so colour is never
-// the only cue (the signs the faces had before: style.css's head note).
+// rectangle edged in its colour, its number or rank large in the middle, an index in the
+// corner, and beside the colour a shape (or a suit's pip) and a letter, so colour is never
+// the only cue (style.css's head note).
 //
-// A face is aria-hidden: the card's element (a button, or a span in a role="img" group)
-// keeps its aria-label, which names everything the face shows. The glyphs and shapes are
-// drawn once, in one hidden sprite of the page (<defs>), and each face <use>s them: a face
-// is a few elements, and its texts are not the element's own text (the accessible name is
-// the aria-label alone, which holds every glyph: tests/web/test_web_card_faces.py).
+// A face is aria-hidden inside the card's element (a button, or a span in a role="img"
+// group), whose aria-label names the card. Its texts are still the element's visible text
+// for WCAG 2.5.3 (axe's label-content-name-mismatch): the name must hold them, word for
+// word and in order. So a face has few texts, one space apart (a text node outside <text>
+// is not drawn), in an order the name can read: the middle number first, then the corner
+// index, so that "blue 7, B7" holds the face's "7 B7" (the game modules' names; each face
+// below says what it reads). tests/web/test_web_card_faces.py checks every card shown.
 // A face never changes for a given card and context (a wild's value, a symbol), so each is
-// built once as a template and cloned (cloneNode): applying an update stays cheap.
-// What a face's element is (selected, dimmed, trump, wild in Go Fish) is the element's
-// class, drawn by style.css on the face's parts (.f-bg, .f-trump, .f-wild).
+// built once as a template and cloned (cloneNode): applying an update stays cheap. (Shapes
+// and texts are the face's own elements: <use> of shared ones cost ten times more to clone
+// and lay out in Chromium.) What a face's element is (selected, dimmed, trump, wild in Go
+// Fish) is the element's class, drawn by style.css on the face's parts (.f-bg, .f-trump,
+// .f-wild).
 
 const NS = "http://www.w3.org/2000/svg";
 const W = 50;
@@ -31,7 +35,7 @@ function el(tag, attrs, ...children) {
   return e;
 }
 
-// ------------------------------------------------------------------ the sprite: shapes, glyphs
+// ------------------------------------------------------------------ shapes and texts
 // Shapes in a unit box (-1..1), filled with the colour of the <use> that draws them.
 const SHAPES = {
   circle: () => el("circle", { r: 0.88 }),
@@ -73,47 +77,13 @@ function starPoints(n, outer, inner) {
   return pts.join(" ");
 }
 
-let sprite = null;
-let defs = null;
-const shapeIds = new Set();
-const glyphIds = new Map();     // text -> id of its <text> in the sprite
-
-function ensureSprite() {
-  if (!sprite) {
-    defs = el("defs");
-    sprite = el("svg", { class: "face-sprite", "aria-hidden": "true", focusable: "false", width: 0, height: 0 }, defs);
-  }
-  if (!sprite.isConnected) document.body.append(sprite);
-}
-
-function shapeRef(name) {
-  const id = `wtf-${name}`;
-  if (!shapeIds.has(name)) {
-    const g = SHAPES[name]();
-    g.setAttribute("id", id);
-    defs.append(g);
-    shapeIds.add(name);
-  }
-  return `#${id}`;
-}
-
-// a text drawn by a <use>: its size, anchor and colour are the <use>'s (inherited)
-function glyphRef(text) {
-  let id = glyphIds.get(text);
-  if (!id) {
-    id = `wtf-t${glyphIds.size}`;
-    defs.append(el("text", { id, "dominant-baseline": "central" }, text));
-    glyphIds.set(text, id);
-  }
-  return `#${id}`;
-}
-
 function shape(name, x, y, size, attrs = {}) {
-  return el("use", { href: shapeRef(name), transform: `translate(${x} ${y}) scale(${size})`, ...attrs });
+  return el("g", { transform: `translate(${x} ${y}) scale(${size})`, ...attrs }, SHAPES[name]());
 }
 
+// a text of the face, and the space that parts it from the next one in the element's text
 function glyph(text, x, y, size, attrs = {}) {
-  return el("use", { href: glyphRef(text), x, y, "font-size": size, "text-anchor": "middle", ...attrs });
+  return [el("text", { x, y, "font-size": size, "text-anchor": "middle", "dominant-baseline": "central", ...attrs }, text), " "];
 }
 
 // ------------------------------------------------------------------ the parts of a face
@@ -136,17 +106,12 @@ function rainbow(colours) {
   })));
 }
 
-// the index in the top left corner (text, and a shape or pip under it), and the same
-// turned round in the bottom right, as on a real card
-function corner(text, shapeName, size = 9.5) {
-  const g = el("g", {}, glyph(text, 4, 8.5, size, { "text-anchor": "start" }), shapeName ? shape(shapeName, 8.5, 18.5, 3.6) : null);
-  return g;
-}
-
-function corners(text, shapeName, size) {
-  const bottom = corner(text, shapeName, size);
-  bottom.setAttribute("transform", `rotate(180 ${W / 2} ${H / 2})`);
-  return [corner(text, shapeName, size), bottom];
+// the index in the top left corner (a text, and a shape or pip under it); the bottom
+// right corner has the shape alone, turned round (a second text would be read twice)
+function corners(text, shapeName, size = 9.5) {
+  return [text ? glyph(text, 4, 8.5, size, { "text-anchor": "start" }) : null,
+    shapeName ? shape(shapeName, 8.5, text ? 18.5 : 8.5, 3.6) : null,
+    shapeName ? el("g", { transform: `rotate(180 ${W / 2} ${H / 2})` }, shape(shapeName, 8.5, 8.5, 3.6)) : null];
 }
 
 // ------------------------------------------------------------------ the templates, cloned
@@ -155,7 +120,6 @@ const templates = new Map();
 function face(key, build) {
   let t = templates.get(key);
   if (!t) {
-    ensureSprite();
     if (templates.size >= CACHE_MAX) templates.clear();
     t = build();
     templates.set(key, t);
@@ -164,7 +128,10 @@ function face(key, build) {
 }
 
 // Run Wild (docs/RULES.md "Run Wild"): ids 0..59 numbers (colour id // 12, number id % 12 + 1),
-// 60..68 wilds, 69.. Draw-3s. ``value``: what a wild in a meld stands for.
+// 60..68 wilds, 69.. Draw-3s. ``value``: what a wild in a meld stands for. A number: its
+// number large, "B7" and its colour's shape in the corner (it reads "7 B7"); a wild: an
+// edge of all the colours and ✱, "W" (in a meld its value large: "5 W=5"); a Draw-3:
+// dark, "+3 D3".
 const RW_LETTERS = "BGYRP";
 const RW_SHAPES = ["circle", "triangle", "square", "diamond", "star"];
 const RW_RAINBOW = ["#1f5fbf", "#1e7a34", "#7a6000", "#b3261e", "#6b3fa0"];
@@ -174,22 +141,21 @@ export function runWildFace(c, value) {
     return face("rw:d3", () => card(background(),
       [0, 1, 2].map((i) => el("rect", { x: 13 + 4 * i, y: 20 + 4 * i, width: 16, height: 22, rx: 2.5, fill: "none",
         stroke: "currentColor", "stroke-opacity": 0.35, "stroke-width": 1.2 })),
-      ...corners("D3", null, 9.5), glyph("+3", W / 2, 36, 22)));
+      glyph("+3", W / 2, 36, 22), corners("D3", null)));
   }
   if (c >= 60) {
-    const v = value ? `W=${value}` : "W";
     return face(`rw:w:${value || ""}`, () => card(background(" f-plain"), rainbow(RW_RAINBOW),
-      shape("spokes", W / 2, H / 2, 15, { "stroke-opacity": 0.22 }),
-      ...corners("W", "spokes"), glyph(v, W / 2, 36, value ? (v.length > 3 ? 13 : 16) : 26)));
+      shape("spokes", W / 2, H / 2, 15, { "stroke-opacity": value ? 0.2 : 1 }),
+      value ? glyph(String(value), W / 2, 36, 26) : null, corners(value ? `W=${value}` : "W", "spokes")));
   }
   const k = Math.floor(c / 12);
   const n = (c % 12) + 1;
   return face(`rw:${c}`, () => card(background(), shape(RW_SHAPES[k], W / 2, H / 2, 15, { "fill-opacity": 0.16 }),
-    ...corners(`${RW_LETTERS[k]}${n}`, RW_SHAPES[k]), glyph(String(n), W / 2, 36, 26)));
+    glyph(String(n), W / 2, 36, 26), corners(`${RW_LETTERS[k]}${n}`, RW_SHAPES[k])));
 }
 
 // Go Wild! (docs/RULES.md "Go Wild!"): ids 0..89 colours (id // 18), 90.. wilds; no numbers:
-// the colour's shape large in the middle, its letter in the corners.
+// the colour's shape large in the middle, its letter in the corner ("R", a wild "W").
 const GW_LETTERS = "RYOBGW";
 const GW_SHAPES = ["diamond", "square", "down", "circle", "triangle", "spokes"];
 const GW_RAINBOW = ["#b3261e", "#7a6000", "#a84c00", "#1f5fbf", "#1e7a34"];
@@ -197,32 +163,35 @@ const GW_RAINBOW = ["#b3261e", "#7a6000", "#a84c00", "#1f5fbf", "#1e7a34"];
 export function goWildFace(c) {
   const k = Math.min(Math.floor(c / 18), 5);
   return face(`gw:${k}`, () => (k === 5
-    ? card(background(" f-plain"), rainbow(GW_RAINBOW), shape("spokes", W / 2, H / 2, 13), ...corners("W", "spokes", 11))
-    : card(background(), shape(GW_SHAPES[k], W / 2, H / 2, 13), ...corners(GW_LETTERS[k], GW_SHAPES[k], 11))));
+    ? card(background(" f-plain"), rainbow(GW_RAINBOW), shape("spokes", W / 2, H / 2, 13), corners("W", "spokes", 11))
+    : card(background(), shape(GW_SHAPES[k], W / 2, H / 2, 13), corners(GW_LETTERS[k], GW_SHAPES[k], 11))));
 }
 
 // Wild Shots (docs/RULES.md "Wild Shots"): suit id // 10 (black, red, green, blue), value
 // id % 10 + 1, and the card's symbol (the table's symbols setting), drawn under the value
 // with its name; the trump symbol's cards are underlined (.trump .f-trump, style.css).
+// It reads "5 R5" or "5 R5 revolver".
 const WS_LETTERS = "KRGB";
 const WS_SHAPES = ["square", "diamond", "triangle", "circle"];
 const WS_SYMBOLS = { revolver: "revolver", hat: "hat", star: "badge", poster: "poster" };
 const WS_SYMBOL_COLOUR = "#6b4423";
 
+const wsKnown = (symbol) => (Object.hasOwn(WS_SYMBOLS, symbol || "") ? symbol : null);
+
 export function wildShotsFace(c, symbol) {
   const s = Math.floor(c / 10);
   const v = (c % 10) + 1;
-  const known = Object.hasOwn(WS_SYMBOLS, symbol || "") ? symbol : null;
+  const known = wsKnown(symbol);
   return face(`ws:${c}:${known || (symbol ? "?" : "")}`, () => {
-    const [top, bottom] = corners(`${WS_LETTERS[s]}${v}`, WS_SHAPES[s]);
     const underline = el("rect", { class: "f-trump", x: 13, y: 43, width: 24, height: 2.4, rx: 1.2 });
     if (!symbol) {
-      return card(background(), shape(WS_SHAPES[s], W / 2, 33, 13, { "fill-opacity": 0.14 }), top, bottom,
-        glyph(String(v), W / 2, 32, 24), underline);
+      return card(background(), shape(WS_SHAPES[s], W / 2, 33, 13, { "fill-opacity": 0.14 }),
+        glyph(String(v), W / 2, 32, 24), corners(`${WS_LETTERS[s]}${v}`, WS_SHAPES[s]), underline);
     }
-    return card(background(), top, glyph(String(v), W / 2, 28, 22), underline,
-      known ? shape(WS_SYMBOLS[known], W / 2, 53.5, 7, { fill: WS_SYMBOL_COLOUR }) : glyph("?", W / 2, 53.5, 14),
-      known ? glyph(known, W / 2, 64.5, 6.4, { fill: WS_SYMBOL_COLOUR }) : null);
+    const [index, pip] = corners(`${WS_LETTERS[s]}${v}`, WS_SHAPES[s]);
+    return card(background(), glyph(String(v), W / 2, 28, 22), index, pip, underline,
+      known ? shape(WS_SYMBOLS[known], W / 2, 53.5, 7, { fill: WS_SYMBOL_COLOUR }) : null,
+      glyph(known || "?", W / 2, known ? 64.5 : 55, known ? 6.4 : 14, { fill: WS_SYMBOL_COLOUR }));
   });
 }
 
@@ -232,20 +201,19 @@ export function wildShotsIcon(what) {
   const suit = ["black", "red", "green", "blue"].indexOf(what);
   if (!name && suit < 0) return null;
   return face(`wsi:${what}`, () => el("svg", { class: `icon ws-${what}`, viewBox: "-1.1 -1.1 2.2 2.2", "aria-hidden": "true",
-    focusable: "false", fill: name ? WS_SYMBOL_COLOUR : "currentColor" },
-  el("use", { href: shapeRef(name || WS_SHAPES[suit]) })));
+    focusable: "false", fill: name ? WS_SYMBOL_COLOUR : "currentColor" }, SHAPES[name || WS_SHAPES[suit]]()));
 }
 
 // Go Fish Wildcard (docs/RULES.md "Go Fish Wildcard"): rank id // 4 (A, 2..10, J, Q, K),
-// suit id % 4 (clubs, diamonds, hearts, spades): the rank large with its suit's pip under it.
-// A card of a wild rank gets a dashed edge and a ✱ in its top right corner (.wild, style.css).
+// suit id % 4 (clubs, diamonds, hearts, spades): the rank large with its suit's pip under
+// it, the pip in the corners; it reads its rank ("10"). A card of a wild rank gets a dashed
+// edge and a ✱ in its top right corner (.wild, style.css).
 const GF_RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const GF_SUITS = ["clubs", "diamonds", "hearts", "spades"];
 
 export function goFishFace(c) {
   const rank = GF_RANKS[Math.floor(c / 4)];
   const suit = GF_SUITS[c % 4];
-  return face(`gf:${c}`, () => card(background(), ...corners(rank, suit, rank.length > 1 ? 8.5 : 10),
-    glyph(rank, W / 2, 29, rank.length > 1 ? 20 : 24), shape(suit, W / 2, 49, 8.5),
-    shape("spokes", 41, 9, 4.2, { class: "f-wild" })));
+  return face(`gf:${c}`, () => card(background(), glyph(rank, W / 2, 29, rank.length > 1 ? 22 : 26),
+    shape(suit, W / 2, 50, 9), corners(null, suit), shape("spokes", 41, 9, 4.2, { class: "f-wild" })));
 }

@@ -36,17 +36,12 @@ function cardClass(c) {
   return `card rw-${COLOURS[colour(c)]}`;
 }
 
-// what a card's face reads (faces.js draws it), first in its accessible name (WCAG 2.5.3)
-function shown(c, value) {
-  if (isDraw3(c)) return "+3 D3";
-  if (isWild(c)) return value ? `W=${value}` : "W";
-  return label(c);
-}
-
+// A card's accessible name: what it is, then what its face reads (faces.js: "7 B7",
+// "5 W=5", "W", "+3 D3"), word for word in that order (WCAG 2.5.3).
 function cardName(c, value) {
-  if (isDraw3(c)) return "Draw-3";
-  if (isWild(c)) return value ? `wild as ${value}` : "wild";
-  return `${COLOURS[colour(c)]} ${number(c)}`;
+  if (isDraw3(c)) return "Draw-3, +3 D3";
+  if (isWild(c)) return value ? `wild as ${value}, W=${value}` : "wild, W";
+  return `${COLOURS[colour(c)]} ${number(c)}, ${label(c)}`;
 }
 
 const cardsText = (cards, values) => cards.map((c, i) => (isWild(c) && values && values[i] ? `W=${values[i]}` : label(c))).join(" ");
@@ -153,7 +148,7 @@ function render(ctx) {
     if (now.has(c)) now.delete(c);
     else now.add(c);
     ctx.redraw();
-  }, { "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-label": `${shown(c)}: ${cardName(c)}` }));
+  }, { "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-label": cardName(c) }));
   handNodes.forEach((el, i) => {
     attr(el, "class", cardClass(hand[i]) + (sel.has(hand[i]) ? " selected" : ""));
     attr(el, "aria-pressed", sel.has(hand[i]) ? "true" : "false");
@@ -216,7 +211,7 @@ function meldItem(ctx, d, m, sel, canPlay) {
   nodes.forEach((el, i) => {
     const { c, v } = cards[i];
     attr(el, "disabled", !canPlay);
-    attr(el, "aria-label", `${shown(c, isWild(c) ? v : null)}: ${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
+    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
   });
   put(e.cards, nodes);
   attr(e.add, "disabled", !canPlay);

@@ -26,7 +26,9 @@ function face(view, c) {
   return wildShotsFace(c, symbolOf(view, c));
 }
 
-const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
+// a card's accessible name: what it is, then what its face reads ("5 R5 revolver",
+// faces.js), word for word in that order (WCAG 2.5.3)
+const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}, ${cardLabel(view, c)}`;
 
 function cardClass(view, c) {
   return `card ws-${SUITS[suitOf(c)]}` + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : "");
@@ -55,7 +57,7 @@ function render(ctx) {
     h("h3", {}, `Trick ${view.trick_number || "-"}`),
     (view.trick || []).length
       ? h("ul", { class: "trick" }, view.trick.map((t) => h("li", {},
-        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": `${cardLabel(view, t.card)}: ${cardName(view, t.card)}` },
+        h("span", { class: cardClass(view, t.card), "data-card": t.card, "data-from": t.seat, role: "img", "aria-label": cardName(view, t.card) },
           face(view, t.card)), h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${cardLabel(view, t.card)}`))))
       : h("p", { class: "hint" }, "no card played in this trick yet")),
     last ? h("p", { class: "hint" }, `last trick: ${seatName(ctx, last.winner)} won (${last.cards.map((x) => cardLabel(view, x.card)).join(", ")})`) : null,
@@ -66,7 +68,7 @@ function render(ctx) {
     hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
       class: cardClass(view, c) + (myTurn && !playable.has(c) ? " dim" : ""),
       "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "data-playable": myTurn && playable.has(c) ? "true" : "false",
-      "aria-label": `${cardLabel(view, c)}: ${cardName(view, c)}`,
+      "aria-label": cardName(view, c),
     })));
   const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
   // the legend: each suit's shape and each symbol on the hand, drawn as on the faces
