@@ -217,3 +217,29 @@ export function goFishFace(c) {
   return face(`gf:${c}`, () => card(background(), glyph(rank, W / 2, 29, rank.length > 1 ? 22 : 26),
     shape(suit, W / 2, 50, 9), corners(null, suit), shape("spokes", 41, 9, 4.2, { class: "f-wild" })));
 }
+
+// ------------------------------------------------------------------ templates made ahead
+// A card's first face builds its template (a few dozen DOM calls), and a game shows its
+// cards for the first time one by one, in the updates bench/web.py times: so when a table
+// opens, every template of its deck is made ahead, a few at a time while the page is idle.
+const DECK = {
+  "run-wild": () => [...Array.from({ length: 70 }, (_, c) => () => runWildFace(c)),
+    ...Array.from({ length: 12 }, (_, v) => () => runWildFace(60, v + 1))],
+  "go-wild": () => Array.from({ length: 6 }, (_, k) => () => goWildFace(k * 18)),
+  "wild-shots": (symbols) => Array.from({ length: 40 }, (_, c) => () => wildShotsFace(c, symbols ? symbols[c] : null)),
+  "go-fish-wildcard": () => Array.from({ length: 52 }, (_, c) => () => goFishFace(c)),
+};
+const prepared = new Set();
+const idle = window.requestIdleCallback || ((f) => setTimeout(() => f({ timeRemaining: () => 5 }), 50));
+
+// ``symbols``: Wild Shots' (card -> symbol), the view's
+export function prepareFaces(game, symbols) {
+  if (prepared.has(game) || !DECK[game]) return;
+  prepared.add(game);
+  const todo = DECK[game](symbols);
+  const step = (deadline) => {
+    while (todo.length && deadline.timeRemaining() > 1) todo.pop()();
+    if (todo.length) idle(step);
+  };
+  idle(step);
+}

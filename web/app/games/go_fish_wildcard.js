@@ -5,7 +5,7 @@
 
 import { button, h } from "../dom.js";
 import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
-import { goFishFace } from "../faces.js";
+import { goFishFace, prepareFaces } from "../faces.js";
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUITS = ["C", "D", "H", "S"];
@@ -23,6 +23,7 @@ function setCards(set) {
 }
 
 function render(ctx) {
+  prepareFaces("go-fish-wildcard");
   const { view, ui } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));

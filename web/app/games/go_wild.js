@@ -3,7 +3,7 @@
 
 import { button, h } from "../dom.js";
 import { offlineMark, phaseWords, seatList, seatName } from "./names.js";
-import { goWildFace } from "../faces.js";
+import { goWildFace, prepareFaces } from "../faces.js";
 
 const COLOURS = ["red", "yellow", "orange", "blue", "green", "wild"];
 const LETTERS = "RYOBGW";
@@ -43,6 +43,7 @@ function cardButton(c, ctx, sel) {
 }
 
 function render(ctx) {
+  prepareFaces("go-wild");
   const { view, ui } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));

@@ -8,7 +8,7 @@
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
 import { byName, seatList, seatName } from "./names.js";
-import { runWildFace } from "../faces.js";
+import { prepareFaces, runWildFace } from "../faces.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
 const LETTERS = "BGYRP";
@@ -101,6 +101,7 @@ const drawings = new WeakMap();
 function drawing(ctx) {
   let d = drawings.get(ctx);
   if (!d) {
+    prepareFaces("run-wild");
     d = {
       players: h("ul", { class: "players" }), playerItems: new Map(),
       meldsHead: h("h3", {}, "Melds"),

@@ -2,7 +2,7 @@
 
 import { button, h } from "../dom.js";
 import { byName, offlineMark, phaseWords, seatList, seatName } from "./names.js";
-import { wildShotsFace, wildShotsIcon } from "../faces.js";
+import { wildShotsFace, wildShotsIcon, prepareFaces } from "../faces.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
@@ -35,6 +35,7 @@ function cardClass(view, c) {
 }
 
 function render(ctx) {
+  prepareFaces("wild-shots", ctx.view.symbols);
   const { view } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   const playable = new Set(view.playable || []);
