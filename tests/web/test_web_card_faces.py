@@ -2,7 +2,7 @@
 table and in the hand is an SVG the page makes itself (nothing fetched, the CSP as it is:
 the page fails its test on any console error, a CSP refusal included), hidden from the
 accessibility tree, inside the card's element, whose accessible name holds every text the
-face shows; and over each whole deck colour is never the only cue: two cards that differ
+face shows, in order; and over each whole deck colour is never the only cue: two cards that differ
 only by colour differ in what a face draws besides its colour (shape, letter), and a wild
 and a Draw-3 are faces of their own."""
 

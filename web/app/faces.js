@@ -36,7 +36,7 @@ function el(tag, attrs, ...children) {
 }
 
 // ------------------------------------------------------------------ shapes and texts
-// Shapes in a unit box (-1..1), filled with the colour of the <use> that draws them.
+// Shapes in a unit box (-1..1), filled with the colour of the group that draws them.
 const SHAPES = {
   circle: () => el("circle", { r: 0.88 }),
   square: () => el("rect", { x: -0.78, y: -0.78, width: 1.56, height: 1.56 }),
