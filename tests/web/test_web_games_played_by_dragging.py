@@ -19,6 +19,9 @@ from webkit import DESKTOP, FIRST_DRAW3, PHONE, SCROLL_BETWEEN, fits, swaps_for
 WAIT_TURN = """() => { const at = window.wildtable.at;
     return at.over !== null || (at.view.turn === at.seat && window.wildtable.intents.size === 0); }"""
 
+SETTLED = "() => document.getAnimations().length === 0"
+NEXT_FRAMES = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
 
 def wild_shots_move(p, counts) -> None:
     c = p.page.get_attribute('.hand [data-playable="true"]', "data-card")
@@ -65,6 +68,11 @@ def test_a_turn_based_game_played_by_dragging(players, web_server, game):
     played = 0
     while True:
         page.wait_for_function(WAIT_TURN, timeout=15_000)
+        # cards slide to their new places in the frame after an update (app/motion.js: a
+        # trick that grew moved the hand down), and a press lands on where a card is drawn:
+        # the drag measures and presses once that frame is past and nothing moves
+        page.evaluate(NEXT_FRAMES)
+        page.wait_for_function(SETTLED, timeout=5_000)
         st = p.state()
         if st["over"] is not None:
             break

@@ -27,7 +27,9 @@ DRAWN_AS_VIEW = """() => {
     const cards = [...li.querySelectorAll("[data-card]")];
     same(`m${x.id} cards`, cards.map((b) => Number(b.dataset.card)), x.cards);
     cards.forEach((b, i) => {
-      if (x.cards[i] >= 60 && x.cards[i] < 69) same(`m${x.id} wild ${x.cards[i]}`, b.textContent.endsWith(`W=${x.values[i]}`), true);
+      // a wild's face (faces.js) and its name show its value
+      if (x.cards[i] >= 60 && x.cards[i] < 69) same(`m${x.id} wild ${x.cards[i]}`, [b.querySelector("svg.face").textContent.includes(`W=${x.values[i]}`),
+        b.getAttribute("aria-label").startsWith(`wild as ${x.values[i]}, W=${x.values[i]} `)], [true, true]);
     });
   }
   same("hand", all(".hand [data-card]").map((b) => Number(b.dataset.card)).sort((a, b) => a - b), [...(v.hand || [])].sort((a, b) => a - b));

@@ -5,10 +5,10 @@
 
 import { button, h } from "../dom.js";
 import { offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
+import { goFishFace, prepareFaces } from "../faces.js";
 
 const RANKS = ["A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K"];
 const SUITS = ["C", "D", "H", "S"];
-const SUIT_SHAPES = ["♣", "♦", "♥", "♠"];
 const SUIT_NAMES = ["clubs", "diamonds", "hearts", "spades"];
 // what the player to act is to do (the view's step)
 const STEPS = { ask: "to ask", again: "to ask again or end the turn", bonus: "to place a set or end the turn" };
@@ -16,18 +16,14 @@ const rank = (c) => RANKS[Math.floor(c / 4)];
 const label = (c) => rank(c) + SUITS[c % 4];
 const cardName = (c, wild) => `${rank(c)} of ${SUIT_NAMES[c % 4]}${wild ? ", wild" : ""}`;
 
-function face(c, wild) {
-  return [h("span", { class: "shape", "aria-hidden": "true" }, SUIT_SHAPES[c % 4]), h("span", {}, label(c),
-    wild ? h("span", { "aria-hidden": "true" }, "*") : null)];
-}
-
 // a set at its owner's seat: three small faces, read as one line
 function setCards(set) {
   return h("span", { class: "cards gf-set", role: "img", "aria-label": `set of ${set.cards.map((c) => cardName(c, false)).join(", ")}` },
-    set.cards.map((c) => h("span", { class: `card gf-${SUIT_NAMES[c % 4]}`, "data-card": c, "aria-hidden": "true" }, face(c, false))));
+    set.cards.map((c) => h("span", { class: `card gf-${SUIT_NAMES[c % 4]}`, "data-card": c, "aria-hidden": "true" }, goFishFace(c))));
 }
 
 function render(ctx) {
+  prepareFaces("go-fish-wildcard");
   const { view, ui } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
@@ -62,7 +58,7 @@ function render(ctx) {
   ];
   if (ctx.seat === null) return { board, hand: null, actions: [] };
   const handNode = h("div", { class: "hand", role: "group", "aria-label": "your hand" }, hand.map((c) => button(
-    face(c, wild.has(rank(c))),
+    goFishFace(c),
     () => { if (sel.has(c)) sel.delete(c); else sel.add(c); ctx.redraw(); },
     { class: `card gf-${SUIT_NAMES[c % 4]}` + (sel.has(c) ? " selected" : "") + (wild.has(rank(c)) ? " wild" : ""),
       "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-pressed": sel.has(c) ? "true" : "false",

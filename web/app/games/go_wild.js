@@ -3,10 +3,10 @@
 
 import { button, h } from "../dom.js";
 import { offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
+import { goWildFace, prepareFaces } from "../faces.js";
 
 const COLOURS = ["red", "yellow", "orange", "blue", "green", "wild"];
 const LETTERS = "RYOBGW";
-const SHAPES = ["◆", "■", "▼", "●", "▲", "✱"];
 const colourOf = (c) => Math.min(Math.floor(c / 18), 5);
 
 function group(cards) {
@@ -19,16 +19,20 @@ function playText(cards) {
   return group(cards).map((cs, i) => (cs.length ? `${cs.length} ${COLOURS[i]}` : "")).filter(Boolean).join(" + ");
 }
 
+// a play's name as its faces read: "2 red (R) + 1 wild (W)" (the letters the faces show)
+function playName(cards) {
+  return group(cards).map((cs, i) => (cs.length ? `${cs.length} ${COLOURS[i]} (${LETTERS[i]})` : "")).filter(Boolean).join(" + ");
+}
+
 // a card on the table (a trick's), not a button: it came from that seat
 function face(c, seat) {
   const k = colourOf(c);
-  return h("span", { class: `card gw-${COLOURS[k]}`, "data-card": c, "data-from": seat, "aria-hidden": "true" },
-    h("span", { class: "shape" }, SHAPES[k]), h("span", {}, LETTERS[k]));
+  return h("span", { class: `card gw-${COLOURS[k]}`, "data-card": c, "data-from": seat, "aria-hidden": "true" }, goWildFace(c));
 }
 
 function cardButton(c, ctx, sel) {
   const k = colourOf(c);
-  return button([h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[k]), h("span", {}, LETTERS[k])], () => {
+  return button(goWildFace(c), () => {
     if (sel.has(c)) sel.delete(c);
     else sel.add(c);
     ctx.redraw();
@@ -39,6 +43,7 @@ function cardButton(c, ctx, sel) {
 }
 
 function render(ctx) {
+  prepareFaces("go-wild");
   const { view, ui } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   ui.selected = new Set([...(ui.selected || [])].filter((c) => hand.includes(c)));
@@ -55,7 +60,7 @@ function render(ctx) {
       offlineMark(ctx, p.seat, h));
   }));
   const trick = (view.trick || []).map((t) => h("li", {},
-    h("span", { class: "cards", role: "img", "aria-label": playText(t.cards) }, (t.cards || []).map((c) => face(c, t.seat))),
+    h("span", { class: "cards", role: "img", "aria-label": playName(t.cards) }, (t.cards || []).map((c) => face(c, t.seat))),
     h("span", { class: "who" }, `${seatName(ctx, t.seat)}: ${t.kind === "slough" ? "sloughed " : ""}${playText(t.cards)}`)));
   const last = view.last_trick;
   const board = [

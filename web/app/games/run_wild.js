@@ -8,10 +8,10 @@
 
 import { attr, button, forget, h, kept, keyed, put, text } from "../dom.js";
 import { byName, seatList, seatName, verb } from "./names.js";
+import { prepareFaces, runWildFace } from "../faces.js";
 
 const COLOURS = ["blue", "green", "yellow", "red", "purple"];
 const LETTERS = "BGYRP";
-const SHAPES = ["●", "▲", "■", "◆", "★"];   // a shape per colour, so colour is never the only cue
 const FIRST_WILD = 60;
 const FIRST_DRAW3 = 69;
 
@@ -36,26 +36,12 @@ function cardClass(c) {
   return `card rw-${COLOURS[colour(c)]}`;
 }
 
-function cardFace(c, value) {
-  // the space keeps "+3 D3" two words for the accessible name's check (axe-core joins the
-  // spans' text; a flex item's whitespace takes no room)
-  if (isDraw3(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "+3"), " ", h("span", {}, "D3")];
-  if (isWild(c)) return [h("span", { class: "shape", "aria-hidden": "true" }, "✱"),
-    h("span", {}, value ? `W=${value}` : "W")];
-  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[colour(c)]), h("span", {}, label(c))];
-}
-
-// what a card's face reads (its shape aside), first in its accessible name (WCAG 2.5.3)
-function shown(c, value) {
-  if (isDraw3(c)) return "+3 D3";
-  if (isWild(c)) return value ? `W=${value}` : "W";
-  return label(c);
-}
-
+// A card's accessible name: what it is, then what its face reads (faces.js: "7 B7",
+// "5 W=5", "W", "+3 D3"), word for word in that order (WCAG 2.5.3).
 function cardName(c, value) {
-  if (isDraw3(c)) return "Draw-3";
-  if (isWild(c)) return value ? `wild as ${value}` : "wild";
-  return `${COLOURS[colour(c)]} ${number(c)}`;
+  if (isDraw3(c)) return "Draw-3, +3 D3";
+  if (isWild(c)) return value ? `wild as ${value}, W=${value}` : "wild, W";
+  return `${COLOURS[colour(c)]} ${number(c)}, ${label(c)}`;
 }
 
 const cardsText = (cards, values) => cards.map((c, i) => (isWild(c) && values && values[i] ? `W=${values[i]}` : label(c))).join(" ");
@@ -115,6 +101,7 @@ const drawings = new WeakMap();
 function drawing(ctx) {
   let d = drawings.get(ctx);
   if (!d) {
+    prepareFaces("run-wild");
     d = {
       players: h("ul", { class: "players" }), playerItems: new Map(),
       meldsHead: h("h3", {}, "Melds"),
@@ -157,12 +144,12 @@ function render(ctx) {
   ];
   if (ctx.seat === null) return { board, hand: null, actions: [] };
 
-  const handNodes = keyed(d.handItems, hand, (c) => c, () => "", (c) => button(cardFace(c), () => {
+  const handNodes = keyed(d.handItems, hand, (c) => c, () => "", (c) => button(runWildFace(c), () => {
     const now = ctx.ui.selected;
     if (now.has(c)) now.delete(c);
     else now.add(c);
     ctx.redraw();
-  }, { "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-label": `${shown(c)}: ${cardName(c)}` }));
+  }, { "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "aria-label": cardName(c) }));
   handNodes.forEach((el, i) => {
     attr(el, "class", cardClass(hand[i]) + (sel.has(hand[i]) ? " selected" : ""));
     attr(el, "aria-pressed", sel.has(hand[i]) ? "true" : "false");
@@ -219,13 +206,13 @@ function meldItem(ctx, d, m, sel, canPlay) {
   }
   text(e.name, `m${id} ${m.kind}`);
   const cards = m.cards.map((c, i) => ({ c, v: m.values[i] }));
-  const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(cardFace(x.c, isWild(x.c) ? x.v : null),
+  const nodes = keyed(e.cardItems, cards, (x) => x.c, (x) => String(x.v), (x) => button(runWildFace(x.c, isWild(x.c) ? x.v : null),
     () => takeOrSwap(ctx, id, x.c, x.v), { class: cardClass(x.c), "data-card": x.c, "data-key": `m${id}-${x.c}`,
       "data-drag": "meld", "data-drop": "meld-card", "data-of": id, "data-value": x.v }));
   nodes.forEach((el, i) => {
     const { c, v } = cards[i];
     attr(el, "disabled", !canPlay);
-    attr(el, "aria-label", `${shown(c, isWild(c) ? v : null)}: ${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
+    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
   });
   put(e.cards, nodes);
   attr(e.add, "disabled", !canPlay);

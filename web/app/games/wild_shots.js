@@ -2,12 +2,11 @@
 
 import { button, h } from "../dom.js";
 import { byName, offlineMark, phaseWords, seatList, seatName, verb } from "./names.js";
+import { wildShotsFace, wildShotsIcon, prepareFaces } from "../faces.js";
 
 const SUITS = ["black", "red", "green", "blue"];
 const LETTERS = "KRGB";
-const SHAPES = ["■", "◆", "▲", "●"];    // black, red, green, blue: a shape per suit besides its colour
 const SUIT_NAMES = ["black K", "red R", "green G", "blue B"];
-const SYMBOL_MARK = { revolver: "⌐", hat: "♜", star: "★", poster: "▤" };   // a sign per symbol, named in the legend
 
 const suitOf = (c) => Math.floor(c / 10);
 const valueOf = (c) => (c % 10) + 1;
@@ -22,19 +21,21 @@ function cardLabel(view, c) {
   return s ? `${label(c)} ${s}` : label(c);
 }
 
+// the card's face (faces.js): its suit's shape and letter, value and symbol, drawn
 function face(view, c) {
-  const s = symbolOf(view, c);
-  return [h("span", { class: "shape", "aria-hidden": "true" }, SHAPES[suitOf(c)]), h("span", {}, label(c)),
-    s ? h("span", { class: "sym", title: s }, " ", h("span", { "aria-hidden": "true" }, SYMBOL_MARK[s] || ""), s) : null];
+  return wildShotsFace(c, symbolOf(view, c));
 }
 
-const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}${symbolOf(view, c) ? `, ${symbolOf(view, c)}` : ""}`;
+// a card's accessible name: what it is, then what its face reads ("5 R5 revolver",
+// faces.js), word for word in that order (WCAG 2.5.3)
+const cardName = (view, c) => `${SUITS[suitOf(c)]} ${valueOf(c)}, ${cardLabel(view, c)}`;
 
 function cardClass(view, c) {
   return `card ws-${SUITS[suitOf(c)]}` + (symbolOf(view, c) && symbolOf(view, c) === view.trump ? " trump" : "");
 }
 
 function render(ctx) {
+  prepareFaces("wild-shots", ctx.view.symbols);
   const { view } = ctx;
   const hand = (view.hand || []).slice().sort((a, b) => a - b);
   const playable = new Set(view.playable || []);
@@ -68,12 +69,14 @@ function render(ctx) {
     hand.map((c) => button(face(view, c), () => ctx.act({ kind: "play", card: c }, `play ${cardLabel(view, c)}`), {
       class: cardClass(view, c) + (myTurn && !playable.has(c) ? " dim" : ""),
       "data-card": c, "data-key": `h${c}`, "data-drag": "hand", "data-playable": myTurn && playable.has(c) ? "true" : "false",
-      "aria-label": `${cardLabel(view, c)}: ${cardName(view, c)}`,
+      "aria-label": cardName(view, c),
     })));
   const symbols = [...new Set(hand.map((c) => symbolOf(view, c)).filter(Boolean))].sort();
-  const legend = h("p", { class: "legend hint" }, `Suits: ${SUITS.map((_, i) => `${SHAPES[i]} ${SUIT_NAMES[i]}`).join(", ")}. `,
-    symbols.length ? `Symbols on your cards: ${symbols.map((s) => `${SYMBOL_MARK[s] || ""}${s}`).join(", ")}. ` : "",
-    view.trump ? `Cards with the trump symbol (${view.trump}) are underlined.` : "No trump symbol yet.");
+  // the legend: each suit's shape and each symbol on the hand, drawn as on the faces
+  const list = (items, words) => items.map((x, i) => [i ? ", " : "", wildShotsIcon(x), words(x, i)]);
+  const legend = h("p", { class: "legend hint" }, "Suits: ", list(SUITS, (_, i) => SUIT_NAMES[i]), ". ",
+    symbols.length ? ["Symbols on your cards: ", list(symbols, (x) => x), ". "] : "",
+    view.trump ? `Cards with the trump symbol (${view.trump}) are underlined and ringed.` : "No trump symbol yet.");
   return { board, hand: h("div", {}, handNode, legend), actions: [] };
 }
 
