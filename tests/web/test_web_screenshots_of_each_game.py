@@ -116,6 +116,9 @@ def test_a_picture_of_each_game_on_a_desktop_and_a_phone(players, web_server, tm
         assert page.locator(".hand .card").count() >= 1
         assert page.locator(".felt .mid .card").count() >= 1 or game == "go-fish-wildcard"
         path = where / f"{game}-{size}.png"
+        # two frames painted at the new size before the picture (one taken sooner once
+        # showed the phone's hand cut off half-way)
+        page.evaluate("() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))")
         page.screenshot(path=str(path), full_page=True)
         width, height = png_size(path)
         assert width == viewport["width"] and height >= viewport["height"] // 2, (width, height)
