@@ -1,16 +1,24 @@
 """SIGTERM and SIGHUP end the full-screen client as Ctrl-C does: the network side is
 stopped and Textual restores the terminal (normal screen, mouse tracking off, cursor
 shown). Python's default for both is to die at once, leaving the terminal in the
-alternate screen with mouse tracking on, so that the shell needed `reset`."""
+alternate screen with mouse tracking on, so that the shell needed `reset`.
+
+If that graceful way hangs, the process still ends: a SIGHUP usually means the terminal
+is gone, and Textual's shutdown once blocked for good writing to it (its writer thread's
+queue; seen as a client left running 30 minutes after its tmux was killed). A watchdog
+ends the process GRACE seconds after the signal, with the same status."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import threading
 from typing import Callable
 
 SIGNALS = tuple(s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s is not None)
 STOP_TIMEOUT = 3.0      # seconds for the network side (a private server too) to stop before the exit
+GRACE = STOP_TIMEOUT + 2.0      # seconds after the signal before the watchdog ends the process
 
 
 def quit_on_signals(app, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
@@ -22,6 +30,9 @@ def quit_on_signals(app, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
     loop's ``add_signal_handler``: that one learns of a signal through the signal wakeup fd,
     which Trio's guest run takes over for itself."""
     def on_signal(sig: int, frame) -> None:
+        watchdog = threading.Timer(GRACE, os._exit, (128 + sig,))
+        watchdog.daemon = True          # a clean exit before it does not wait for it
+        watchdog.start()
         loop.call_soon_threadsafe(lambda: loop.create_task(_quit(app, sig)))
 
     former = {}

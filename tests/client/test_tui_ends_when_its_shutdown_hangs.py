@@ -1,0 +1,45 @@
+"""A SIGHUP or SIGTERM ends the full-screen client even when the graceful way hangs
+(client/termsignals.py GRACE): a SIGHUP usually means the terminal is gone, and Textual's
+shutdown once blocked for good writing to it, leaving a client running half an hour
+after its tmux was killed. Here the app's stop never returns; the process must still end,
+with 128 + the signal's number, as a shell reports it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+
+import pytest
+
+HANGS = """
+import asyncio, os, signal, sys
+from wildtable.client.termsignals import quit_on_signals
+
+class App:
+    async def stop_trio(self, timeout):
+        await asyncio.Event().wait()        # never returns: the terminal is gone
+    def exit(self, return_code):
+        sys.exit(return_code)
+
+async def main():
+    quit_on_signals(App(), asyncio.get_running_loop())
+    print("ready", flush=True)
+    await asyncio.Event().wait()
+
+asyncio.run(main())
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGHUP, signal.SIGTERM], ids=["SIGHUP", "SIGTERM"])
+def test_the_process_ends_when_the_graceful_stop_hangs(sig):
+    proc = subprocess.Popen([sys.executable, "-c", HANGS], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(sig)
+        # a condition with a timeout: the watchdog's GRACE (5 s) and then some
+        assert proc.wait(timeout=60) == 128 + sig
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
