@@ -38,6 +38,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
+from ..states import build, evolve, fields
 from ..cards import ids_of
 
 NAME = "go-fish-wildcard"
@@ -133,7 +134,7 @@ class EndTurn:
 class State(NamedTuple):
     """A whole table. Immutable like every state; a NamedTuple rather than an attrs class
     (as Run Wild's): one is built per action (``_W.freeze``), and attrs' frozen __init__ (a
-    guarded setattr per field) costs 1.0 us against 0.1 us for ``_tuple_new``."""
+    guarded setattr per field) costs 1.0 us against 0.1 us for ``states.build``."""
     n: int
     dealer: int | None    # None until drawn by lot (chance "dealer")
     turn_timer: float
@@ -151,14 +152,9 @@ class State(NamedTuple):
     history: tuple        # asks: (seat, target, rank, cards handed over, cards fished)
 
 
-#: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
-#: function around this same call), for the State built per action
-_tuple_new = tuple.__new__
-
-
 class _W:
     """A mutable working copy for one ``apply``; frozen into a new State once at the end."""
-    __slots__ = State._fields
+    __slots__ = fields(State)
 
     def __init__(self, s: State):
         # one unpacking of the State tuple, in field order (both list every field in it)
@@ -167,7 +163,7 @@ class _W:
         self.hands = list(hands)
 
     def freeze(self) -> State:
-        return _tuple_new(State, (self.n, self.dealer, self.turn_timer, self.phase, tuple(self.hands), self.pile,
+        return build(State, (self.n, self.dealer, self.turn_timer, self.phase, tuple(self.hands), self.pile,
                                   self.wild, self.sets, self.scores, self.turn, self.step, self.bonus,
                                   self.last_order, self.drawer, self.history))
 
@@ -498,7 +494,7 @@ def apply(state: State, seat: int | None, action) -> tuple[State, list]:
         if action.purpose == "dealer":
             # docs/DECISIONS.md "Go Fish Wildcard": "The dealer: a logged chance outcome": permutation[0] deals.
             d = action.permutation[0]
-            return state._replace(dealer=d), [{"event": "dealer_chosen", "seat": d}]
+            return evolve(state, dealer=d), [{"event": "dealer_chosen", "seat": d}]
         return _deal(state, action.permutation)
     phase = state.phase
     if phase == "deal":

@@ -27,6 +27,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
+from ..states import build, evolve
 from ..cards import ids_of
 
 NAME = "go-wild"
@@ -86,7 +87,7 @@ class Rules:
 class State(NamedTuple):
     """A whole table. Immutable like every state; a NamedTuple rather than an attrs class
     (as Run Wild's): one is built per play, and attrs' frozen __init__ (a guarded setattr
-    for each of the 17 fields) costs 1.1 us against 0.1 us for ``_tuple_new`` below, about
+    for each of the 17 fields) costs 1.1 us against 0.1 us for ``states.build``, about
     a fifth of a replayed play (bench/engine.py)."""
     rules: Rules
     phase: str
@@ -106,11 +107,6 @@ class State(NamedTuple):
     deal_next: int        # seat to receive the next refill card (kept across a reshuffle)
     last_trick: tuple     # () or (plays, winner or None, trick number, points, round)
 
-
-
-#: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
-#: function around this same call), on the paths that build one per play
-_tuple_new = tuple.__new__
 
 # ----------------------------------------------------------------------------- cards
 
@@ -300,8 +296,8 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
     while nxt != leader:
         if hands[nxt]:
             played["next"] = nxt
-            # The hot path (most plays): positional construction, much faster than _replace.
-            return _tuple_new(State, (state.rules, PLAYING, hands, state.deck, state.discard, trick, best,
+            # The hot path (most plays): positional construction, much faster than evolve.
+            return build(State, (state.rules, PLAYING, hands, state.deck, state.discard, trick, best,
                                       best_size, leader, nxt, wild_one, state.round, state.trick_no,
                                       state.scores, state.winners, state.deal_next, state.last_trick)), events
         nxt = nxt + 1 if nxt + 1 < n else 0
@@ -345,7 +341,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
         # docs/DECISIONS.md "Go Wild!": "The game ends the moment a player reaches 20 points, even mid-round."
         if scores[best] >= rules.target:
             events.append({"event": "game_over", "winners": [best], "scores": list(scores)})
-            return state._replace(phase=OVER, hands=hands, discard=discard, trick=(), best=None,
+            return evolve(state, phase=OVER, hands=hands, discard=discard, trick=(), best=None,
                                 best_size=0, turn=None, scores=scores, winners=(best,),
                                 last_trick=last), events
         # Rulebook "Round Details": the first trick's winner is the Wild One from the next
@@ -361,7 +357,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
         if lead is not None:
             events.append({"event": "trick_started", "round": rnd, "trick": no + 1, "points": no + 1,
                            "leader": lead})
-            return _tuple_new(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, lead, lead,
+            return build(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, lead, lead,
                                       wild_one, rnd, no + 1, scores, state.winners, state.deal_next, last)), events
         # Chosen reading (docs/RULES.md "Go Wild!", "nobody holds a card"): the round's remaining
         # tricks are not played, nobody scores them, and the round ends here.
@@ -369,7 +365,7 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
     events.append({"event": "round_ended", "round": rnd, "scores": list(scores)})
     # Rulebook: after the third trick every hand is brought back to twelve; docs/DECISIONS.md "Go Wild!":
     # "dealt clockwise from the next leader".
-    st = _tuple_new(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, next_leader, None,
+    st = build(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, next_leader, None,
                             wild_one, rnd, no, scores, state.winners, next_leader, last))
     return _refill(st, events)
 
@@ -399,13 +395,13 @@ def _refill(state: State, events: list) -> tuple[State, list]:
         # deck" - a logged chance outcome (docs/DECISIONS.md "Go Wild!"). The discard pile always suffices:
         # hands never pass twelve, so at most 12 * 6 = 72 of the 108 cards are ever in hands.
         events.append({"event": "deck_ran_out", "discard": state.discard.bit_count()})
-        return state._replace(phase=RESHUFFLING, hands=tuple(new_hands), deck=(), turn=None,
+        return evolve(state, phase=RESHUFFLING, hands=tuple(new_hands), deck=(), turn=None,
                             deal_next=recipients[top]), events
     lead = state.leader   # the next leader, where this refill started
     rnd = state.round + 1
     events.append({"event": "round_started", "round": rnd, "leader": lead, "wild_one": state.wild_one})
     events.append({"event": "trick_started", "round": rnd, "trick": 1, "points": 1, "leader": lead})
-    return _tuple_new(State, (state.rules, PLAYING, tuple(new_hands), deck[top:], state.discard, (), None, 0,
+    return build(State, (state.rules, PLAYING, tuple(new_hands), deck[top:], state.discard, (), None, 0,
                               lead, lead, state.wild_one, rnd, 1, state.scores, state.winners, lead,
                               state.last_trick)), events
 
@@ -416,16 +412,16 @@ def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
     if purpose == "first_player":
         # docs/DECISIONS.md "Go Wild!": who leads the first trick is a logged chance outcome: permutation[0].
         lead = perm[0]
-        return state._replace(phase=DEALING, leader=lead), [{"event": "leader_chosen", "seat": lead}]
+        return evolve(state, phase=DEALING, leader=lead), [{"event": "leader_chosen", "seat": lead}]
     if purpose == "deal":
         # Rulebook "Setup": shuffle, deal twelve each (one at a time, clockwise from the first
         # leader), the rest is the deck.
-        st = state._replace(deck=tuple(perm), deal_next=state.leader)
+        st = evolve(state, deck=tuple(perm), deal_next=state.leader)
         return _refill(st, [{"event": "deck_shuffled", "cards": DECK_SIZE}])
     # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new deck;
     # the interrupted refill goes on from the seat it stopped at.
     pile = cards_of(state.discard)
-    st = state._replace(deck=tuple([pile[i] for i in perm]), discard=0)
+    st = evolve(state, deck=tuple([pile[i] for i in perm]), discard=0)
     return _refill(st, [{"event": "discards_shuffled", "cards": len(pile)}])
 
 

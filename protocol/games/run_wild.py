@@ -24,6 +24,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
+from ..states import build, evolve
 from ..cards import ids_of
 
 NAME = "run-wild"
@@ -377,24 +378,6 @@ class State(NamedTuple):
         )
 
 
-#: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
-#: lambda around this same call): the same tuple, 0.13 us instead of 0.31 us for a State, on
-#: the paths that build one per action (replay speed, bench/engine.py).
-_tuple_new = tuple.__new__
-
-
-_STATE_FIELD = {name: i for i, name in enumerate(State.__annotations__)}
-
-
-def _evolve(state: State, **changes: Any) -> State:
-    """``state`` with some fields changed (what attrs' ``evolve`` does for the attrs classes;
-    a field name it does not have is a KeyError: our bug, said at once)."""
-    values = list(state)
-    for name, value in changes.items():
-        values[_STATE_FIELD[name]] = value
-    return _tuple_new(State, values)
-
-
 def _mask(cards: Any) -> int:
     m = 0
     for c in cards:
@@ -567,7 +550,7 @@ def _deal(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
         # docs/DECISIONS.md "Run Wild": "Who deals the first round: a logged chance outcome": permutation[0].
         dealer = outcome.permutation[0]
         deal = state.deal
-        st = _evolve(state, deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
+        st = evolve(state, deal=Deal(1, dealer, _deal_order(n, dealer, deal.order), deal.in_round, deal.piles))
         return st, [{"event": "dealer_chosen", "seat": dealer, "round": 1}]
     playing = state.score.next_seats
     if state.phase == "dealing":
@@ -622,14 +605,14 @@ def _end_round(st: State, reason: str, out: int | None, events: list) -> tuple[S
             nxt = tied
             events.append({"event": "tie_break", "seats": list(tied)})
     score = Scores(sc.rounds + (scores,), totals, out, reason, winners, nxt)
-    return _evolve(st, phase=phase, score=score), events
+    return evolve(st, phase=phase, score=score), events
 
 
 def _with_hand(state: State, seat: int, hand: int, events: list, melds: tuple[TableMeld, ...],
                next_meld: int | None = None) -> State:
     """The state after ``seat``'s action left it holding ``hand`` and the table ``melds``;
     the action also clears the seat's stuck flag (docs/DECISIONS.md "Run Wild": "cleared by their next action").
-    Built directly (not _replace; a list set and back, as in _replace_meld): this is the
+    Built directly (not evolve; a list set and back, as in _replace_meld): this is the
     hot path of replay."""
     hands = list(state.hands)
     hands[seat] = hand
@@ -637,7 +620,7 @@ def _with_hand(state: State, seat: int, hand: int, events: list, melds: tuple[Ta
     if stuck[seat]:
         stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
         events.append({"event": "stuck_cleared", "seat": seat})
-    return _tuple_new(State, (
+    return build(State, (
         state.seats, state.rules, state.deal, state.phase, tuple(hands),
         state.pos, melds, state.next_meld if next_meld is None else next_meld, state.draw3s, stuck,
         state.ready, state.score,
@@ -667,7 +650,7 @@ def _draw(state: State, seat: int, action: Draw) -> tuple[State, list]:
     if stuck[seat]:
         stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
         events.append({"event": "stuck_cleared", "seat": seat})
-    return _tuple_new(State, (
+    return build(State, (
         state.seats, state.rules, state.deal, state.phase, tuple(hands), tuple(pos),
         state.melds, state.next_meld, state.draw3s, stuck, state.ready, state.score,
     )), events
@@ -696,7 +679,7 @@ def _meld(state: State, seat: int, action: PlayMeld) -> tuple[State, list]:
         raise IllegalAction("not_a_meld", f"Those cards are not a set or run: {problem}.")
     mid = state.next_meld
     events = [{"event": "meld_played", "seat": seat, "meld": mid, "kind": kind, "cards": list(cs), "values": list(vs)}]
-    new = _tuple_new(TableMeld, (mid, kind, cs, vs, mask))
+    new = build(TableMeld, (mid, kind, cs, vs, mask))
     st = _with_hand(state, seat, hand & ~mask, events, state.melds + (new,), mid + 1)
     return _after_play(st, seat, events)
 
@@ -750,7 +733,7 @@ def _add(state: State, seat: int, action: Add) -> tuple[State, list]:
             ends = " or ".join(str(x) for x in (lo - 1, hi + 1) if 1 <= x <= 12) or "nothing more"
             raise _misfit(c, v, meld, f"a run grows only at its ends and takes {ends}; it does not wrap from 12 to 1")
     events = [{"event": "card_added", "seat": seat, "meld": meld.id, "card": c, "value": v}]
-    new = _tuple_new(TableMeld, (meld.id, meld.kind, cs, vs, meld.history | bit))
+    new = build(TableMeld, (meld.id, meld.kind, cs, vs, meld.history | bit))
     st = _with_hand(state, seat, hand & ~bit, events, _replace_meld(state.melds, i, new))
     return _after_play(st, seat, events)
 
@@ -785,7 +768,7 @@ def _take(state: State, seat: int, action: Take) -> tuple[State, list]:
         raise IllegalAction("would_break_meld", f"Taking {card_label(c)} from {_describe(meld)} would leave "
                                                 f"{left}, which is not a whole set or run: {why}.")
     events = [{"event": "card_taken", "seat": seat, "meld": meld.id, "card": c}]
-    new = _tuple_new(TableMeld, (meld.id, meld.kind, rest, meld.values[:k] + meld.values[k + 1:], meld.history))
+    new = build(TableMeld, (meld.id, meld.kind, rest, meld.values[:k] + meld.values[k + 1:], meld.history))
     st = _with_hand(state, seat, state.hands[seat] | 1 << c, events, _replace_meld(state.melds, i, new))
     return st, events
 
@@ -824,7 +807,7 @@ def _swap(state: State, seat: int, action: Swap) -> tuple[State, list]:
     if meld.kind == "set":
         cs = tuple(sorted(cs))          # a set's cards sit in id order
     events = [{"event": "card_swapped", "seat": seat, "meld": meld.id, "took": out_c, "gave": g, "value": v}]
-    new = _tuple_new(TableMeld, (meld.id, meld.kind, cs, meld.values, meld.history | bit))
+    new = build(TableMeld, (meld.id, meld.kind, cs, meld.values, meld.history | bit))
     st = _with_hand(state, seat, (hand & ~bit) | 1 << out_c, events, _replace_meld(state.melds, i, new))
     return st, events
 
@@ -871,7 +854,7 @@ def _draw3(state: State, seat: int, action: PlayDraw3) -> tuple[State, list]:
         if cleared:
             stuck = tuple(False if s in cleared else x for s, x in enumerate(stuck))
             events += [{"event": "stuck_cleared", "seat": s} for s in cleared]
-    st = _with_hand(_evolve(state, hands=tuple(hands), pos=pos, draw3s=draw3s, stuck=stuck), seat, hand, events,
+    st = _with_hand(evolve(state, hands=tuple(hands), pos=pos, draw3s=draw3s, stuck=stuck), seat, hand, events,
                     state.melds)
     return _after_play(st, seat, events)
 
@@ -882,7 +865,7 @@ def _stuck(state: State, seat: int, action: Stuck) -> tuple[State, list]:
     if state.stuck[seat]:
         raise IllegalAction("already_stuck", "You have already declared that you are stuck.")
     stuck = state.stuck[:seat] + (True,) + state.stuck[seat + 1:]
-    st = _evolve(state, stuck=stuck)
+    st = evolve(state, stuck=stuck)
     events = [{"event": "stuck_declared", "seat": seat}]
     if all(stuck[s] for s in state.deal.order):
         return _end_round(st, "all_stuck", None, events)
@@ -941,7 +924,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
             if state.ready[seat]:
                 raise IllegalAction("already_ready", "You are already ready; the round starts when everyone is.")
             ready = state.ready[:seat] + (True,) + state.ready[seat + 1:]
-            return _evolve(state, ready=ready), [{"event": "player_ready", "seat": seat}]
+            return evolve(state, ready=ready), [{"event": "player_ready", "seat": seat}]
         if state.phase == "playing":
             raise IllegalAction("already_ready", "The round has already started.")
         raise _phase_refusal(state)
@@ -959,7 +942,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         waiting = [s for s in state.deal.order if not state.ready[s]]
         if waiting:
             raise IllegalAction("not_ready", f"Not everyone is ready yet (waiting for seat(s) {', '.join(map(str, waiting))}).")
-        st = _evolve(state, phase="playing")
+        st = evolve(state, phase="playing")
         return st, [{"event": "round_started", "round": state.deal.round}]
     if kind is IdleTimeout:
         # docs/DECISIONS.md "Run Wild": "when no action is accepted for a timeout (setting, default 120 s), the
@@ -981,7 +964,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
         if not waiting:
             raise IllegalAction("already_ready", "Every seat in the round is ready already.")
         ready = tuple(r or s in waiting for s, r in enumerate(state.ready))
-        return _evolve(state, ready=ready), [{"event": "player_ready", "seat": s, "timer": True} for s in waiting]
+        return evolve(state, ready=ready), [{"event": "player_ready", "seat": s, "timer": True} for s in waiting]
     raise IllegalAction("unknown_action", f"Run Wild has no action {type(action).__name__!r}.")
 
 

@@ -25,6 +25,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
+from ..states import build, evolve
 from . import wild_shots_data as data
 
 NAME = "wild-shots"
@@ -105,7 +106,7 @@ class State(NamedTuple):
     """A whole table. Field order matters: the hot path (a card played) builds states
     positionally. Immutable like every state; a NamedTuple rather than an attrs class (as
     Run Wild's): one is built per card played, and attrs' frozen __init__ (a guarded
-    setattr per field) costs 0.8 us against 0.1 us for ``_tuple_new``, a sixth of a
+    setattr per field) costs 0.8 us against 0.1 us for ``states.build``, a sixth of a
     replayed play (bench/engine.py)."""
     rules: Rules
     phase: str                          # "choosing_first", "dealing", "playing", "over"
@@ -122,16 +123,6 @@ class State(NamedTuple):
     won: tuple[tuple[int, ...], ...]    # per seat: cards of the tricks won this round, trick after trick
     last: LastTrick | None
     tally: Tally
-
-
-def _evolve(state: State, **changes: Any) -> State:
-    """``state`` with some fields changed (attrs' ``evolve`` for a NamedTuple)."""
-    return state._replace(**changes)
-
-
-#: ``_tuple_new(State, (...))`` is ``State(...)`` without the NamedTuple ``__new__`` (a Python
-#: function around this same call), on the paths that build one per card played
-_tuple_new = tuple.__new__
 
 
 # ----------------------------------------------------------------------------- cards
@@ -321,7 +312,7 @@ def apply(state: State, seat: int | None, action: Any) -> tuple[State, list[dict
 def _reveal(state: State, events: list) -> State:
     """Rulebook "Round Sequence": before each trick the active player reveals the top
     Snake Oil card; its symbol is trump for this trick."""
-    return _evolve(state, trump=_revealed(state.rules, state.oil, state.trick_no, state.leader, events))
+    return evolve(state, trump=_revealed(state.rules, state.oil, state.trick_no, state.leader, events))
 
 
 def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events: list) -> int:
@@ -339,18 +330,18 @@ def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
     if outcome.purpose == "first_player":
         # docs/DECISIONS.md "Wild Shots": the first round's starter is a logged chance outcome.
         s = p[0]
-        return (_evolve(state, phase="dealing", starter=s),
+        return (evolve(state, phase="dealing", starter=s),
                 [{"event": "starter_chosen", "seat": s}])
     if outcome.purpose == "deal":
         # Setup: 10 cards each; with 2 or 3 players the rest is set aside unseen.
         hands = tuple(tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n))
         aside = tuple(sorted(p[n * HAND:]))
-        return (_evolve(state, hands=hands, aside=aside),
+        return (evolve(state, hands=hands, aside=aside),
                 [{"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
                   "set_aside": len(aside)}])
     # "snake_oil": the face-down pile, top first; the round starts and the starter reveals.
     events: list = [{"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)}]
-    st = _evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter,
+    st = evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter,
                  trick=(), last=None)
     return _reveal(st, events), events
 
@@ -397,7 +388,7 @@ def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]
                      "next": (seat + 1) % n if len(trick) < n else None}]
     if len(trick) < n:
         # Hot path: built positionally (see State); clockwise = the next seat number.
-        return _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
+        return build(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
                                   state.trick_no, state.leader, (seat + 1) % n, state.trump, trick, state.won,
                                   state.last, state.tally)), events
     return _finish_trick(state, hands, trick, events)
@@ -438,7 +429,7 @@ def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list
     if no < TRICKS:
         # the winner leads the next trick and reveals its trump: one State built, not two
         trump = _revealed(r, state.oil, no, w, events)
-        return _tuple_new(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
+        return build(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
                                   no, w, w, trump, (), won, last, state.tally)), events
     return _score_round(state, hands, won, last, events)
 
@@ -461,14 +452,14 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tup
     if state.round + 1 >= ROUNDS:
         # "End of the Game": after the 4th round, fewest penalty points wins (ties shared).
         events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
-        return _tuple_new(State, (r, "over", state.round, state.starter, hands, state.aside, state.oil,
+        return build(State, (r, "over", state.round, state.starter, hands, state.aside, state.oil,
                                   state.trick_no, w, -1, -1, (), empty, last, tally)), events
     if r.rotate:
         starter = (state.starter + 1) % n   # setting rotate_starter (docs/DECISIONS.md "Wild Shots": "setting: rotate")
     else:
         starter = w   # Round step 8 / docs/DECISIONS.md "Wild Shots": "each later round starts with the active player"
     # Round step 7: all cards, set-aside ones included, are gathered for a new deal.
-    return _tuple_new(State, (r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
+    return build(State, (r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
                               tally)), events
 
 

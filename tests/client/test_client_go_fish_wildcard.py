@@ -12,6 +12,7 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from wildtable.protocol.states import evolve
 from wildtable.headless.games import CommandError, Ctx, ctx_from, has_bot, plugin_for
 from wildtable.headless.games import go_fish_wildcard as gf
 from wildtable.client.screens import go_fish_wildcard as gf_screen
@@ -42,7 +43,7 @@ def position(hands, pile, turn, sets=(), n=None, **extra):
     pile = Cs(pile) if isinstance(pile, str) else list(pile)
     used = set(pile) | {c for h in hands for c in h} | {c for _, cs in sets for c in cs}
     pile += [c for c in range(52) if c not in used]
-    return E.new_table(TableConfig(E.NAME, n, {"dealer": 0}))._replace(
+    return evolve(E.new_table(TableConfig(E.NAME, n, {"dealer": 0})),
         phase="play", hands=tuple(E.hand_mask(h) for h in hands), pile=tuple(pile), wild=wild, sets=sets,
         scores=tuple(scores), turn=turn, step="ask", **extra)
 

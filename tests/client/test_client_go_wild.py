@@ -16,6 +16,7 @@ import pytest
 import trio
 from textual.widgets import RichLog
 
+from wildtable.protocol.states import evolve
 from wildtable.headless.games import CommandError, Ctx, ctx_from, generic, has_bot, plugin_for
 from wildtable.headless.games import go_wild as gw
 from wildtable.client.screens import go_wild as gw_screen
@@ -154,7 +155,7 @@ def test_rulebook_example_typed_shown_and_described():
     anne = c(WILD, 4) + c(YELLOW, 7) + c(RED, 1)
     larry = c(GREEN, 6) + c(RED, 6)
     marg = c(BLUE, 4) + c(WILD, 4) + c(YELLOW, 4)
-    s = deal([paul, anne, larry, marg], first=0)._replace(wild_one=3, trick_no=3)
+    s = evolve(deal([paul, anne, larry, marg], first=0), wild_one=3, trick_no=3)
     ctx = Ctx(("Paul", "Anne", "Larry", "Margaret"), 3)
     lines = []
     s, evs = typed(s, 0, "play 3 orange")
@@ -223,7 +224,7 @@ def test_rich_table_keeps_every_fact_in_words_for_no_colour():
     c = Pool()
     a = c(BLUE, 4) + c(WILD, 2) + c(RED, 6)
     b = c(GREEN, 12)
-    s = deal([a, b], first=1)._replace(wild_one=0, scores=(7, 5))
+    s = evolve(deal([a, b], first=1), wild_one=0, scores=(7, 5))
     s, _ = E.apply(s, 1, E.Play(tuple(b[:3])))
     ctx = ctx_from([{"seat": 0, "name": "ann", "connected": True}, {"seat": 1, "name": "bob", "connected": False}], 0)
     sec = gw_screen.render_rich(E.view(s, 0), ctx)

@@ -14,6 +14,7 @@ import random
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol.codec import packb, to_data, unpackb
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, Timeout, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
@@ -76,7 +77,7 @@ def position(hands, pile, turn, sets=(), fill: bool = True, n: int | None = None
     if fill:
         used = set(pile) | {c for h in hands for c in h} | {c for _, cs in sets for c in cs}
         pile += [c for c in range(52) if c not in used]
-    return base._replace(phase=phase, hands=tuple(g.hand_mask(h) for h in hands), pile=tuple(pile),
+    return evolve(base, phase=phase, hands=tuple(g.hand_mask(h) for h in hands), pile=tuple(pile),
                          wild=wild, sets=sets, scores=tuple(scores), turn=turn, step="ask")
 
 
@@ -270,7 +271,7 @@ def test_last_card_drawn_at_turn_start_ends_that_turn_then_everyone_asks_once():
 def test_last_asks_skip_empty_hands_give_no_extra_ask_and_end_with_the_drawer():
     # Seat 0 draws the last card; seat 1 is empty (skipped); seat 2's natural set earns nothing.
     s = position([Cs("2C 3C"), [], Cs("9C 9D 4C")], Cs("KH"), turn=0, fill=False)
-    s = s._replace(hands=(s.hands[0], g.hand_mask(Cs("9H")), s.hands[2]))
+    s = evolve(s, hands=(s.hands[0], g.hand_mask(Cs("9H")), s.hands[2]))
     s, ev = act(s, 0, Ask(1, "2"))
     assert s.turn == 1 and s.phase == "last_asks"
     s, ev = act(s, 1, Ask(2, "9"))
@@ -290,7 +291,7 @@ def test_scoring_most_sets_wins_and_ties_are_shared():
     s = position([Cs("2C"), Cs("3C"), Cs("4C")], [], turn=0, fill=False, phase="last_asks",
                  sets=[(0, Cs("5C 5D 5H")), (1, Cs("6C 6D 6H")), (1, Cs("7C 7D 7H")), (2, Cs("8C 8D 8H")),
                        (2, Cs("9C 9D 9H"))])
-    s = s._replace(last_order=(1, 2), drawer=2)
+    s = evolve(s, last_order=(1, 2), drawer=2)
     assert not g.outcome(s).over and g.view(s, 0)["winners"] is None
     for seat in (0, 1, 2):
         s, ev = act(s, seat, Ask((seat + 1) % 3, g.RANKS[hand(s, seat)[0] // 4]))
@@ -499,7 +500,7 @@ def test_timeout_defaults():
     s4, ev = act(s3, 0, g.timeout_action(s3).action)
     assert "extra_ask_earned" in kinds(ev)
     assert g.timeout_action(s4).action == Ask(1, "2")
-    assert g.timeout_action(s._replace(turn_timer=0.0)) is None
+    assert g.timeout_action(evolve(s, turn_timer=0.0)) is None
     assert g.timeout_action(table(2)) is None and g.auto_action(s) is None
 
 
@@ -532,7 +533,7 @@ def scramble(state, seat, rng):
         size = state.hands[i].bit_count()
         hands[i] = g.hand_mask(pool[k:k + size])
         k += size
-    return state._replace(hands=tuple(hands), pile=tuple(pool[k:]))
+    return evolve(state, hands=tuple(hands), pile=tuple(pool[k:]))
 
 
 def visible_cards(v) -> set:

@@ -8,6 +8,7 @@ import itertools
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol.codec import check_free, packb
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, Timeout, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
@@ -340,7 +341,7 @@ def test_deck_running_out_reshuffles_the_discard_pile_as_a_chance_record():
     b = c(BLUE, 12)
     s = deal([a, b], first=0)
     # Move all but four deck cards to the discard pile (as if many rounds had been played).
-    s = s._replace(deck=s.deck[:4], discard=gw.mask_of(s.deck[4:]))
+    s = evolve(s, deck=s.deck[:4], discard=gw.mask_of(s.deck[4:]))
     four = s.deck
     for t in range(3):
         s, _ = p(s, 0, a[t:t + 1])
@@ -374,7 +375,7 @@ def test_refill_can_never_run_out_of_cards():
     hands = [c(col, 12) for col in range(5)] + [c(WILD, 12)]
     s = deal(hands, first=0)
     # The deck empty and every card but the hands in the discard pile.
-    s = s._replace(deck=(), discard=gw.mask_of(s.deck))
+    s = evolve(s, deck=(), discard=gw.mask_of(s.deck))
     for seat in range(6):
         s, events = p(s, seat, hands[seat][:1])
     s, events = p(s, 0, hands[0][1:2])
@@ -394,7 +395,7 @@ def test_game_ends_the_moment_someone_reaches_twenty_even_mid_round():
     a = c(RED, 12)
     b = c(BLUE, 12)
     s = deal([a, b], first=0)
-    s = s._replace(scores=(17, 19))
+    s = evolve(s, scores=(17, 19))
     s, _ = p(s, 0, a[:1])
     s, events = p(s, 1, b[:1])                   # seat 0 wins trick 1: 18
     assert s.phase == gw.PLAYING
@@ -626,7 +627,7 @@ def scramble(state: gw.State, seat: int | None) -> gw.State:
         k = state.hands[o].bit_count()
         hands[o] = gw.mask_of(cards[i:i + k])
         i += k
-    return state._replace(hands=tuple(hands), deck=tuple(cards[i:]))
+    return evolve(state, hands=tuple(hands), deck=tuple(cards[i:]))
 
 
 def test_scramble_moves_hidden_cards():

@@ -6,6 +6,7 @@ sentence; these are regression tests for corners tests/protocol/test_go_wild.py 
 from __future__ import annotations
 
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest
 from wildtable.protocol.games import go_wild as gw
 
@@ -121,7 +122,7 @@ def test_reaching_the_target_in_trick_three_ends_the_game_without_a_refill():
     a = c(RED, 12)
     b = c(BLUE, 12)
     s = deal([a, b], first=0)
-    s = s._replace(scores=(16, 19))
+    s = evolve(s, scores=(16, 19))
     for t in range(2):
         s, _ = p(s, 0, a[t:t + 1])
         s, _ = p(s, 1, b[t:t + 1])
@@ -142,7 +143,7 @@ def test_an_exactly_emptied_deck_is_reshuffled_only_when_a_card_is_needed():
     a = c(RED, 12)
     b = c(BLUE, 12)
     s = deal([a, b], first=0)
-    s = s._replace(deck=s.deck[:6], discard=gw.mask_of(s.deck[6:]))
+    s = evolve(s, deck=s.deck[:6], discard=gw.mask_of(s.deck[6:]))
     for t in range(3):
         s, _ = p(s, 0, a[t:t + 1])
         s, events = p(s, 1, b[t:t + 1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, TableConfig, Timeout, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
@@ -734,7 +735,7 @@ def test_a_meld_is_found_by_its_id_whatever_the_ids_on_the_table():
     st = State.arranged(2, hands={0: ["B4", "G9"], 1: ["Y4"]},
                         melds=[["R4", "R5", "R6"], ["B1", "B2", "B3"], ["G5", "Y5", "P5", "B5"]])
     for ids in [(1, 2, 3), (2, 3, 5), (5, 3, 2), (7, 8, 9), (0, 4, 1)]:
-        table = st._replace(melds=tuple(m._replace(id=i) for m, i in zip(st.melds, ids)))
+        table = evolve(st, melds=tuple(evolve(m, id=i) for m, i in zip(st.melds, ids)))
         run, blues, fives = table.melds
         after, _ = act(table, 0, Add(blues.id, c("B4"), None))
         assert meld(after, blues.id).cards == blues.cards + (c("B4"),)

@@ -13,6 +13,7 @@ import attrs
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol import replay as replay_mod
 from wildtable.protocol.codec import packb, to_data, unpackb
 from wildtable.protocol.engine import ChanceOutcome, TableConfig, game, state_hash
@@ -166,7 +167,7 @@ def test_round_two_scoring_example_gives_6_penalty_points():
     # Drive the engine through the end of round 2: seat 0 holds exactly the example's
     # tricks when the last trick (blue 3 led, blue 6 wins: no symbols) is played.
     rest = [c for c in range(40) if c not in {C[x] for x in example} | {C["blue 3"], C["blue 6"]}]
-    s = s._replace(round=1, trick_no=9, hands=((C["blue 3"],), (C["blue 6"],)), aside=tuple(rest[10:]),
+    s = evolve(s, round=1, trick_no=9, hands=((C["blue 3"],), (C["blue 6"],)), aside=tuple(rest[10:]),
                    won=(tuple(C[x] for x in example), tuple(rest[:10])), leader=0, turn=0,
                    tally=attrs.evolve(s.tally, penalties=((0, 0),)))
     s, ev = play_cards(s, ["blue 3", "blue 6"])
@@ -338,7 +339,7 @@ def scramble(state: ws.State, seat: int | None) -> ws.State:
     if state.phase == "playing":
         k = state.trick_no + 1
         oil = oil[:k] + tuple(reversed(oil[k:]))
-    return state._replace(hands=hands, won=won, aside=aside, oil=oil)
+    return evolve(state, hands=hands, won=won, aside=aside, oil=oil)
 
 
 def check_views(state: ws.State) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import attrs
 
+from wildtable.protocol.states import evolve
 from wildtable.protocol.engine import TableConfig
 from wildtable.protocol.games import wild_shots as ws
 from wildtable.protocol.games import wild_shots_data as data
@@ -24,7 +25,7 @@ def _last_trick_of_round(round_index: int, seats: int = 2, totals: tuple[int, ..
     won = won or ((),) * seats
     rest = [c for c in range(40) if c not in (lead, follow) and all(c not in w for w in won)]
     pens = ((0,) * seats,) * round_index
-    return s._replace(
+    return evolve(s,
         round=round_index, trick_no=9, hands=((lead,), (follow,)), aside=tuple(rest), won=won,
         leader=0, turn=0,
         tally=attrs.evolve(s.tally, penalties=pens, totals=totals or (0,) * seats))
