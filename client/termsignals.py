@@ -5,13 +5,14 @@ alternate screen with mouse tracking on, so that the shell needed `reset`.
 
 If that graceful way hangs, the process still ends: a SIGHUP usually means the terminal
 is gone, and Textual's shutdown once blocked for good writing to it (its writer thread's
-queue; seen as a client left running 30 minutes after its tmux was killed). A watchdog
-ends the process GRACE seconds after the signal, with the same status."""
+queue; seen as a client left running 30 minutes after its tmux was killed). So the signal's
+own default comes back at once (a second one ends the process as Python's default would),
+and a watchdog raises the signal again GRACE seconds later: the process ends of it, which
+a shell reports as 128 + its number, as for the graceful exit."""
 
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import threading
 from typing import Callable
@@ -30,7 +31,8 @@ def quit_on_signals(app, loop: asyncio.AbstractEventLoop) -> Callable[[], None]:
     loop's ``add_signal_handler``: that one learns of a signal through the signal wakeup fd,
     which Trio's guest run takes over for itself."""
     def on_signal(sig: int, frame) -> None:
-        watchdog = threading.Timer(GRACE, os._exit, (128 + sig,))
+        signal.signal(sig, signal.SIG_DFL)
+        watchdog = threading.Timer(GRACE, signal.raise_signal, (sig,))
         watchdog.daemon = True          # a clean exit before it does not wait for it
         watchdog.start()
         loop.call_soon_threadsafe(lambda: loop.create_task(_quit(app, sig)))
