@@ -3,7 +3,7 @@
 // (not where the last drawing left it: the page may have scrolled or settled since, and a
 // card then flew in from a place it no longer was); after the drawing, in the next animation
 // frame (so it costs nothing to applying the update itself, which bench/web.py times), the
-// cards are measured again; a card whose element is new (it moved: from the hand to a meld
+// cards whose element is new are measured; such a card (it moved: from the hand to a meld
 // or a trick, from a meld to the hand) slides in from its old place, or from its player's
 // seat (data-from) when it was not on screen. Places are in page coordinates, so a scroll
 // between the two measures does not count as a move.
@@ -54,24 +54,33 @@ export function forgetPlaces() {
 }
 
 function measure(root) {
-  const now = places(root);
-  for (const [card, { el, x, y }] of now) {
-    const at = { x, y };
+  // only a card whose element is new since the places before the drawing can have moved:
+  // the others are not measured again (this measuring was the page's largest cost of
+  // script per update); all are read before any animation starts
+  const fresh = [];
+  for (const el of root.querySelectorAll("[data-card]")) {
+    const was = last.get(el.dataset.card);
+    if ((was && was.el === el) || el.closest(".replay-board")) continue;
+    fresh.push(el);
+  }
+  const spots = fresh.map((el) => centre(el));
+  fresh.forEach((el, i) => {
+    const card = el.dataset.card, at = spots[i];
+    if (at.x === scrollX && at.y === scrollY) return;       // not laid out (hidden)
     const was = last.get(card);
-    if (was && was.el === el) continue;
+    last.set(card, { el, ...at });
     let from = was ? { x: was.x, y: was.y } : null;
     if (!from && el.dataset.from !== undefined) {
       const seat = root.querySelector(`.players [data-seat="${CSS.escape(el.dataset.from)}"]`);
       if (seat) from = centre(seat);
     }
-    if (!from) continue;
+    if (!from) return;
     const dx = from.x - at.x, dy = from.y - at.y;
-    if (Math.abs(dx) < 2 && Math.abs(dy) < 2) continue;
-    if (reduced.matches) continue;
+    if (Math.abs(dx) < 2 && Math.abs(dy) < 2) return;
+    if (reduced.matches) return;
     el.animate([{ transform: `translate(${dx}px, ${dy}px)` }, { transform: "translate(0, 0)" }],
       { duration: DURATION, easing: "ease-out" });
     moves.push({ card: Number(card), from, to: at });
     if (moves.length > 50) moves.splice(0, 25);
-  }
-  last = now;
+  });
 }
