@@ -1,5 +1,5 @@
 """The engines' states are NamedTuples: one is built per action, and a NamedTuple is built
-in a tenth of the time of a frozen attrs class (docs/ARCHITECTURE.md, "Engines"). This is
+in a tenth of the time of a frozen attrs class (docs/ARCHITECTURE.md, `games/*.py`). This is
 what attrs' ``evolve`` and ``fields`` are for attrs classes, for them, through public names
 only: a state's fields are its class's annotations, in order."""
 
