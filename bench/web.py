@@ -3,6 +3,7 @@ Wild update in the page (issue #17).
 
     python bench/web.py                       # 10 loads, a 20 s Run Wild game against 3 fast bots
     python bench/web.py --loads 20 --seconds 30 --bot-delay 0.01 --json bench/web.json
+    python bench/web.py --seconds 30 --cpu      # and the page's CPU time per message (a trace)
 
 It starts `wildtable serve --port 0` (a temporary data dir, --durability off), then drives
 Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
@@ -21,7 +22,13 @@ Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
   drawing a card now and then, and saying stuck when it cannot (so rounds end). The aim:
   p99 under 4 ms (issue #26; issue #17's was 16 ms, a frame), the page under 300 kB. It
   prints p90 and p95 too, and the load average at its start and end: on a loaded machine
-  the p99 is the scheduler's more than the page's.
+  the p99 is the scheduler's more than the page's;
+- with --cpu, the page's own CPU time per message (issue #26): a Chromium trace
+  (devtools.timeline) of the same window gives, for each WebSocket message the page
+  handled, the CPU time its main thread spent in it (the trace's thread time, `tdur`:
+  decoding, the events' words, the redraw), which time on other processes or threads does
+  not inflate: it tells the page's cost apart from the machine's. Tracing costs a little
+  itself, so compare runs made the same way.
 
 Run it on a quiet machine: other work on the same cores skews every figure.
 """
@@ -60,12 +67,23 @@ def serve(data_dir: str) -> tuple[subprocess.Popen, str]:
     return proc, hit[1]
 
 
+def message_cpu_ms(trace: bytes) -> list[float]:
+    """The main thread's CPU time (ms) in each WebSocket message the page handled: the trace's
+    FunctionCall events of net.js's onmessage, their thread time."""
+    data = json.loads(trace)
+    events = data["traceEvents"] if isinstance(data, dict) else data
+    return [e["tdur"] / 1000 for e in events
+            if e.get("name") == "FunctionCall" and e.get("ph") == "X" and "tdur" in e
+            and ((e.get("args") or {}).get("data") or {}).get("url", "").endswith("/app/net.js")]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loads", type=int, default=10, help="page loads (reloads at a table) to time")
     ap.add_argument("--seconds", type=float, default=20.0, help="how long the Run Wild game runs")
     ap.add_argument("--bot-delay", type=float, default=0.02, help="the bots' reaction time, seconds")
     ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--cpu", action="store_true", help="also the page's CPU time per message, from a Chromium trace")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -116,6 +134,8 @@ def main() -> int:
                 page.wait_for_selector('[data-action="ready"]', timeout=20_000)
                 page.click('[data-action="ready"]')
                 page.evaluate("() => { window.wildtable.updateMs = []; }")
+                if args.cpu:
+                    browser.start_tracing(page=page, categories=["devtools.timeline"])
                 end = time.monotonic() + args.seconds
                 while time.monotonic() < end:
                     if page.evaluate("() => window.wildtable.at && window.wildtable.at.over !== null"):
@@ -137,6 +157,7 @@ def main() -> int:
                                 break
                     time.sleep(0.25)
                 updates = page.evaluate("() => window.wildtable.updateMs")
+                cpu = message_cpu_ms(browser.stop_tracing()) if args.cpu else []
                 browser.close()
         finally:
             for proc in (bots, server):
@@ -158,6 +179,10 @@ def main() -> int:
         "update_ms_p95": round(pct(updates, 0.95), 2) if updates else None,
         "update_ms_p99": round(pct(updates, 0.99), 2) if updates else None,
         "update_ms_max": round(max(updates), 2) if updates else None,
+        "message_cpu_ms_p50": round(pct(cpu, 0.5), 2) if cpu else None,
+        "message_cpu_ms_p95": round(pct(cpu, 0.95), 2) if cpu else None,
+        "message_cpu_ms_p99": round(pct(cpu, 0.99), 2) if cpu else None,
+        "message_cpu_ms_max": round(max(cpu), 2) if cpu else None,
         # the 1-minute load average at the start and the end: a loaded machine's p99 is
         # its scheduler's, not the page's (bench/README.md)
         "load_average": [round(load_before, 1), round(os.getloadavg()[0], 1)],
@@ -174,6 +199,11 @@ def main() -> int:
         print(f"{'apply one update p95 (ms)':<34}{figures['update_ms_p95']:>12.2f}")
         print(f"{'apply one update p99 (ms)':<34}{figures['update_ms_p99']:>12.2f}")
         print(f"{'apply one update max (ms)':<34}{figures['update_ms_max']:>12.2f}")
+    if cpu:
+        print(f"{'CPU per message (' + str(len(cpu)) + ') p50 (ms)':<34}{figures['message_cpu_ms_p50']:>12.2f}")
+        print(f"{'CPU per message p95 (ms)':<34}{figures['message_cpu_ms_p95']:>12.2f}")
+        print(f"{'CPU per message p99 (ms)':<34}{figures['message_cpu_ms_p99']:>12.2f}")
+        print(f"{'CPU per message max (ms)':<34}{figures['message_cpu_ms_max']:>12.2f}")
     print(f"{'load average, start / end':<34}{'%.1f / %.1f' % tuple(figures['load_average']):>12}")
     if args.json:
         Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")

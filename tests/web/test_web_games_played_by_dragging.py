@@ -14,7 +14,7 @@ import pytest
 
 from wildtable.headless.games.run_wild import find_melds
 
-from webkit import DESKTOP, FIRST_DRAW3, PHONE, SCROLL_BETWEEN, fits, swaps_for
+from webkit import DESKTOP, FIRST_DRAW3, fits, swaps_for
 
 WAIT_TURN = """() => { const at = window.wildtable.at;
     return at.over !== null || (at.view.turn === at.seat && window.wildtable.intents.size === 0); }"""
@@ -168,32 +168,4 @@ def test_run_wild_played_by_dragging(players, web_server):
     print("drags:", counts)
 
 
-def test_a_card_dragged_by_a_finger_on_a_phone_is_played(players, web_server):
-    """Touch, not a mouse: the same pointer events (a finger's press, moves and release
-    through Chromium's touch input), on a phone-sized screen."""
-    p = players("ann", viewport=PHONE, has_touch=True).open()
-    p.enter("ann")
-    table = p.create("wild-shots", 2, turn_timer=30)
-    web_server.bots(table, 1, delay=0.02)
-    page = p.page
-    page.wait_for_function(WAIT_TURN, timeout=15_000)
-    card = int(page.get_attribute('.hand [data-playable="true"]', "data-card"))
-    src, dst = page.locator(f'.hand [data-card="{card}"]'), page.locator('[data-drop="trick"]')
-    page.evaluate(SCROLL_BETWEEN, [src.element_handle(), dst.element_handle()])
-    a, b = src.bounding_box(), dst.bounding_box()
-    cdp = p.context.new_cdp_session(page)
-
-    def touch(kind: str, x: float, y: float) -> None:
-        points = [] if kind == "touchEnd" else [{"x": x, "y": y, "id": 1}]
-        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": points})
-
-    x0, y0 = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
-    x1, y1 = b["x"] + b["width"] / 2, b["y"] + b["height"] / 2
-    touch("touchStart", x0, y0)
-    for i in range(1, 7):
-        touch("touchMove", x0 + (x1 - x0) * i / 6, y0 + (y1 - y0) * i / 6)
-    touch("touchEnd", x1, y1)
-    page.wait_for_function("c => (window.wildtable.at.view.trick || []).some((t) => t.card === c && t.seat === window.wildtable.at.seat)"
-                           " || !(window.wildtable.at.view.hand || []).includes(c)", arg=card, timeout=10_000)
-    assert p.state()["refusal"] is None
-    assert card not in p.state()["view"]["hand"]
+# A finger drags after a press and hold (a swipe scrolls): test_web_phone_swipe_scrolls.py

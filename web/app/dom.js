@@ -80,11 +80,27 @@ export function forget(cache, keys) {
   for (const k of [...cache.keys()]) if (!now.has(k)) cache.delete(k);
 }
 
+// New elements (not yet children of ``parent``: a new hand, a new meld's cards) that go in
+// side by side are gathered in one fragment and inserted at once: one insertion into the
+// page, not one per card (bench/README.md "Fewer elements per face").
 export function put(parent, ...children) {
   const list = children.flat(Infinity).filter((c) => c !== undefined && c !== null && c !== false && c !== "");
+  // the children as they are already (most of a drawing): nothing to do
+  let same = list.length === parent.childNodes.length;
+  for (let i = 0, n = parent.firstChild; same && i < list.length; i++, n = n.nextSibling) same = list[i] === n;
+  if (same) return parent;
   const wanted = new Set(list.filter((c) => c instanceof Node));
   let at = parent.firstChild;
+  let batch = null;
+  const flush = () => {
+    if (batch) parent.insertBefore(batch, at);
+    batch = null;
+  };
   for (const c of list) {
+    if (c instanceof Node && c.parentNode !== parent) {
+      (batch ||= document.createDocumentFragment()).append(c);
+      continue;
+    }
     if (c instanceof Node) {
       // what goes away goes first, so that what stays is not moved (a move loses the focus)
       while (at && at !== c && !wanted.has(at)) {
@@ -92,12 +108,14 @@ export function put(parent, ...children) {
         parent.removeChild(at);
         at = next;
       }
+      flush();
       if (c === at) at = at.nextSibling;
       else parent.insertBefore(c, at);
     } else if (at && at.nodeType === Node.TEXT_NODE && at.data === String(c)) {
+      flush();
       at = at.nextSibling;
     } else {
-      parent.insertBefore(document.createTextNode(String(c)), at);
+      (batch ||= document.createDocumentFragment()).append(document.createTextNode(String(c)));
     }
   }
   while (at) {
@@ -105,6 +123,7 @@ export function put(parent, ...children) {
     parent.removeChild(at);
     at = next;
   }
+  flush();
   return parent;
 }
 

@@ -8,9 +8,20 @@
 // redraws the hand under it does not end the drag; the drop is found under the pointer when
 // it is let go. Positions go through the CSSOM (el.style), which the page's CSP allows
 // (it forbids style attributes in markup only).
+//
+// A finger (pointerType "touch") is not a mouse: on a phone most swipes that start on a card
+// mean to scroll the page, so a finger drags a card only after a press and hold (HOLD ms,
+// moving less than TOUCH_SLOP pixels meanwhile), as a list's items are picked up on a phone
+// (Android's and iOS's drag and drop, SortableJS's delayOnTouchOnly, dnd-kit's TouchSensor):
+// the card then lifts (its ghost appears under the finger) and follows it, and the page does
+// not scroll until it is let go. A finger that moves before the hold scrolls the page as
+// anywhere else (the cards' touch-action lets the browser pan, style.css), and plays nothing.
+// A quick tap is a tap (a click), as before.
 
 const SLOP = 6;
-let press = null;       // {pointerId, el, x0, y0, ghost, over, from}
+const HOLD = 250;           // ms a finger holds a card still before it drags it
+const TOUCH_SLOP = 10;      // px a finger may stray during the hold (more: it scrolls)
+let press = null;       // {pointerId, el, x0, y0, x, y, touch, held, timer, moved, ghost, over, from}
 let swallowClick = false;
 
 function datasetOf(el) {
@@ -56,6 +67,7 @@ function moveGhost(ev) {
 
 function end() {
   if (!press) return;
+  clearTimeout(press.timer);
   if (press.ghost) {
     press.ghost.remove();
     press.el.classList.remove("drag-source");
@@ -72,25 +84,61 @@ export function enableDrag(root, onDrop) {
     if (press || ev.button !== 0 || !ev.isPrimary) return;
     const el = ev.target.closest("[data-drag]");
     if (!el || el.disabled || el.closest(".replay-board")) return;
-    press = { pointerId: ev.pointerId, el, x0: ev.clientX, y0: ev.clientY, ghost: null, over: null, from: datasetOf(el) };
+    const touch = ev.pointerType === "touch";
+    press = { pointerId: ev.pointerId, el, x0: ev.clientX, y0: ev.clientY, x: ev.clientX, y: ev.clientY, touch,
+      held: !touch, timer: 0, moved: false, ghost: null, over: null, from: datasetOf(el) };
+    if (touch) {
+      // held still for HOLD ms: the card is picked up where the finger is now
+      press.timer = setTimeout(() => {
+        if (!press || !press.touch || press.ghost) return;
+        if (!press.el.isConnected) {         // redrawn away under the finger: nothing to drag
+          end();
+          return;
+        }
+        press.held = true;
+        const at = { clientX: press.x, clientY: press.y };
+        startGhost(at);
+        moveGhost(at);
+      }, HOLD);
+    }
     // no text selection and no native drag of the page's text from this press (a redraw
     // may take the card from under it, and a native drag takes the pointer away:
-    // pointercancel); the press's one other default, the card's focus, is given here
+    // pointercancel); the press's one other default, the card's focus, is given here.
+    // (For a finger this does not stop the page scrolling: touch-action decides that.)
     ev.preventDefault();
     el.focus({ preventScroll: true });
   });
   document.addEventListener("pointermove", (ev) => {
     if (!press || ev.pointerId !== press.pointerId) return;
+    press.x = ev.clientX;
+    press.y = ev.clientY;
+    const moved = Math.hypot(ev.clientX - press.x0, ev.clientY - press.y0);
     if (!press.ghost) {
-      if (Math.hypot(ev.clientX - press.x0, ev.clientY - press.y0) < SLOP) return;
+      if (!press.held) {
+        // a finger that moves before the hold is a swipe: the browser scrolls, we let go
+        if (moved >= TOUCH_SLOP) end();
+        return;
+      }
+      if (moved < SLOP) return;
       startGhost(ev);
     }
+    if (moved >= SLOP) press.moved = true;
     ev.preventDefault();
     moveGhost(ev);
   });
+  // While a finger drags a card the page does not scroll (touch-action lets it pan, so the
+  // touch's moves are cancelled instead: a listener that may cancel must not be passive).
+  document.addEventListener("touchmove", (ev) => {
+    if (press && press.touch && press.ghost && ev.cancelable) ev.preventDefault();
+  }, { passive: false });
+  // a finger held on a card opens no menu (Android's long press) while it picks the card up
+  document.addEventListener("contextmenu", (ev) => {
+    if (press && press.touch) ev.preventDefault();
+  });
   document.addEventListener("pointerup", (ev) => {
     if (!press || ev.pointerId !== press.pointerId) return;
-    const dragged = press.ghost !== null;
+    // a finger held but never moved: a (slow) tap, not a drop on the card's own place
+    const dragged = press.ghost !== null && !(press.touch && !press.moved);
     const target = dragged ? dropAt(ev.clientX, ev.clientY) : null;
     const from = press.from;
     end();

@@ -168,8 +168,8 @@ function render(ctx) {
   return { board, hand: d.hand, actions: [ready ? a.ready : null, a.meld, a.draw, a.draw3, a.stuck, a.clear, a.wild].filter(Boolean) };
 }
 
-// A player's line is kept for their seat and its words rewritten in place: every update
-// changes someone's counts.
+// A player's line is kept for their seat and its words rewritten in place when they
+// changed: every update changes someone's counts.
 function playerItem(ctx, d, p) {
   let e = d.playerItems.get(p.seat);
   if (!e) {
@@ -187,17 +187,29 @@ function playerItem(ctx, d, p) {
   if (view.out === p.seat) marks.push("OUT");
   const total = view.totals ? view.totals[p.seat] : 0;
   const counts = ` hand ${p.hand}, pile ${p.pile}, total ${total}${(p.draw3s || []).length ? `, Draw-3s ${p.draw3s.length}` : ""}`;
-  text(e.name, seatName(ctx, p.seat));
+  const name = seatName(ctx, p.seat);
+  const online = ctx.connected(p.seat);
+  // a line whose words are all as drawn is left alone (most updates change one player's)
+  const sig = `${name}\n${counts}\n${marks}\n${online}`;
+  if (e.sig === sig) return e.li;
+  e.sig = sig;
+  text(e.name, name);
   if (e.counts.data !== counts) e.counts.data = counts;
   text(e.marks, ` ${marks.join(", ")}`);
-  return put(e.li, e.name, e.counts, marks.length ? e.marks : null, ctx.connected(p.seat) ? null : e.offline);
+  return put(e.li, e.name, e.counts, marks.length ? e.marks : null, online ? null : e.offline);
 }
 
 // A meld's element is kept for its id; its cards, each kept while its value stays, are
 // put in the meld's order; "add" and a card's click find the meld in the view when clicked.
+// A meld the update did not change (its cards and their values, and what its buttons say:
+// whether one may play, take or swap) gives back its element as it is: a busy table has a
+// dozen melds, and an update changes one at most.
 function meldItem(ctx, d, m, sel, canPlay) {
   const id = m.id;
   let e = d.meldItems.get(id);
+  const swapping = sel.size > 0;
+  const sig = `${m.kind} ${m.cards} ${m.values} ${canPlay} ${swapping}`;
+  if (e && e.sig === sig) return e.li;
   if (!e) {
     e = { name: h("span", { class: "meld-name" }), cards: h("span", { class: "cards" }), cardItems: new Map(),
       add: button(`add to m${id}`, () => addTo(ctx, id), { class: "add", "data-add": id, "data-key": `add-${id}` }) };
@@ -212,10 +224,11 @@ function meldItem(ctx, d, m, sel, canPlay) {
   nodes.forEach((el, i) => {
     const { c, v } = cards[i];
     attr(el, "disabled", !canPlay);
-    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${sel.size ? "swap your card for it" : "take it"}`);
+    attr(el, "aria-label", `${cardName(c, isWild(c) ? v : null)} in meld ${id}: ${swapping ? "swap your card for it" : "take it"}`);
   });
   put(e.cards, nodes);
   attr(e.add, "disabled", !canPlay);
+  e.sig = sig;
   return e.li;
 }
 
