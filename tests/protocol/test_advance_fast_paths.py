@@ -1,0 +1,91 @@
+"""``advance`` (replay's step without events: protocol/games/run_wild_fast.py,
+go_fish_wildcard_fast.py) gives exactly what ``apply`` gives: the same state, or the same
+refusal, for every step of random games and for random actions, most of them illegal,
+on the states those games pass through."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from wildtable.protocol.engine import games, state_hash
+from wildtable.protocol.errors import IllegalAction
+from wildtable.protocol.games import go_fish_wildcard as gfw, run_wild as rw
+from wildtable.selfplay import play
+
+#: the games with a fast path here, the settings that keep their games short, and how
+#: many random games (a few seconds in all)
+CASES = {"run-wild": ({"rounds": 1}, 12), "go-fish-wildcard": ({}, 120)}
+
+
+def outcome(fn, state, seat, action):
+    """What a step gives: ("state", state) or ("refused", code, reason); an action whose
+    fields are of the wrong type may raise another error, the same for both."""
+    try:
+        st = fn(state, seat, action)
+    except IllegalAction as e:
+        return ("refused", e.code, e.reason)
+    except (TypeError, IndexError) as e:
+        return ("refused", type(e).__name__, str(e))
+    return ("state", st)
+
+
+def random_actions(name: str, state, rng: random.Random) -> list:
+    """Actions of the fast paths' kinds with fields near and beyond what is legal."""
+    if name == "run-wild":
+        ids = [m.id for m in state.melds] or [1]
+        out = []
+        for _ in range(6):
+            meld = rng.choice(ids + [0, max(ids) + 1, -1, True])
+            card = rng.choice([rng.randrange(rw.DECK_SIZE), rng.randrange(rw.FIRST_WILD, rw.DECK_SIZE),
+                               -1, rw.DECK_SIZE, "5", 5.0])
+            value = rng.choice([None, None, rng.randint(0, 13), True])
+            out += [rw.Add(meld, card, value), rw.Take(meld, card)]
+        return out + [rw.Draw()]
+    ranks = list(gfw.RANKS) + ["1", "Z", 7]
+    return [gfw.Ask(rng.choice([-1, 0, 1, 2, 3, 5, 6, True, "1"]), rng.choice(ranks)) for _ in range(8)]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_advance_gives_apply_state_for_every_step_of_random_games(name):
+    g = games()[name]
+    settings, n_games = CASES[name]
+    rng = random.Random(25)
+    fast_taken = [0, 0]
+
+    def on_step(before, after, action, seat, req, events):
+        got = g.advance(before, seat, action)
+        assert got == after and state_hash(g, got) == state_hash(g, after), (name, seat, action)
+        fast_taken[1] += 1
+        fast_taken[0] += got is not after     # a state built by the fast path, not apply's own
+
+    for _ in range(n_games):
+        play(g, rng.randint(g.MIN_PLAYERS, g.MAX_PLAYERS), settings, rng=rng, on_step=on_step)
+    # the fast paths carry most steps (else this test would not be testing them)
+    assert fast_taken[0] > fast_taken[1] // 2, fast_taken
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_advance_refuses_what_apply_refuses_with_the_same_reason(name):
+    g = games()[name]
+    settings, n_games = CASES[name]
+    rng = random.Random(2025)
+    seen = {"state": 0, "refused": 0}
+
+    def on_step(before, after, action, seat, req, events):
+        if rng.random() > 0.3:
+            return
+        seats = [None, -1, before[0] if name == "run-wild" else before.n, *range(g.MAX_PLAYERS)]
+        for a in random_actions(name, before, rng):
+            s = rng.choice(seats) if rng.random() < 0.3 else seat
+            want = outcome(lambda st, se, ac: g.apply(st, se, ac)[0], before, s, a)
+            got = outcome(g.advance, before, s, a)
+            assert got == want, (name, s, a)
+            if want[0] == "state":
+                assert state_hash(g, got[1]) == state_hash(g, want[1])
+            seen[want[0]] += 1
+
+    for _ in range(max(2, n_games // 4)):
+        play(g, rng.randint(g.MIN_PLAYERS, g.MAX_PLAYERS), settings, rng=rng, on_step=on_step)
+    assert seen["state"] > 20 and seen["refused"] > 200, seen
