@@ -44,7 +44,12 @@ def random_actions(name: str, state, rng: random.Random) -> list:
             out += [rw.Add(meld, card, value), rw.Take(meld, card)]
         return out + [rw.Draw()]
     ranks = list(gfw.RANKS) + ["1", "Z", 7]
-    return [gfw.Ask(rng.choice([-1, 0, 1, 2, 3, 5, 6, True, "1"]), rng.choice(ranks)) for _ in range(8)]
+    out: list = [gfw.Ask(rng.choice([-1, 0, 1, 2, 3, 5, 6, True, "1"]), rng.choice(ranks)) for _ in range(8)]
+    held = gfw.hand_ids(state.hands[state.turn]) if state.turn is not None else []
+    for _ in range(6):
+        pool = held + [rng.randrange(gfw.DECK_SIZE), -1, gfw.DECK_SIZE]
+        out.append(gfw.Place(tuple(rng.choice(pool) for _ in range(rng.choice([3, 3, 3, 2, 4])))))
+    return out + [gfw.EndTurn()]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
