@@ -1,7 +1,7 @@
 """Run Wild's ``advance``: ``apply``'s state without its events, for replay (engine API,
 optional; protocol/engine.py).
 
-The plays replay meets most (adding a card to a meld, taking one, drawing: eight actions
+The plays (adding a card to a meld, taking one, drawing, a new meld, a swap: nine actions
 in ten) are applied here in one pass each, every check of ``apply`` and its handler made,
 one State built, no event. Whatever a fast path does not cover (another action, a play
 that ends the round, a meld not where its id says) and every refusal go to ``apply``, so
@@ -16,8 +16,8 @@ from typing import Any
 
 from ..states import build
 from .run_wild import (
-    COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, State, TableMeld, Take, _NUMBER_MASK,
-    apply,
+    COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, PlayMeld, State, Swap, TableMeld, Take,
+    _NUMBER_MASK, _shape, apply,
 )
 
 
@@ -138,4 +138,79 @@ def _draw(state: State, seat: int, a: Draw) -> State | None:
                          score))
 
 
-_FAST: dict[type, Any] = {Add: _add, Take: _take, Draw: _draw}
+def _value(card: int, value: Any) -> int:
+    """``_value``: what a placed card stands for, or -1 where ``_value`` refuses."""
+    if card < FIRST_WILD:
+        v = NUMBER_OF[card]
+        return v if value is None or value == v else -1
+    return value if type(value) is int and 1 <= value <= 12 else -1
+
+
+def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
+    """``_meld`` (a new set or run from the hand), short of going out."""
+    cards = a.cards
+    given = a.values
+    if type(cards) is not tuple or type(given) is not tuple or (given and len(given) != len(cards)):
+        return None
+    hand = state.hands[seat]
+    mask = 0
+    for c in cards:
+        # _meldable, each card once
+        if type(c) is not int or not 0 <= c < FIRST_DRAW3 or not hand >> c & 1 or mask >> c & 1:
+            return None
+        mask |= 1 << c
+    if given:
+        values = tuple(_value(c, v) for c, v in zip(cards, given))
+        if -1 in values:
+            return None
+    elif mask >> FIRST_WILD:
+        return None                     # a wild with no value
+    else:
+        values = tuple(NUMBER_OF[c] for c in cards)
+    kind, cs, vs, problem = _shape(cards, values, state.rules)
+    hand &= ~mask
+    if problem or not hand:
+        return None
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    hs = list(hands)
+    hs[seat] = hand
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
+    new = build(TableMeld, (next_meld, kind, cs, vs, mask))
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, melds + (new,), next_meld + 1, draw3s, stuck,
+                         ready, score))
+
+
+def _swap(state: State, seat: int, a: Swap) -> State | None:
+    """``_swap`` (a hand card for the meld card it stands in for)."""
+    out_c = a.take
+    g = a.give
+    i = _meld_at(state.melds, a.meld)
+    if (i < 0 or type(out_c) is not int or not 0 <= out_c < DECK_SIZE or type(g) is not int
+            or not 0 <= g < FIRST_DRAW3):
+        return None
+    mid, kind, cards, vals, history = state.melds[i]
+    hand = state.hands[seat]
+    bit = 1 << g
+    if out_c not in cards or not hand & bit:
+        return None
+    v = _value(g, a.value)
+    k = cards.index(out_c)
+    if v != vals[k]:
+        return None
+    if g < FIRST_WILD:
+        # in a run every card, wilds included, is of the run's colour
+        nums = history & _NUMBER_MASK
+        if kind == "run" and nums and COLOUR_OF[(nums & -nums).bit_length() - 1] != COLOUR_OF[g]:
+            return None
+    elif out_c < FIRST_WILD and not state.rules.allow_all_wild_melds and \
+            all(x >= FIRST_WILD for j, x in enumerate(cards) if j != k):
+        return None
+    cs = cards[:k] + (g,) + cards[k + 1:]
+    if kind == "set":
+        cs = tuple(sorted(cs))          # a set's cards sit in id order
+    meld = build(TableMeld, (mid, kind, cs, vals, history | bit))
+    return _with_meld(state, seat, (hand & ~bit) | 1 << out_c, i, meld)
+
+
+_FAST: dict[type, Any] = {Add: _add, Take: _take, Draw: _draw, PlayMeld: _meld, Swap: _swap}

@@ -41,7 +41,19 @@ def random_actions(name: str, state, rng: random.Random) -> list:
             card = rng.choice([rng.randrange(rw.DECK_SIZE), rng.randrange(rw.FIRST_WILD, rw.DECK_SIZE),
                                -1, rw.DECK_SIZE, "5", 5.0])
             value = rng.choice([None, None, rng.randint(0, 13), True])
-            out += [rw.Add(meld, card, value), rw.Take(meld, card)]
+            give = rng.choice([rng.randrange(rw.DECK_SIZE), rng.randrange(rw.FIRST_WILD, rw.DECK_SIZE), "5"])
+            out += [rw.Add(meld, card, value), rw.Take(meld, card), rw.Swap(meld, card, give, value)]
+        held = rw.ids_of(state.hands[rng.randrange(len(state.hands))])
+        for m in state.melds:
+            # swaps that nearly fit: a held card of the same number, any colour, or a wild
+            k = rng.randrange(len(m.cards))
+            fits = [c for c in held if rw.NUMBER_OF[c] in (0, m.values[k])]
+            if fits:
+                out.append(rw.Swap(m.id, m.cards[k], rng.choice(fits), rng.choice([None, m.values[k]])))
+        for _ in range(4):
+            cards = tuple(rng.choice(held + [rng.randrange(rw.DECK_SIZE)]) for _ in range(rng.randint(2, 5)))
+            values = rng.choice([(), tuple(rng.randint(0, 13) for _ in cards), (rng.randint(1, 12),)])
+            out.append(rw.PlayMeld(cards, values))
         return out + [rw.Draw()]
     ranks = list(gfw.RANKS) + ["1", "Z", 7]
     out: list = [gfw.Ask(rng.choice([-1, 0, 1, 2, 3, 5, 6, True, "1"]), rng.choice(ranks)) for _ in range(8)]
