@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, Ask, EndTurn, Place, State, _any_set,
-    _forced_choice, _shape, apply,
+    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    _M1, _M3, _M5, _any_set, _forced_choice, _shape, apply,
 )
 
 
@@ -135,7 +135,7 @@ def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: t
     if _any_set(mine, wild):
         sc = list(scores)
         while _any_set(mine, wild):
-            cards = _forced_choice(mine, wild)
+            cards = _natural_three(mine & ~WILD_CARDS[wild]) or _forced_choice(mine, wild)
             mine &= ~((1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]))
             sets = sets + ((seat, cards),)
             wild |= (1 << RANK_OF[cards[0]]) | (1 << RANK_OF[cards[1]]) | (1 << RANK_OF[cards[2]])
@@ -166,3 +166,20 @@ def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: t
                                  last_order, drawer, history))
     return build(State, (n, dealer, turn_timer, "over", tuple(h), pile, wild, sets, scores, None, "", 0,
                          (), drawer, history))
+
+
+def _natural_three(nat: int) -> tuple | None:
+    """``_forced_choice``'s first choice, counted with bits: the three lowest cards of the
+    lowest rank of which ``nat`` (the hand's cards of ranks not wild) holds 3 or 4; None
+    when no rank has 3."""
+    t = nat - ((nat >> 1) & _M5)
+    t = (t & _M3) + ((t >> 2) & _M3)            # every nibble now holds its rank's count
+    big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)   # bit 0 of a nibble: a count of 3 or 4
+    if not big:
+        return None
+    m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+    a = m & -m
+    m ^= a
+    b = m & -m
+    m ^= b
+    return (a.bit_length() - 1, b.bit_length() - 1, (m & -m).bit_length() - 1)

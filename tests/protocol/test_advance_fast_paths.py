@@ -106,3 +106,22 @@ def test_advance_refuses_what_apply_refuses_with_the_same_reason(name):
     for _ in range(max(2, n_games // 4)):
         play(g, rng.randint(g.MIN_PLAYERS, g.MAX_PLAYERS), settings, rng=rng, on_step=on_step)
     assert seen["state"] > 20 and seen["refused"] > 200, seen
+
+
+def test_the_natural_set_counted_with_bits_is_the_forced_choice():
+    """go_fish_wildcard_fast._natural_three: the forced set of a hand holding 3+ of a
+    rank that is not wild, as _forced_choice picks it; None when no rank has 3."""
+    from wildtable.protocol.games import go_fish_wildcard_fast as fast
+
+    rng = random.Random(7)
+    found = 0
+    for _ in range(20_000):
+        hand = rng.getrandbits(52) & rng.getrandbits(52) | rng.getrandbits(52) & rng.getrandbits(52) & rng.getrandbits(52)
+        wild = rng.getrandbits(13) & rng.getrandbits(13)
+        got = fast._natural_three(hand & ~gfw.WILD_CARDS[wild])
+        has_three = any(len(ids) >= 3 for ids in gfw._groups(hand & ~gfw.WILD_CARDS[wild]))
+        assert (got is not None) == has_three, (hand, wild)
+        if got is not None:
+            assert got == gfw._forced_choice(hand, wild), (hand, wild)
+            found += 1
+    assert found > 2_000
