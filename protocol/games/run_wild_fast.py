@@ -6,7 +6,8 @@ in ten) are applied here in one pass each, every check of ``apply`` and its hand
 one State built, no event. Whatever a fast path does not cover (another action, a play
 that ends the round, a meld not where its id says) and every refusal go to ``apply``, so
 a refusal is always ``apply``'s, with its reason. The rules are ``run_wild``'s, cited
-there (docs/RULES.md "Run Wild"); tests/protocol/test_advance.py holds this to ``apply``.
+there (docs/RULES.md "Run Wild"); tests/protocol/test_advance_fast_paths.py holds this to
+``apply``.
 """
 
 from __future__ import annotations
