@@ -1220,3 +1220,8 @@ def legal_actions(state: State, seat: int) -> list:
     acts += swaps[:_MAX_SWAPS]
     acts += takes
     return acts
+
+
+# ------------------------------------------------------------------ replay
+
+from .run_wild_fast import advance as advance  # noqa: E402  (it uses this module's names)

@@ -1,0 +1,185 @@
+"""Go Fish Wildcard's ``advance``: ``apply``'s state without its events, for replay (engine
+API, optional; protocol/engine.py).
+
+An ask, a placed set or the end of a turn is applied with all it makes happen (the forced
+sets, the empty-hand draw, the next turn or last ask) in one pass, every check of
+``apply`` made, one State built, no event. What a fast path does not cover (the pile
+running out in the play phase, a turn that starts empty, the deal) and every refusal go
+to ``apply``, so a refusal is always ``apply``'s, with its reason. The rules are
+``go_fish_wildcard``'s, cited there (docs/RULES.md "Go Fish Wildcard");
+tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
+"""
+
+from __future__ import annotations
+
+from ..states import build
+from .go_fish_wildcard import (
+    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    _M1, _M3, _M5, _any_set, _forced_choice, _shape, apply,
+)
+
+
+def advance(state: State, seat: int | None, action: object) -> State:
+    """The state ``apply(state, seat, action)`` returns (or its IllegalAction)."""
+    t = type(action)
+    st = None
+    # apply's checks for every player action: the table dealt, not over, the seat's turn
+    if type(seat) is int and seat == state.turn and state.phase != "deal" and state.phase != "over":
+        if t is Ask:
+            st = _ask(state, seat, action)          # type: ignore[arg-type]  # (t is Ask)
+        elif t is Place:
+            st = _place(state, seat, action)        # type: ignore[arg-type]  # (t is Place)
+        elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
+            st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
+                            state.history)
+    return st if st is not None else apply(state, seat, action)[0]
+
+
+def _ask(state: State, seat: int, a: Ask) -> State | None:
+    """``_ask``: after it, the asker may place the set that earns another ask (step
+    "bonus"), or the turn ends (``_turn_over``)."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    rank = a.rank
+    target = a.target
+    if (step == "bonus" or type(rank) is not str or type(target) is not int or target == seat
+            or not 0 <= target < n):
+        return None
+    r = RANK_INDEX.get(rank)
+    if r is None:
+        return None
+    rm = RANK_MASK[r]
+    mine = hands[seat]
+    if not mine & rm:
+        return None
+    h = list(hands)
+    theirs = hands[target]
+    taken = theirs & rm
+    reached = 0
+    if taken:
+        # "They hand over all cards of that rank"
+        h[target] = theirs ^ taken
+        mine |= taken
+        reached = taken
+        history = history + ((seat, target, r, taken.bit_count(), 0),)
+    elif pile:
+        # "go fish": the top card of the pile
+        c = pile[0]
+        pile = pile[1:]
+        mine |= 1 << c
+        if RANK_OF[c] == r:
+            reached = 1 << c
+        history = history + ((seat, target, r, 0, 1),)
+    else:
+        history = history + ((seat, target, r, 0, 0),)
+    h[seat] = mine
+    if phase == "play" and pile and reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
+        # _bonus_open: the asked-for card can go into a set with no wilds
+        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, "bonus",
+                             reached, last_order, drawer, history))
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+
+
+def _place(state: State, seat: int, a: Place) -> State | None:
+    """``_place_action``: a set from the hand; then another ask earned, the turn on, or
+    over (``_turn_over``)."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    cards = a.cards
+    if type(cards) is not tuple or len(cards) != SET_SIZE:
+        return None
+    x, y, z = cards
+    hand = hands[seat]
+    if (type(x) is not int or type(y) is not int or type(z) is not int or x == y or y == z or x == z
+            or not (0 <= x < DECK_SIZE and 0 <= y < DECK_SIZE and 0 <= z < DECK_SIZE)
+            or not (hand >> x & 1 and hand >> y & 1 and hand >> z & 1)):
+        return None
+    ok, _, nw = _shape(cards, wild)
+    if not ok:
+        return None
+    cards = tuple(sorted(cards))
+    earned = step == "bonus" and nw == 0 and (bonus >> x & 1 or bonus >> y & 1 or bonus >> z & 1)
+    # _place: the cards leave the hand, their ranks turn wild, the seat scores a set
+    hand &= ~((1 << x) | (1 << y) | (1 << z))
+    h = list(hands)
+    h[seat] = hand
+    sets = sets + ((seat, cards),)
+    wild |= (1 << RANK_OF[x]) | (1 << RANK_OF[y]) | (1 << RANK_OF[z])
+    sc = list(scores)
+    sc[seat] += 1
+    scores = tuple(sc)
+    if hand:
+        if earned:
+            step, bonus = "again", 0
+        elif step == "bonus":
+            b = bonus & hand        # _bonus_open
+            r = RANK_OF[(b & -b).bit_length() - 1] if b else 0
+            if not b or wild >> r & 1 or (hand & RANK_MASK[r]).bit_count() < SET_SIZE:
+                return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, step, bonus,
+                             last_order, drawer, history))
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+
+
+def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: tuple, scores: tuple,
+               history: tuple) -> State | None:
+    """``_end_turn`` for ``seat``, whose hand is ``h[seat]``, with the table as given: the
+    forced sets, the empty-hand draw, then ``_begin_turn`` of the next seat or
+    ``_next_last_ask``. None where the pile runs out in the play phase (the last asks
+    begin) or the next turn starts empty."""
+    (n, dealer, turn_timer, phase, _, _, _, _, _, _, _, _, last_order, drawer, _) = state
+    play = phase == "play"
+    if play and not pile:
+        return None
+    mine = h[seat]
+    if _any_set(mine, wild):
+        sc = list(scores)
+        while _any_set(mine, wild):
+            cards = _natural_three(mine & ~WILD_CARDS[wild]) or _forced_choice(mine, wild)
+            mine &= ~((1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]))
+            sets = sets + ((seat, cards),)
+            wild |= (1 << RANK_OF[cards[0]]) | (1 << RANK_OF[cards[1]]) | (1 << RANK_OF[cards[2]])
+            sc[seat] += 1
+        scores = tuple(sc)
+    if play:
+        if not mine:
+            # the empty-hand draw: 2, or what is left
+            got = pile[:EMPTY_DRAW]
+            pile = pile[len(got):]
+            for c in got:
+                mine |= 1 << c
+            if not pile:
+                return None     # the last card was drawn: the last asks begin
+        h[seat] = mine
+        nxt = (seat + 1) % n
+        if not h[nxt]:
+            return None         # the next turn starts empty (_begin_turn draws)
+        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                             last_order, drawer, history))
+    h[seat] = mine
+    # _next_last_ask: the next seat due a last ask that holds cards; else the game is over
+    while last_order:
+        s = last_order[0]
+        last_order = last_order[1:]
+        if h[s]:
+            return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, s, "ask", 0,
+                                 last_order, drawer, history))
+    return build(State, (n, dealer, turn_timer, "over", tuple(h), pile, wild, sets, scores, None, "", 0,
+                         (), drawer, history))
+
+
+def _natural_three(nat: int) -> tuple | None:
+    """``_forced_choice``'s first choice, counted with bits: the three lowest cards of the
+    lowest rank of which ``nat`` (the hand's cards of ranks not wild) holds 3 or 4; None
+    when no rank has 3."""
+    t = nat - ((nat >> 1) & _M5)
+    t = (t & _M3) + ((t >> 2) & _M3)            # every nibble now holds its rank's count
+    big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)   # bit 0 of a nibble: a count of 3 or 4
+    if not big:
+        return None
+    m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+    a = m & -m
+    m ^= a
+    b = m & -m
+    m ^= b
+    return (a.bit_length() - 1, b.bit_length() - 1, (m & -m).bit_length() - 1)

@@ -1,0 +1,217 @@
+"""Run Wild's ``advance``: ``apply``'s state without its events, for replay (engine API,
+optional; protocol/engine.py).
+
+The plays (adding a card to a meld, taking one, drawing, a new meld, a swap: nine actions
+in ten) are applied here in one pass each, every check of ``apply`` and its handler made,
+one State built, no event. Whatever a fast path does not cover (another action, a play
+that ends the round, a meld not where its id says) and every refusal go to ``apply``, so
+a refusal is always ``apply``'s, with its reason. The rules are ``run_wild``'s, cited
+there (docs/RULES.md "Run Wild"); tests/protocol/test_advance_fast_paths.py holds this to
+``apply``.
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Any
+
+from ..states import build
+from .run_wild import (
+    COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, PlayMeld, State, Swap, TableMeld, Take,
+    _NUMBER_MASK, _shape, apply,
+)
+
+
+def advance(state: State, seat: int | None, action: Any) -> State:
+    """The state ``apply(state, seat, action)`` returns (or its IllegalAction)."""
+    fast = _FAST.get(type(action))
+    # apply's checks for every play: a seat of the table, the round under way, in it
+    if (fast is not None and type(seat) is int and 0 <= seat < state.seats and state.phase == "playing"
+            and state.deal.in_round[seat]):
+        st = fast(state, seat, action)
+        if st is not None:
+            return st
+    return apply(state, seat, action)[0]
+
+
+def _meld_at(melds: tuple[TableMeld, ...], meld_id: Any) -> int:
+    """The index of meld ``meld_id`` where ``_find_meld`` looks first, or -1."""
+    if not melds or type(meld_id) is not int:
+        return -1
+    i = meld_id - melds[0].id
+    return i if 0 <= i < len(melds) and melds[i].id == meld_id else -1
+
+
+def _add(state: State, seat: int, a: Add) -> State | None:
+    """``_add`` (a hand card into a meld), short of going out."""
+    melds = state.melds
+    c = a.card
+    value = a.value
+    i = _meld_at(melds, a.meld)
+    if i < 0 or type(c) is not int or not 0 <= c < FIRST_DRAW3:     # _meldable: no Draw-3
+        return None
+    bit = 1 << c
+    hand = state.hands[seat]
+    if not hand & bit:
+        return None
+    # _value: a number card stands for itself, a wild for its declared 1..12
+    if c < FIRST_WILD:
+        v = NUMBER_OF[c]
+        if value is not None and value != v:
+            return None
+    elif type(value) is int and 1 <= value <= 12:
+        v = value
+    else:
+        return None
+    mid, kind, cards, vals, history = melds[i]
+    if kind == "set":
+        cap = state.rules.max_set_size
+        if v != vals[0] or (cap and len(cards) >= cap):
+            return None
+        k = bisect.bisect(cards, c)     # a set's cards sit in id order
+        cs, vs = cards[:k] + (c,) + cards[k:], vals + (v,)
+    else:
+        nums = history & _NUMBER_MASK   # _run_colour
+        if c < FIRST_WILD and nums and COLOUR_OF[(nums & -nums).bit_length() - 1] != COLOUR_OF[c]:
+            return None
+        if v == vals[0] - 1:
+            cs, vs = (c,) + cards, (v,) + vals
+        elif v == vals[-1] + 1:
+            cs, vs = cards + (c,), vals + (v,)
+        else:
+            return None
+    hand &= ~bit
+    if not hand:
+        return None                     # out: the round ends (_after_play)
+    return _with_meld(state, seat, hand, i, build(TableMeld, (mid, kind, cs, vs, history | bit)))
+
+
+def _take(state: State, seat: int, a: Take) -> State | None:
+    """``_take`` (a card from a meld to the hand)."""
+    melds = state.melds
+    c = a.card
+    i = _meld_at(melds, a.meld)
+    if i < 0 or type(c) is not int or not 0 <= c < DECK_SIZE:
+        return None
+    mid, kind, cards, vals, history = melds[i]
+    if c not in cards:
+        return None
+    k = cards.index(c)
+    size = len(cards)
+    # what stays is 3+ cards, a run is not split, a number card stays unless all-wild is on
+    if size <= 3 or (kind == "run" and 0 < k < size - 1):
+        return None
+    rest = cards[:k] + cards[k + 1:]
+    if c < FIRST_WILD and not state.rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
+        return None
+    meld = build(TableMeld, (mid, kind, rest, vals[:k] + vals[k + 1:], history))
+    return _with_meld(state, seat, state.hands[seat] | 1 << c, i, meld)
+
+
+def _with_meld(state: State, seat: int, hand: int, i: int, meld: TableMeld) -> State:
+    """``_with_hand`` for a play that changed meld ``i``: the seat holds ``hand``, its stuck
+    flag is cleared (docs/DECISIONS.md "Run Wild": "cleared by their next action")."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    ms = list(melds)
+    ms[i] = meld
+    hs = list(hands)
+    hs[seat] = hand
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, tuple(ms), next_meld, draw3s, stuck, ready,
+                         score))
+
+
+def _draw(state: State, seat: int, a: Draw) -> State | None:
+    """``_draw`` (the top card of the seat's own pile)."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    p = pos[seat]
+    pile = deal.piles[seat]
+    if p >= len(pile):
+        return None
+    ps = list(pos)
+    ps[seat] = p + 1
+    hs = list(hands)
+    hs[seat] |= 1 << pile[p]
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
+    return build(State, (seats, rules, deal, phase, tuple(hs), tuple(ps), melds, next_meld, draw3s, stuck, ready,
+                         score))
+
+
+def _value(card: int, value: Any) -> int:
+    """``_value``: what a placed card stands for, or -1 where ``_value`` refuses."""
+    if card < FIRST_WILD:
+        v = NUMBER_OF[card]
+        return v if value is None or value == v else -1
+    return value if type(value) is int and 1 <= value <= 12 else -1
+
+
+def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
+    """``_meld`` (a new set or run from the hand), short of going out."""
+    cards = a.cards
+    given = a.values
+    if type(cards) is not tuple or type(given) is not tuple or (given and len(given) != len(cards)):
+        return None
+    hand = state.hands[seat]
+    mask = 0
+    for c in cards:
+        # _meldable, each card once
+        if type(c) is not int or not 0 <= c < FIRST_DRAW3 or not hand >> c & 1 or mask >> c & 1:
+            return None
+        mask |= 1 << c
+    if given:
+        values = tuple(_value(c, v) for c, v in zip(cards, given))
+        if -1 in values:
+            return None
+    elif mask >> FIRST_WILD:
+        return None                     # a wild with no value
+    else:
+        values = tuple(NUMBER_OF[c] for c in cards)
+    kind, cs, vs, problem = _shape(cards, values, state.rules)
+    hand &= ~mask
+    if problem or not hand:
+        return None
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    hs = list(hands)
+    hs[seat] = hand
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]
+    new = build(TableMeld, (next_meld, kind, cs, vs, mask))
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, melds + (new,), next_meld + 1, draw3s, stuck,
+                         ready, score))
+
+
+def _swap(state: State, seat: int, a: Swap) -> State | None:
+    """``_swap`` (a hand card for the meld card it stands in for)."""
+    out_c = a.take
+    g = a.give
+    i = _meld_at(state.melds, a.meld)
+    if (i < 0 or type(out_c) is not int or not 0 <= out_c < DECK_SIZE or type(g) is not int
+            or not 0 <= g < FIRST_DRAW3):
+        return None
+    mid, kind, cards, vals, history = state.melds[i]
+    hand = state.hands[seat]
+    bit = 1 << g
+    if out_c not in cards or not hand & bit:
+        return None
+    v = _value(g, a.value)
+    k = cards.index(out_c)
+    if v != vals[k]:
+        return None
+    if g < FIRST_WILD:
+        # in a run every card, wilds included, is of the run's colour
+        nums = history & _NUMBER_MASK
+        if kind == "run" and nums and COLOUR_OF[(nums & -nums).bit_length() - 1] != COLOUR_OF[g]:
+            return None
+    elif out_c < FIRST_WILD and not state.rules.allow_all_wild_melds and \
+            all(x >= FIRST_WILD for j, x in enumerate(cards) if j != k):
+        return None
+    cs = cards[:k] + (g,) + cards[k + 1:]
+    if kind == "set":
+        cs = tuple(sorted(cs))          # a set's cards sit in id order
+    meld = build(TableMeld, (mid, kind, cs, vals, history | bit))
+    return _with_meld(state, seat, (hand & ~bit) | 1 << out_c, i, meld)
+
+
+_FAST: dict[type, Any] = {Add: _add, Take: _take, Draw: _draw, PlayMeld: _meld, Swap: _swap}
