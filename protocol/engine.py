@@ -23,6 +23,9 @@ Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` wi
 then builds and encodes the public part once per update (every bundled game has them). With
 ``private_key(state, seat)`` too (hashable, equal whenever ``private_view`` is), a seat's
 private part is encoded again only when its key changed (server/delivery.py).
+With ``advance(state, seat, action) -> State``: the state ``apply`` returns, and the same
+IllegalAction for an action ``apply`` refuses, without building the events (replay drops
+them; protocol/replay.py folds with it).
 
 Rules versions: a log's header names the rules version it was written under, and replay
 passes it to ``new_table`` as ``TableConfig.rules`` (None, for a new table: the current

@@ -40,12 +40,23 @@ def initial_state(header: Header) -> tuple[ModuleType, Any]:
         raise LogError("bad_record", f"the header cannot start a table: {e.reason}", offset=0) from None
 
 
+def advancer(g: ModuleType) -> Any:
+    """``advance(state, seat, action) -> state``: the game's own ``advance`` (the state of
+    ``apply`` without building its events, which replay drops; engine API, optional), else
+    ``apply``'s state."""
+    advance = getattr(g, "advance", None)
+    if advance is not None:
+        return advance
+    apply = g.apply
+    return lambda state, seat, action: apply(state, seat, action)[0]
+
+
 def step(g: ModuleType, state: Any, record: Any) -> Any:
     """Apply one state-changing record; other records leave the state as it is."""
     if type(record) is ActionAccepted:
         try:
             action = g.ACTIONS.decode(record.action, "$.action")
-            return g.apply(state, record.seat, action)[0]
+            return advancer(g)(state, record.seat, action)
         except (IllegalAction, ProtocolError) as e:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=record.seq) from None
     if type(record) is ChanceRecorded:
@@ -76,7 +87,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
          upto: int | None = None) -> ReplayResult:
     seq = actions = chances = checked = 0
     cache: dict = {}
-    apply = g.apply
+    advance = advancer(g)
     registry = g.ACTIONS
     decode = registry.decode
     tag_key = registry.tag_key
@@ -109,7 +120,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
                     action = one_pass(data) if one_pass is not None else None
                     if action is None:
                         action = decode(data, "$.action")
-                state = apply(state, r.seat, action)[0]
+                state = advance(state, r.seat, action)
             except (IllegalAction, ProtocolError) as e:
                 raise LogError("diverged", f"logged action no longer applies: {e}", seq=r.seq) from None
             seq = r.seq
