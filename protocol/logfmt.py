@@ -169,36 +169,42 @@ def iter_frames(data: bytes | memoryview) -> Iterator[tuple[int, bytes]]:
         yield off, bytes(payload)
 
 
-def _frames(data: bytes | memoryview) -> Iterator[tuple[int, memoryview]]:
-    """Yield (offset, payload view) for each whole frame; stop silently at a torn tail.
+def _frames(data: bytes | memoryview, off: int = 0) -> Iterator[tuple[int, memoryview]]:
+    """Yield (offset, payload view) for each whole frame from byte ``off``; stop silently at
+    a torn tail.
 
     A frame whose CRC fails raises LogError naming its offset: that is corruption,
     not a torn write (a torn write leaves a frame that runs past the end).
     """
     view = memoryview(data)
     n = len(view)
-    off = 0
     crc32 = zlib.crc32
     unpack_from = _FRAME.unpack_from
     while off + FRAME_HEADER <= n:
         length, crc = unpack_from(view, off)
         start = off + FRAME_HEADER
         end = start + length
-        if length > MAX_RECORD:
-            raise LogError("bad_frame", f"record length {length} exceeds the cap", offset=off)
-        if end > n:
-            # A torn write leaves one partial frame and nothing after it. If whole records
-            # follow, this length field is damaged: cutting here would drop good records.
-            later = _whole_record_after(view, off + 1)
-            if later is not None:
-                raise LogError("bad_frame", f"record length {length} runs past the end of the log, "
-                               f"but a whole record follows at byte offset {later}", offset=off)
+        if length > MAX_RECORD or end > n:
+            _frame_check(view, off, length)
             return
         payload = view[start:end]
         if crc32(payload) != crc:
             raise LogError("bad_crc", "record fails its CRC check", offset=off)
         yield off, payload
         off = end
+
+
+def _frame_check(view: memoryview, off: int, length: int) -> None:
+    """A frame at ``off`` whose ``length`` is over the cap or runs past the end: LogError,
+    unless it is a torn tail (nothing whole after it), where reading stops."""
+    if length > MAX_RECORD:
+        raise LogError("bad_frame", f"record length {length} exceeds the cap", offset=off)
+    # A torn write leaves one partial frame and nothing after it. If whole records
+    # follow, this length field is damaged: cutting here would drop good records.
+    later = _whole_record_after(view, off + 1)
+    if later is not None:
+        raise LogError("bad_frame", f"record length {length} runs past the end of the log, "
+                       f"but a whole record follows at byte offset {later}", offset=off)
 
 
 _ACTION_KEYS = frozenset(("t", "seq", "seat", "action", "intent", "by", "recv", "delay", "sent", "hold"))
@@ -293,21 +299,52 @@ def read_prefix(data: bytes) -> LogContents:
 
 
 def _read_prefix(data: bytes) -> LogContents:
-    records = []
-    offsets = []
+    records: list[Any] = []
+    offsets: list[int] = []
     header = None
     good = 0
     last_seq = 0
     old = False             # a format 1 log: the fields new in format 2 are refused
+    view = memoryview(data)
+    n = len(view)
+    off = 0
+    crc32 = zlib.crc32
+    unpack_from = _FRAME.unpack_from
+    unpack = _unpackb_default
+    new_action = _new_action
+    append_record = records.append
+    append_offset = offsets.append
     try:
-        for off, payload in _frames(data):
+        # _frames inlined (replay speed: this loop runs once per record of every log read)
+        while off + FRAME_HEADER <= n:
+            length, crc = unpack_from(view, off)
+            start = off + FRAME_HEADER
+            end = start + length
+            if length > MAX_RECORD or end > n:
+                _frame_check(view, off, length)
+                break                       # a torn tail: the log ends at ``good``
+            payload = view[start:end]
+            if crc32(payload) != crc:
+                raise LogError("bad_crc", "record fails its CRC check", offset=off)
             # the common case, first: an action record in its place. msgpack's defaults (str
             # keys only, no decoding arguments to parse) are the fast unpack; an extension
             # value can only reach fields that are checked again later
             try:
-                obj = _unpackb_default(payload)
+                obj = unpack(payload)
             except Exception:
                 obj = None
+            if type(obj) is dict and len(obj) == 4 and header is not None:
+                # a plain action record (its four keys, the other fields at their defaults:
+                # nothing new in format 2), as _action_record reads it. Its seq is the next
+                # one: gapless from 1, so in range; any other such map takes the path below
+                seq, seat, action = obj.get("seq"), obj.get("seat", _NO_SEAT), obj.get("action")
+                if (type(seq) is int and seq == last_seq + 1 and type(action) is dict and obj.get("t") == "action"
+                        and (seat is None or (type(seat) is int and INT_MIN <= seat <= INT_MAX))):
+                    last_seq = seq
+                    append_record(new_action(seq, seat, action, None, "player", None, None, None, None))
+                    append_offset(off)
+                    good = off = end
+                    continue
             r = _action_record(obj) if header is not None else None
             if r is not None:
                 if r.seq != last_seq + 1:
@@ -318,7 +355,7 @@ def _read_prefix(data: bytes) -> LogContents:
                 last_seq = r.seq
                 records.append(r)
                 offsets.append(off)
-                good = off + FRAME_HEADER + len(payload)
+                good = off = end
                 continue
             try:
                 # a payload the fast unpack refused is unpacked strictly, which names the fault
@@ -346,7 +383,7 @@ def _read_prefix(data: bytes) -> LogContents:
                     last_seq = seq
                 records.append(r)
                 offsets.append(off)
-            good = off + FRAME_HEADER + len(payload)
+            good = off = end
     except LogError as e:
         if header is None:
             raise
