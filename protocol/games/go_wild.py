@@ -406,28 +406,9 @@ def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_
                                  wild_one, rnd, no, scores, winners, next_leader, last)), events)
 
 
-#: (first seat, each seat's shortfall) -> _plan(...), for the refills this process has seen:
-#: a plan depends on these alone. Bounded: emptied when full.
-_PLANS: dict = {}
-_PLANS_MAX = 2048
-
-
-def _plan(start: int, need: tuple) -> tuple:
-    """Who gets which card of the deck when dealing one card at a time clockwise from
-    ``start`` to every seat below twelve (pass 0: every seat short of twelve, pass 1: every
-    seat short by two or more, ...): (the seat of each card in deal order, and per seat the
-    deck positions of its cards and their count)."""
-    n = len(need)
-    order = [(start + i) % n for i in range(n)]
-    recipients = tuple(s for j in range(max(need)) for s in order if need[s] > j)
-    where: list[list[int]] = [[] for _ in range(n)]
-    for i, s in enumerate(recipients):
-        where[s].append(i)
-    plan = (recipients, tuple(tuple(w) for w in where), tuple(len(w) for w in where))
-    if len(_PLANS) >= _PLANS_MAX:
-        _PLANS.clear()
-    _PLANS[start, need] = plan
-    return plan
+#: _CLOCKWISE[n][seat]: the seats of an n-seat table clockwise from ``seat``
+_CLOCKWISE = {n: tuple(tuple((s + i) % n for i in range(n)) for s in range(n))
+              for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
 
 
 def _refill(state: State, events: list | None) -> State:
@@ -435,26 +416,25 @@ def _refill(state: State, events: list | None) -> State:
     then start the next round. If the deck runs dry first, stop and ask for a reshuffle."""
     (rules, _phase, hands, deck, discard, trick, best, best_size, leader, _turn, wild_one, rnd, trick_no,
      scores, winners, deal_next, last_trick) = state
-    need = tuple([HAND_SIZE - h.bit_count() for h in hands])
-    plan = _PLANS.get((deal_next, need))
-    if plan is None:
-        plan = _plan(deal_next, need)
-    recipients, where, counts = plan
-    top = len(recipients)
-    if top <= len(deck):
-        # each seat's cards at once, from the deck positions the plan gives it
-        get = deck.__getitem__
-        new_hands = tuple([h | sum(map(_BIT_OF, map(get, w))) for h, w in zip(hands, where)])
-        dealt = list(counts)
-    else:
-        top = len(deck)
-        hs = list(hands)
-        dealt = [0] * len(hands)
-        for s, c in zip(recipients, deck):
-            hs[s] |= _BIT_OF(c)
-            dealt[s] += 1
-        new_hands = tuple(hs)
+    need = [HAND_SIZE - h.bit_count() for h in hands]
+    order = _CLOCKWISE[len(hands)][deal_next]
+    # Dealing one card at a time round the table is pass 0 (every seat short of twelve),
+    # pass 1 (every seat short by two or more), ...; the passes between two shortfalls that
+    # some seat has go to the same seats in the same order: listed a stretch at a time.
+    recipients: list = []
+    low = 0
+    for level in sorted(set(need)):
+        if level > low:
+            recipients += [s for s in order if need[s] >= level] * (level - low)
+            low = level
+    new_hands = list(hands)
+    for s, c in zip(recipients, deck):
+        new_hands[s] |= _BIT_OF(c)
+    top = min(len(recipients), len(deck))
     if top and events is not None:
+        dealt = [0] * len(hands)
+        for s in recipients[:top]:
+            dealt[s] += 1
         events.append({"event": "cards_dealt", "counts": dealt})
     if top < len(recipients):
         # Rulebook: "If the deck runs out, shuffle the cards in the discard pile to make a new
@@ -462,14 +442,14 @@ def _refill(state: State, events: list | None) -> State:
         # hands never pass twelve, so at most 12 * 6 = 72 of the 108 cards are ever in hands.
         if events is not None:
             events.append({"event": "deck_ran_out", "discard": discard.bit_count()})
-        return build(State, (rules, RESHUFFLING, new_hands, (), discard, trick, best, best_size, leader,
+        return build(State, (rules, RESHUFFLING, tuple(new_hands), (), discard, trick, best, best_size, leader,
                              None, wild_one, rnd, trick_no, scores, winners, recipients[top], last_trick))
     lead = leader   # the next leader, where this refill started
     rnd += 1
     if events is not None:
         events.append({"event": "round_started", "round": rnd, "leader": lead, "wild_one": wild_one})
         events.append({"event": "trick_started", "round": rnd, "trick": 1, "points": 1, "leader": lead})
-    return build(State, (rules, PLAYING, new_hands, deck[top:], discard, (), None, 0, lead, lead,
+    return build(State, (rules, PLAYING, tuple(new_hands), deck[top:], discard, (), None, 0, lead, lead,
                          wild_one, rnd, 1, scores, winners, lead, last_trick))
 
 
