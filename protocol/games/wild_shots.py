@@ -197,6 +197,23 @@ _CHECKS = {"turn_timer": _check_timer, "first_player": _check_first,
            "symbols": _check_symbols, "snake_oil": _check_oil}
 
 
+def _tables(card_symbols: dict, snake_oil: dict) -> tuple:
+    """A table's symbol per card id, its Snake Oil cards (ids grouped by symbol) and, per
+    round, per card, the penalty of a hit (rulebook "Components", overview card)."""
+    symbols = tuple(_SYMBOL_NO[card_symbols[label]] for label in LABELS)
+    oil: list[int] = []
+    for i, name in enumerate(data.SYMBOLS):
+        oil += [i] * snake_oil.get(name, 0)
+    hits = tuple(
+        tuple(0 if sym < 0 else rates.get(data.SYMBOLS[sym], 0) for sym in symbols)
+        for rates in data.ROUND_OVERVIEW
+    )
+    return symbols, tuple(oil), hits
+
+
+_DEFAULT_TABLES = _tables(data.CARD_SYMBOLS, data.SNAKE_OIL)
+
+
 def new_table(config: TableConfig) -> State:
     """Validate seats and settings; the table then waits for its first chance outcome."""
     n = config.seats
@@ -207,16 +224,11 @@ def new_table(config: TableConfig) -> State:
     if s["first_player"] >= n:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} "
                                             f"at a table of {n}; use -1 (chance) or 0..{n - 1}")
-    symbols = tuple(_SYMBOL_NO[s["symbols"][label]] for label in LABELS)
-    oil: list[int] = []
-    for i, name in enumerate(data.SYMBOLS):     # Snake Oil card ids grouped by symbol
-        oil += [i] * s["snake_oil"].get(name, 0)
-    # Per round, per card: the penalty of a hit (rulebook "Components", overview card).
-    hits = tuple(
-        tuple(0 if sym < 0 else rates.get(data.SYMBOLS[sym], 0) for sym in symbols)
-        for rates in data.ROUND_OVERVIEW
-    )
-    rules = Rules(n, symbols, tuple(oil), hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
+    if s["symbols"] == data.CARD_SYMBOLS and s["snake_oil"] == data.SNAKE_OIL:
+        symbols, oil, hits = _DEFAULT_TABLES     # most tables (and every replay of one): made once
+    else:
+        symbols, oil, hits = _tables(s["symbols"], s["snake_oil"])
+    rules = Rules(n, symbols, oil, hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
     first = s["first_player"]
     empty = ((),) * n
     return State(
