@@ -17,6 +17,7 @@ host chose a seat), the first shuffle ("deal") and each reshuffle of the discard
 
 from __future__ import annotations
 
+from itertools import chain
 from typing import Any, NamedTuple
 
 import attrs
@@ -46,6 +47,7 @@ WILD = len(COLOURS)                             # the colour index of a wild car
 # Precomputed card tables.
 COLOUR_OF = tuple(min(c // PER_COLOUR, WILD) for c in range(DECK_SIZE))
 BIT = {c: 1 << c for c in range(DECK_SIZE)}     # a dict, so a bad id is a KeyError, not a wrap-around
+_BIT_OF = BIT.__getitem__
 ALL_MASK = (1 << DECK_SIZE) - 1
 COLOUR_MASK = (1 << FIRST_WILD) - 1
 WILD_MASK = ALL_MASK ^ COLOUR_MASK
@@ -202,33 +204,34 @@ def outcome(state: State) -> Outcome:
 
 def apply(state: State, seat: int | None, action: Any) -> tuple[State, list]:
     """The next state and the public events, or IllegalAction (the state is unchanged)."""
+    events: list = []
     if type(action) is Play:
-        return _play(state, seat, action.cards)
+        return _play(state, seat, action.cards, events), events
+    return _other(state, seat, action, events), events
+
+
+def advance(state: State, seat: int | None, action: Any) -> State:
+    """``apply(state, seat, action)[0]`` without building the events (replay drops them):
+    the same state, the same IllegalAction (engine API, optional; protocol/engine.py)."""
+    if type(action) is Play:
+        return _play(state, seat, action.cards, None)
+    return _other(state, seat, action, None)
+
+
+def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
     if type(action) is ChanceOutcome:
         if seat is not None:
             raise IllegalAction("chance_from_seat", "Only the table shuffles and deals; a player cannot send a "
                                                     "chance outcome.")
         check_permutation(action, pending_chance(state))
-        return _chance(state, action)
+        return _chance(state, action, events)
     raise IllegalAction("unknown_action", f"{TITLE} has one action, play; {type(action).__name__} is not one.")
 
 
-def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
-    phase = state.phase
-    if phase != PLAYING:
-        if phase == OVER:
-            raise IllegalAction("game_over", "The game is over; no more cards can be played.")
-        raise IllegalAction("waiting_for_deal", "The cards are being shuffled and dealt; wait until it is your "
-                                                "turn to play.")
-    turn = state.turn
-    if seat != turn:
-        if seat is None:
-            raise IllegalAction("not_your_turn", f"A play must come from a seat; it is seat {turn}'s turn.")
-        raise IllegalAction("not_your_turn", f"It is seat {turn}'s turn to play, not yours (seat {seat}).")
-    hands = state.hands
-    hand = hands[seat]
-    k = len(cards)
-    if not k:
+def _checked(cards: tuple, hand: int) -> int:
+    """The mask of the cards named, or IllegalAction: none named, not a card, named twice,
+    or (in that order, as the rules give the errors) not held."""
+    if not cards:
         raise IllegalAction("no_cards", "Play at least one card: a set of one colour, or wild cards to slough.")
     m = 0
     for c in cards:
@@ -239,20 +242,49 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
         if m & b:
             raise IllegalAction("duplicate_card", f"You named {_name(c)} more than once; name each card once.")
         m |= b
+    return m
+
+
+#: per card id: the colour cards of the other colours (0 for a wild)
+_OTHER_COLOURS = tuple(0 if COLOUR_OF[c] == WILD else COLOUR_MASK & ~BLOCK[COLOUR_OF[c]] for c in range(DECK_SIZE))
+
+
+def _play(state: State, seat: int | None, cards: tuple, events: list | None) -> State:
+    """One play; the events go to ``events`` (None: none are built)."""
+    (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one, rnd, trick_no,
+     scores, winners, deal_next, last_trick) = state
+    if phase != PLAYING:
+        if phase == OVER:
+            raise IllegalAction("game_over", "The game is over; no more cards can be played.")
+        raise IllegalAction("waiting_for_deal", "The cards are being shuffled and dealt; wait until it is your "
+                                                "turn to play.")
+    if seat != turn:
+        if seat is None:
+            raise IllegalAction("not_your_turn", f"A play must come from a seat; it is seat {turn}'s turn.")
+        raise IllegalAction("not_your_turn", f"It is seat {turn}'s turn to play, not yours (seat {seat}).")
+    hand = hands[seat]
+    k = len(cards)
+    # The cards named: real cards, each once. Bits of distinct cards add up to a mask of k
+    # bits; a card named twice carries into another bit, so the mask has fewer.
+    try:
+        m = sum(map(_BIT_OF, cards))
+    except (KeyError, TypeError):
+        m = 0
+    if m.bit_count() != k or not k:
+        m = _checked(cards, hand)
     if m & hand != m:
         missing = next(c for c in cards if not BIT[c] & hand)
         raise IllegalAction("not_in_hand", f"You do not hold {_name(missing)}; play cards from your hand.")
-    # Rulebook "Valid Sets of Cards": "one or more cards ... that match in color".
+    # Rulebook "Valid Sets of Cards": "one or more cards ... that match in color" (the
+    # lowest card names the colour: wilds have the highest ids).
     colour_cards = m & COLOUR_MASK
-    if colour_cards:
+    if colour_cards & _OTHER_COLOURS[(m & -m).bit_length() - 1]:
         colour = COLOUR_OF[(colour_cards & -colour_cards).bit_length() - 1]
         other = colour_cards & ~BLOCK[colour]
-        if other:
-            col2 = COLOUR_OF[(other & -other).bit_length() - 1]
-            raise IllegalAction("mixed_colours", f"A set must be one colour; you played {COLOURS[colour]} and "
-                                                 f"{COLOURS[col2]}. Play cards of one colour only.")
-    wilds = (m & WILD_MASK).bit_count()
-    wild_one = state.wild_one
+        col2 = COLOUR_OF[(other & -other).bit_length() - 1]
+        raise IllegalAction("mixed_colours", f"A set must be one colour; you played {COLOURS[colour]} and "
+                                             f"{COLOURS[col2]}. Play cards of one colour only.")
+    wilds = (m >> FIRST_WILD).bit_count()
     if not wilds:
         kind = SET
         size = k
@@ -276,31 +308,33 @@ def _play(state: State, seat: int | None, cards: tuple) -> tuple[State, list]:
                                                   f"not {wilds}.")
         kind = MIXED
         size = k   # Rulebook: wilds "increase the size of the set as if they were cards of the same color".
-    hands = hands[:seat] + (hand ^ m,) + hands[seat + 1:]
-    trick = state.trick + ((seat, cards, kind),)
-    best, best_size = state.best, state.best_size
+    new_hands = list(hands)
+    new_hands[seat] = hand ^ m
+    hands = tuple(new_hands)
+    trick = trick + ((seat, cards, kind),)
     # docs/DECISIONS.md "Go Wild!": the largest set wins; "ties go to the earliest player", so only a
     # strictly larger set takes over.
     if size > best_size:
         best, best_size = seat, size
-    # "next": who plays next in this trick (None: this play ends it), so a line-mode client
-    # can say "your turn" from the events alone.
-    played = {"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind, "size": size, "next": None}
-    events = [played]
     # docs/DECISIONS.md "Go Wild!": "Each player holding cards plays exactly once per trick, clockwise from
     # the lead"; a player with no cards sits out. Seats between this one and the leader have
     # not played yet, so their hands are as they were when the trick began.
-    n = state.rules.seats
-    leader = state.leader
+    n = len(hands)
     nxt = seat + 1 if seat + 1 < n else 0
     while nxt != leader:
         if hands[nxt]:
-            played["next"] = nxt
+            if events is not None:
+                # "next": who plays next in this trick (None: this play ends it), so a
+                # line-mode client can say "your turn" from the events alone.
+                events.append({"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind,
+                               "size": size, "next": nxt})
             # The hot path (most plays): positional construction, much faster than evolve.
-            return build(State, (state.rules, PLAYING, hands, state.deck, state.discard, trick, best,
-                                      best_size, leader, nxt, wild_one, state.round, state.trick_no,
-                                      state.scores, state.winners, state.deal_next, state.last_trick)), events
+            return build(State, (rules, PLAYING, hands, deck, discard, trick, best, best_size, leader, nxt,
+                                 wild_one, rnd, trick_no, scores, winners, deal_next, last_trick))
         nxt = nxt + 1 if nxt + 1 < n else 0
+    if events is not None:
+        events.append({"event": "cards_played", "seat": seat, "cards": list(cards), "kind": kind, "size": size,
+                       "next": None})
     return _end_trick(state, hands, trick, best, best_size, events)
 
 
@@ -315,114 +349,131 @@ def _next_with_cards(hands: tuple, seat: int) -> int | None:
 
 
 def _end_trick(state: State, hands: tuple, trick: tuple, best: int | None, best_size: int,
-               events: list) -> tuple[State, list]:
+               events: list | None) -> State:
     """Score the finished trick, pass the Wild One, then start the next trick or round."""
-    rules = state.rules
-    no = state.trick_no
+    (rules, _phase, _hands, deck, discard, _trick, _best, _size, leader, _turn, wild_one, rnd, no,
+     scores, winners, deal_next, _last) = state
     points = no   # docs/DECISIONS.md "Go Wild!": "A round is 3 tricks worth 1, 2, 3 points."
-    # Rulebook "What is a Trick": at its end all cards played go to the discard pile.
-    discard = state.discard
-    for _s, cs, _k in trick:
-        for c in cs:
-            discard |= BIT[c]
-    scores = state.scores
-    wild_one = state.wild_one
-    rnd = state.round
+    # Rulebook "What is a Trick": at its end all cards played go to the discard pile. (A
+    # card is played once, so the sum of the trick's card bits is their union.)
+    discard |= sum(map(_BIT_OF, chain.from_iterable([p[1] for p in trick])))
     last = (trick, best, no, points, rnd)
     if best is None:
         # docs/DECISIONS.md "Go Wild!": "If every play was a slough, nobody scores, the Wild One stays, and
         # the same player leads again."
-        events.append({"event": "trick_sloughed", "round": rnd, "trick": no, "points": points})
-        next_leader = state.leader
+        if events is not None:
+            events.append({"event": "trick_sloughed", "round": rnd, "trick": no, "points": points})
+        next_leader = leader
     else:
-        scores = scores[:best] + (scores[best] + points,) + scores[best + 1:]
-        events.append({"event": "trick_won", "seat": best, "round": rnd, "trick": no,
-                       "points": points, "size": best_size, "score": scores[best]})
+        new_scores = list(scores)
+        score = new_scores[best] = scores[best] + points
+        scores = tuple(new_scores)
+        if events is not None:
+            events.append({"event": "trick_won", "seat": best, "round": rnd, "trick": no,
+                           "points": points, "size": best_size, "score": score})
         # docs/DECISIONS.md "Go Wild!": "The game ends the moment a player reaches 20 points, even mid-round."
-        if scores[best] >= rules.target:
-            events.append({"event": "game_over", "winners": [best], "scores": list(scores)})
-            return evolve(state, phase=OVER, hands=hands, discard=discard, trick=(), best=None,
-                                best_size=0, turn=None, scores=scores, winners=(best,),
-                                last_trick=last), events
+        if score >= rules.target:
+            if events is not None:
+                events.append({"event": "game_over", "winners": [best], "scores": list(scores)})
+            return build(State, (rules, OVER, hands, deck, discard, (), None, 0, leader, None, wild_one, rnd,
+                                 no, scores, (best,), deal_next, last))
         # Rulebook "Round Details": the first trick's winner is the Wild One from the next
         # trick on, "until another player wins the first trick in a future round".
         if no == 1 and best != wild_one:
-            events.append({"event": "wild_one_passed", "seat": best, "previous": wild_one})
+            if events is not None:
+                events.append({"event": "wild_one_passed", "seat": best, "previous": wild_one})
             wild_one = best
         next_leader = best   # Rulebook "Who Plays First?": the previous trick's winner leads.
     if no < TRICKS_PER_ROUND:
         # docs/DECISIONS.md "Go Wild!": "If the trick's winner has no cards, the next player clockwise who has
         # cards leads" (read the same way for the leader of an all-slough trick).
-        lead = _next_with_cards(hands, next_leader)
+        lead = next_leader if hands[next_leader] else _next_with_cards(hands, next_leader)
         if lead is not None:
-            events.append({"event": "trick_started", "round": rnd, "trick": no + 1, "points": no + 1,
-                           "leader": lead})
-            return build(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, lead, lead,
-                                      wild_one, rnd, no + 1, scores, state.winners, state.deal_next, last)), events
+            if events is not None:
+                events.append({"event": "trick_started", "round": rnd, "trick": no + 1, "points": no + 1,
+                               "leader": lead})
+            return build(State, (rules, PLAYING, hands, deck, discard, (), None, 0, lead, lead,
+                                 wild_one, rnd, no + 1, scores, winners, deal_next, last))
         # Chosen reading (docs/RULES.md "Go Wild!", "nobody holds a card"): the round's remaining
         # tricks are not played, nobody scores them, and the round ends here.
-        events.append({"event": "tricks_skipped", "round": rnd, "from_trick": no + 1})
-    events.append({"event": "round_ended", "round": rnd, "scores": list(scores)})
+        if events is not None:
+            events.append({"event": "tricks_skipped", "round": rnd, "from_trick": no + 1})
+    if events is not None:
+        events.append({"event": "round_ended", "round": rnd, "scores": list(scores)})
     # Rulebook: after the third trick every hand is brought back to twelve; docs/DECISIONS.md "Go Wild!":
     # "dealt clockwise from the next leader".
-    st = build(State, (rules, PLAYING, hands, state.deck, discard, (), None, 0, next_leader, None,
-                            wild_one, rnd, no, scores, state.winners, next_leader, last))
-    return _refill(st, events)
+    return _refill(build(State, (rules, PLAYING, hands, deck, discard, (), None, 0, next_leader, None,
+                                 wild_one, rnd, no, scores, winners, next_leader, last)), events)
 
 
-def _refill(state: State, events: list) -> tuple[State, list]:
+#: _CLOCKWISE[n][seat]: the seats of an n-seat table clockwise from ``seat``
+_CLOCKWISE = {n: tuple(tuple((s + i) % n for i in range(n)) for s in range(n))
+              for n in range(MIN_PLAYERS, MAX_PLAYERS + 1)}
+
+
+def _refill(state: State, events: list | None) -> State:
     """Deal one card at a time clockwise from ``deal_next`` to every seat below twelve cards,
     then start the next round. If the deck runs dry first, stop and ask for a reshuffle."""
-    n = state.rules.seats
-    hands = state.hands
-    deck = state.deck
+    (rules, _phase, hands, deck, discard, trick, best, best_size, leader, _turn, wild_one, rnd, trick_no,
+     scores, winners, deal_next, last_trick) = state
     need = [HAND_SIZE - h.bit_count() for h in hands]
-    start = state.deal_next
-    order = [(start + i) % n for i in range(n)]
+    order = _CLOCKWISE[len(hands)][deal_next]
     # Dealing one card at a time round the table is pass 0 (every seat short of twelve),
-    # pass 1 (every seat short by two or more), ...: listed here without a card-by-card loop.
-    recipients = [s for j in range(max(need)) for s in order if need[s] > j]
+    # pass 1 (every seat short by two or more), ...; the passes between two shortfalls that
+    # some seat has go to the same seats in the same order: listed a stretch at a time.
+    recipients: list = []
+    low = 0
+    for level in sorted(set(need)):
+        if level > low:
+            recipients += [s for s in order if need[s] >= level] * (level - low)
+            low = level
     new_hands = list(hands)
-    dealt = [0] * n
     for s, c in zip(recipients, deck):
-        new_hands[s] |= BIT[c]
-        dealt[s] += 1
+        new_hands[s] |= _BIT_OF(c)
     top = min(len(recipients), len(deck))
-    if top:
+    if top and events is not None:
+        dealt = [0] * len(hands)
+        for s in recipients[:top]:
+            dealt[s] += 1
         events.append({"event": "cards_dealt", "counts": dealt})
     if top < len(recipients):
         # Rulebook: "If the deck runs out, shuffle the cards in the discard pile to make a new
         # deck" - a logged chance outcome (docs/DECISIONS.md "Go Wild!"). The discard pile always suffices:
         # hands never pass twelve, so at most 12 * 6 = 72 of the 108 cards are ever in hands.
-        events.append({"event": "deck_ran_out", "discard": state.discard.bit_count()})
-        return evolve(state, phase=RESHUFFLING, hands=tuple(new_hands), deck=(), turn=None,
-                            deal_next=recipients[top]), events
-    lead = state.leader   # the next leader, where this refill started
-    rnd = state.round + 1
-    events.append({"event": "round_started", "round": rnd, "leader": lead, "wild_one": state.wild_one})
-    events.append({"event": "trick_started", "round": rnd, "trick": 1, "points": 1, "leader": lead})
-    return build(State, (state.rules, PLAYING, tuple(new_hands), deck[top:], state.discard, (), None, 0,
-                              lead, lead, state.wild_one, rnd, 1, state.scores, state.winners, lead,
-                              state.last_trick)), events
+        if events is not None:
+            events.append({"event": "deck_ran_out", "discard": discard.bit_count()})
+        return build(State, (rules, RESHUFFLING, tuple(new_hands), (), discard, trick, best, best_size, leader,
+                             None, wild_one, rnd, trick_no, scores, winners, recipients[top], last_trick))
+    lead = leader   # the next leader, where this refill started
+    rnd += 1
+    if events is not None:
+        events.append({"event": "round_started", "round": rnd, "leader": lead, "wild_one": wild_one})
+        events.append({"event": "trick_started", "round": rnd, "trick": 1, "points": 1, "leader": lead})
+    return build(State, (rules, PLAYING, tuple(new_hands), deck[top:], discard, (), None, 0, lead, lead,
+                         wild_one, rnd, 1, scores, winners, lead, last_trick))
 
 
-def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list]:
+def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     perm = outcome.permutation
     purpose = outcome.purpose
     if purpose == "first_player":
         # docs/DECISIONS.md "Go Wild!": who leads the first trick is a logged chance outcome: permutation[0].
         lead = perm[0]
-        return evolve(state, phase=DEALING, leader=lead), [{"event": "leader_chosen", "seat": lead}]
+        if events is not None:
+            events.append({"event": "leader_chosen", "seat": lead})
+        return evolve(state, phase=DEALING, leader=lead)
     if purpose == "deal":
         # Rulebook "Setup": shuffle, deal twelve each (one at a time, clockwise from the first
         # leader), the rest is the deck.
-        st = evolve(state, deck=tuple(perm), deal_next=state.leader)
-        return _refill(st, [{"event": "deck_shuffled", "cards": DECK_SIZE}])
+        if events is not None:
+            events.append({"event": "deck_shuffled", "cards": DECK_SIZE})
+        return _refill(evolve(state, deck=tuple(perm), deal_next=state.leader), events)
     # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new deck;
     # the interrupted refill goes on from the seat it stopped at.
     pile = cards_of(state.discard)
-    st = evolve(state, deck=tuple([pile[i] for i in perm]), discard=0)
-    return _refill(st, [{"event": "discards_shuffled", "cards": len(pile)}])
+    if events is not None:
+        events.append({"event": "discards_shuffled", "cards": len(pile)})
+    return _refill(evolve(state, deck=tuple(map(pile.__getitem__, perm)), discard=0), events)
 
 
 # ----------------------------------------------------------------------------- bots, timers

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 import attrs
 
-from ..codec import Registry
+from ..codec import Registry, builder
 from ..engine import (
     ChanceOutcome, ChanceRequest, Outcome, TableConfig, Timeout, check_permutation, merge_settings,
     rules_version,
@@ -197,6 +197,23 @@ _CHECKS = {"turn_timer": _check_timer, "first_player": _check_first,
            "symbols": _check_symbols, "snake_oil": _check_oil}
 
 
+def _tables(card_symbols: dict, snake_oil: dict) -> tuple:
+    """A table's symbol per card id, its Snake Oil cards (ids grouped by symbol) and, per
+    round, per card, the penalty of a hit (rulebook "Components", overview card)."""
+    symbols = tuple(_SYMBOL_NO[card_symbols[label]] for label in LABELS)
+    oil: list[int] = []
+    for i, name in enumerate(data.SYMBOLS):
+        oil += [i] * snake_oil.get(name, 0)
+    hits = tuple(
+        tuple(0 if sym < 0 else rates.get(data.SYMBOLS[sym], 0) for sym in symbols)
+        for rates in data.ROUND_OVERVIEW
+    )
+    return symbols, tuple(oil), hits
+
+
+_DEFAULT_TABLES = _tables(data.CARD_SYMBOLS, data.SNAKE_OIL)
+
+
 def new_table(config: TableConfig) -> State:
     """Validate seats and settings; the table then waits for its first chance outcome."""
     n = config.seats
@@ -207,16 +224,11 @@ def new_table(config: TableConfig) -> State:
     if s["first_player"] >= n:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} "
                                             f"at a table of {n}; use -1 (chance) or 0..{n - 1}")
-    symbols = tuple(_SYMBOL_NO[s["symbols"][label]] for label in LABELS)
-    oil: list[int] = []
-    for i, name in enumerate(data.SYMBOLS):     # Snake Oil card ids grouped by symbol
-        oil += [i] * s["snake_oil"].get(name, 0)
-    # Per round, per card: the penalty of a hit (rulebook "Components", overview card).
-    hits = tuple(
-        tuple(0 if sym < 0 else rates.get(data.SYMBOLS[sym], 0) for sym in symbols)
-        for rates in data.ROUND_OVERVIEW
-    )
-    rules = Rules(n, symbols, tuple(oil), hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
+    if s["symbols"] == data.CARD_SYMBOLS and s["snake_oil"] == data.SNAKE_OIL:
+        symbols, oil, hits = _DEFAULT_TABLES     # most tables (and every replay of one): made once
+    else:
+        symbols, oil, hits = _tables(s["symbols"], s["snake_oil"])
+    rules = Rules(n, symbols, oil, hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
     first = s["first_player"]
     empty = ((),) * n
     return State(
@@ -298,75 +310,92 @@ def round_penalty(state: State, round_index: int, cards: tuple[int, ...] | list[
 # ----------------------------------------------------------------------------- apply
 
 def apply(state: State, seat: int | None, action: Any) -> tuple[State, list[dict]]:
-    t = type(action)
-    if t is Play:
-        return _play(state, seat, action.card)
-    if t is ChanceOutcome:
+    """The next state and the public events, or IllegalAction (the state is unchanged)."""
+    events: list = []
+    if type(action) is Play:
+        return _play(state, seat, action.card, events), events
+    return _other(state, seat, action, events), events
+
+
+def advance(state: State, seat: int | None, action: Any) -> State:
+    """``apply(state, seat, action)[0]`` without building the events (replay drops them):
+    the same state, the same IllegalAction (engine API, optional; protocol/engine.py)."""
+    if type(action) is Play:
+        return _play(state, seat, action.card, None)
+    return _other(state, seat, action, None)
+
+
+def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
+    if type(action) is ChanceOutcome:
         if seat is not None:
             raise IllegalAction("not_a_table", "Shuffles come from the table, not from a player.")
-        return _chance(state, action)
+        return _chance(state, action, events)
     raise IllegalAction("unknown_action", f"Wild Shots has no action {type(action).__name__!r}; "
                                           f"the only action is 'play' with a card.")
 
 
-def _reveal(state: State, events: list) -> State:
+def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events: list | None) -> int:
     """Rulebook "Round Sequence": before each trick the active player reveals the top
-    Snake Oil card; its symbol is trump for this trick."""
-    return evolve(state, trump=_revealed(state.rules, state.oil, state.trick_no, state.leader, events))
-
-
-def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events: list) -> int:
-    """The trump ``leader`` reveals for trick ``trick_no`` (0-based), said in ``events``."""
+    Snake Oil card; its symbol is trump for this trick. The trump ``leader`` reveals for
+    trick ``trick_no`` (0-based), said in ``events`` (None: not said)."""
     trump = r.oil[oil[trick_no]]
-    events.append({"event": "snake_oil_revealed", "seat": leader, "trick": trick_no + 1,
-                   "symbol": data.SYMBOLS[trump]})
+    if events is not None:
+        events.append({"event": "snake_oil_revealed", "seat": leader, "trick": trick_no + 1,
+                       "symbol": data.SYMBOLS[trump]})
     return trump
 
 
-def _chance(state: State, outcome: ChanceOutcome) -> tuple[State, list[dict]]:
+def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     check_permutation(outcome, pending_chance(state))
     p = tuple(outcome.permutation)
     n = state.rules.seats
     if outcome.purpose == "first_player":
         # docs/DECISIONS.md "Wild Shots": the first round's starter is a logged chance outcome.
         s = p[0]
-        return (evolve(state, phase="dealing", starter=s),
-                [{"event": "starter_chosen", "seat": s}])
+        if events is not None:
+            events.append({"event": "starter_chosen", "seat": s})
+        return evolve(state, phase="dealing", starter=s)
     if outcome.purpose == "deal":
         # Setup: 10 cards each; with 2 or 3 players the rest is set aside unseen.
         hands = tuple(tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n))
         aside = tuple(sorted(p[n * HAND:]))
-        return (evolve(state, hands=hands, aside=aside),
-                [{"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
-                  "set_aside": len(aside)}])
+        if events is not None:
+            events.append({"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
+                           "set_aside": len(aside)})
+        return evolve(state, hands=hands, aside=aside)
     # "snake_oil": the face-down pile, top first; the round starts and the starter reveals.
-    events: list = [{"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)}]
-    st = evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter,
-                 trick=(), last=None)
-    return _reveal(st, events), events
+    if events is not None:
+        events.append({"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)})
+    return evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter, trick=(),
+                  last=None, trump=_revealed(state.rules, p, 0, state.starter, events))
 
 
 def _turn_name(seat: int) -> str:
     return f"seat {seat}"
 
 
-def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]:
-    if state.phase != "playing":
-        if state.phase == "over":
+def _play(state: State, seat: int | None, card: int, events: list | None) -> State:
+    """One card played; the events go to ``events`` (None: none are built)."""
+    r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won, last, tally = state
+    if phase != "playing":
+        if phase == "over":
             raise IllegalAction("game_over", "The game is over; no more cards can be played.")
         raise IllegalAction("waiting_for_shuffle",
                             "The cards are being shuffled and dealt; wait until the trick starts.")
     if seat is None:
         raise IllegalAction("not_a_seat", "Only a seated player can play a card.")
-    if seat != state.turn:
-        raise IllegalAction("not_your_turn", f"It is {_turn_name(state.turn)}'s turn to play a card; "
+    if seat != turn:
+        raise IllegalAction("not_your_turn", f"It is {_turn_name(turn)}'s turn to play a card; "
                                              f"wait for your turn.")
-    hand = state.hands[seat]
-    if card not in hand:
+    hand = hands[seat]
+    try:
+        i = hand.index(card)
+    except ValueError:
         if type(card) is not int or not 0 <= card < N_CARDS:
-            raise IllegalAction("no_such_card", f"There is no card {card!r}; cards are numbered 0 to {N_CARDS - 1}.")
-        raise IllegalAction("card_not_in_hand", f"You do not hold the {LABELS[card]}; play a card from your hand.")
-    trick = state.trick
+            raise IllegalAction("no_such_card", f"There is no card {card!r}; cards are numbered 0 to {N_CARDS - 1}.") \
+                from None
+        raise IllegalAction("card_not_in_hand", f"You do not hold the {LABELS[card]}; play a card from your hand.") \
+            from None
     if trick:
         led = SUIT[trick[0]]
         # Rulebook "Follow Suit": play the led suit if you hold it.
@@ -377,20 +406,24 @@ def _play(state: State, seat: int | None, card: int) -> tuple[State, list[dict]]
                         "must_follow_suit",
                         f"You must follow suit: {data.SUITS[led]} was led and you hold the {LABELS[c]}; "
                         f"play a {data.SUITS[led]} card.")
-    r = state.rules
     n = r.seats
-    hands = state.hands
-    hands = hands[:seat] + (tuple([c for c in hand if c != card]),) + hands[seat + 1:]
-    trick = trick + (card,)
-    # The card is face up now, so its symbol is public; "next" is who plays next in
-    # this trick (None when the trick is complete: trick_won follows).
-    events: list = [{"event": "card_played", "seat": seat, "card": card, "symbol": _sym_name(r.symbols[card]),
-                     "next": (seat + 1) % n if len(trick) < n else None}]
+    new_hands = list(hands)
+    new_hands[seat] = hand[:i] + hand[i + 1:]
+    hands = tuple(new_hands)
+    trick += (card,)
     if len(trick) < n:
-        # Hot path: built positionally (see State); clockwise = the next seat number.
-        return build(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
-                                  state.trick_no, state.leader, (seat + 1) % n, state.trump, trick, state.won,
-                                  state.last, state.tally)), events
+        nxt = seat + 1 if seat + 1 < n else 0     # clockwise = the next seat number
+        if events is not None:
+            # The card is face up now, so its symbol is public; "next" is who plays next
+            # in this trick (None when the trick is complete: trick_won follows).
+            events.append({"event": "card_played", "seat": seat, "card": card,
+                           "symbol": _sym_name(r.symbols[card]), "next": nxt})
+        # Hot path: built positionally (see State).
+        return build(State, (r, "playing", rnd, starter, hands, aside, oil, trick_no, leader, nxt, trump, trick,
+                             won, last, tally))
+    if events is not None:
+        events.append({"event": "card_played", "seat": seat, "card": card, "symbol": _sym_name(r.symbols[card]),
+                       "next": None})
     return _finish_trick(state, hands, trick, events)
 
 
@@ -412,29 +445,36 @@ def _trick_winner(symbols: tuple[int, ...], trump: int, trick: tuple[int, ...]) 
     return best
 
 
-def _finish_trick(state: State, hands, trick, events: list) -> tuple[State, list[dict]]:
-    r = state.rules
+#: LastTrick(...) without attrs' frozen __init__ (codec.builder: the same value)
+_last_trick = builder(LastTrick)
+
+
+def _finish_trick(state: State, hands, trick, events: list | None) -> State:
+    r, _phase, rnd, starter, _hands, aside, oil, trick_no, leader, _turn, trump, _trick, won, _last, tally = state
     n = r.seats
-    leader = state.leader
-    w = (leader + _trick_winner(r.symbols, state.trump, trick)) % n
+    w = leader + _trick_winner(r.symbols, trump, trick)
+    if w >= n:
+        w -= n
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
-    won = state.won[:w] + (state.won[w] + trick,) + state.won[w + 1:]
-    last = LastTrick(trick, leader, w, state.trump, state.round + 1, state.trick_no + 1)
-    card = trick[(w - leader) % n]
-    # docs/DECISIONS.md "All games": every trick has an id; here (round, trick), as in Go Wild!.
-    events.append({"event": "trick_won", "seat": w, "round": state.round + 1, "trick": state.trick_no + 1,
-                   "trump": data.SYMBOLS[state.trump], "cards": _trick_cards(trick, leader, n),
-                   "card": card, "symbol": _sym_name(r.symbols[card])})
-    no = state.trick_no + 1
+    new_won = list(won)
+    new_won[w] = won[w] + trick
+    won = tuple(new_won)
+    last = _last_trick(trick, leader, w, trump, rnd + 1, trick_no + 1)
+    if events is not None:
+        card = trick[(w - leader) % n]
+        # docs/DECISIONS.md "All games": every trick has an id; here (round, trick), as in Go Wild!.
+        events.append({"event": "trick_won", "seat": w, "round": rnd + 1, "trick": trick_no + 1,
+                       "trump": data.SYMBOLS[trump], "cards": _trick_cards(trick, leader, n),
+                       "card": card, "symbol": _sym_name(r.symbols[card])})
+    no = trick_no + 1
     if no < TRICKS:
         # the winner leads the next trick and reveals its trump: one State built, not two
-        trump = _revealed(r, state.oil, no, w, events)
-        return build(State, (r, "playing", state.round, state.starter, hands, state.aside, state.oil,
-                                  no, w, w, trump, (), won, last, state.tally)), events
+        return build(State, (r, "playing", rnd, starter, hands, aside, oil, no, w, w,
+                             _revealed(r, oil, no, w, events), (), won, last, tally))
     return _score_round(state, hands, won, last, events)
 
 
-def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tuple[State, list[dict]]:
+def _score_round(state: State, hands, won, last: LastTrick, events: list | None) -> State:
     """Rulebook "Scoring": each player's hits under this round's overview entry."""
     r = state.rules
     n = r.seats
@@ -442,25 +482,27 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list) -> tup
     pen = tuple(sum(hits[c] for c in won[s]) for s in range(n))
     totals = tuple(a + b for a, b in zip(state.tally.totals, pen))
     tally = Tally(state.tally.penalties + (pen,), totals, won)
-    events.append({"event": "round_scored", "round": state.round + 1,
-                   "hits": dict(data.ROUND_OVERVIEW[state.round]),
-                   "penalties": list(pen), "totals": list(totals),
-                   # Once the round is scored nobody's tricks are secret any more (docs/DECISIONS.md "Wild Shots").
-                   "won": [list(x) for x in won]})
+    if events is not None:
+        events.append({"event": "round_scored", "round": state.round + 1,
+                       "hits": dict(data.ROUND_OVERVIEW[state.round]),
+                       "penalties": list(pen), "totals": list(totals),
+                       # Once the round is scored nobody's tricks are secret any more (docs/DECISIONS.md "Wild Shots").
+                       "won": [list(x) for x in won]})
     w = last.winner
     empty = ((),) * n
     if state.round + 1 >= ROUNDS:
         # "End of the Game": after the 4th round, fewest penalty points wins (ties shared).
-        events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
+        if events is not None:
+            events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
         return build(State, (r, "over", state.round, state.starter, hands, state.aside, state.oil,
-                                  state.trick_no, w, -1, -1, (), empty, last, tally)), events
+                             state.trick_no, w, -1, -1, (), empty, last, tally))
     if r.rotate:
         starter = (state.starter + 1) % n   # setting rotate_starter (docs/DECISIONS.md "Wild Shots": "setting: rotate")
     else:
         starter = w   # Round step 8 / docs/DECISIONS.md "Wild Shots": "each later round starts with the active player"
     # Round step 7: all cards, set-aside ones included, are gathered for a new deal.
     return build(State, (r, "dealing", state.round + 1, starter, (), (), (), 0, w, -1, -1, (), empty, last,
-                              tally)), events
+                         tally))
 
 
 # ----------------------------------------------------------------------------- views
