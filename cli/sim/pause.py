@@ -9,7 +9,7 @@ one Trio run and its one clock, so the pause is made of two parts:
 - ``gate()``, which the simulated world's inputs to the node (a link's message or its
   end, a new connection, a store call's answer, a disk call's return: net.py, node.py,
   store.py) pass before they reach the server's code: they wait in the "kernel" until
-  the node runs again.
+  the node runs again, then go on a microsecond apart in the order they came.
 
 A real loop woken by SIGCONT finds the sockets readable and the deadlines passed at once
 and runs them in one batch, in an order of its own (Trio's: reversed half the time); the
@@ -48,7 +48,7 @@ class NodeClock:
         self.root: trio.lowlevel.Task | None = None    # the task the node's server runs under
         self._scopes: dict[trio.CancelScope, tuple[float, int]] = {}   # open waits: own deadline, number
         self._n = 0
-        self.opens_at = 0.0                # after a resume with the timers first: the inputs wait until then
+        self._waiting: list[list[float]] = []   # inputs held at the gate: [came at, number, goes on at]
         self._running = trio.Event()
         self._running.set()
 
@@ -87,12 +87,23 @@ class NodeClock:
     # ------------------------------------------------------------ the pause
     async def gate(self) -> None:
         """Where an input from outside reaches the node's code: it waits while the node is
-        paused (no checkpoint otherwise: a run without pauses is scheduled as before)."""
-        while self.paused or self.opens_at > trio.current_time():
+        paused (no checkpoint otherwise: a run without pauses is scheduled as before), then
+        goes on at a time of its own, in the order the inputs came (Trio runs the tasks
+        ready at one instant in any order: docs/ARCHITECTURE.md, "Determinism")."""
+        if not self.paused:
+            return
+        self._n += 1
+        me = [trio.current_time(), float(self._n), math.inf]
+        while True:
             if self.paused:
+                if not any(w is me for w in self._waiting):
+                    me[2] = math.inf
+                    self._waiting.append(me)
                 await self._running.wait()
+            elif trio.current_time() < me[2]:
+                await trio.sleep_until(me[2])
             else:
-                await trio.sleep_until(self.opens_at)
+                return
 
     def pause(self) -> None:
         if self.paused or self.dead:
@@ -110,14 +121,19 @@ class NodeClock:
             return
         self.paused = False
         now = trio.current_time()
-        late = 0
-        for scope, (deadline, _) in sorted(self._scopes.items(), key=lambda kv: kv[1]):
-            if deadline <= now:
-                deadline = now + (late if timers_first else late + 1) * STAGGER
-                late += 1
-            scope.deadline = deadline
-        if timers_first:
-            self.opens_at = now + late * STAGGER
+        overdue = sorted(((d, n, scope) for scope, (d, n) in self._scopes.items() if d <= now),
+                         key=lambda x: (x[0], x[1]))
+        inputs = sorted(self._waiting)
+        self._waiting = []
+        first = len(overdue) if timers_first else 0        # the inputs' first slot
+        for i, w in enumerate(inputs):
+            w[2] = now + (first + i) * STAGGER
+        first = 0 if timers_first else len(inputs)         # the late timers' first slot
+        for i, (_, _, scope) in enumerate(overdue):
+            scope.deadline = now + (first + i) * STAGGER
+        for scope, (d, _) in self._scopes.items():
+            if d > now:
+                scope.deadline = d
         self._running.set()
 
     def kill(self) -> None:

@@ -211,7 +211,10 @@ class World:
     def pause(self, node: Node, until: float, timers_first: bool) -> None:
         """SIGSTOP now, SIGCONT at ``until``: none of the node's code runs meanwhile (its
         timers, its readers, its writer: pause.py); then what came due fires late, before
-        or after the inputs that waited (``timers_first``)."""
+        or after the inputs that waited (``timers_first``). A paused node stays paused
+        until its first resume."""
+        if node.clock.paused:
+            return
         self.pauses += 1
         self.trace(f"fault: pause {node.name} until {until:.3f}{' (timers first)' if timers_first else ''}")
         self.pause_watch.pause(node.clock)
