@@ -261,6 +261,7 @@ class Server:
         return self._nursery
 
     def start_table(self, table: Table) -> None:
+        table.clock = self.world.clock
         self.tables[table.id] = table
         self._lobby_changed()
         assert self._tables_nursery is not None     # (tables start once run() opened it)
@@ -365,7 +366,8 @@ class Server:
                 if self.config.metrics_port is not None:
                     self.ops = OpsPort(self)
                     self.ops_port = await ops.start(self.ops.run, self.config.metrics_host, self.config.metrics_port)
-                ops.start_soon(probe_data_dir, self.health, self.data_dir, PROBE_EVERY, self.world.run_sync)
+                ops.start_soon(probe_data_dir, self.health, self.data_dir, PROBE_EVERY, self.world.run_sync,
+                               self.world.clock.sleep)
                 await self._serve(host, port, task_status)
                 ops.cancel_scope.cancel()
         finally:
@@ -460,6 +462,6 @@ class Server:
         for c in list(self.connections):
             c.send_bytes(data)
             c.close_soon(code, close_reason)
-        with trio.move_on_after(seconds):
+        with self.world.clock.move_on_after(seconds):
             while self.connections:
-                await trio.sleep(0.02)
+                await self.world.clock.sleep(0.02)

@@ -166,7 +166,7 @@ class BotHost:
             self._nursery = nursery
             task_status.started()
             while True:
-                await trio.sleep(max(0.1, min(SWEEP, self.server.config.waiting_expiry / 2)))
+                await self.server.world.clock.sleep(max(0.1, min(SWEEP, self.server.config.waiting_expiry / 2)))
                 try:
                     self._sweep(trio.current_time())
                 except Exception:       # our bug: the bots stay, the server goes on
@@ -218,13 +218,13 @@ class BotHost:
 
     async def _leave(self, scope: trio.CancelScope, bot) -> None:
         """The bot sends leave (its seat is free again; on ``left`` it stops by itself)."""
-        with trio.move_on_after(5):
+        with self.server.world.clock.move_on_after(5):
             try:
                 await bot.core.command("leave")
             except Exception as e:      # not connected just now: it stops all the same
                 log.info("bot %s could not say leave at table %s (%s)", bot.name, bot.table, e, extra=about(table=bot.table))
             while (bot.table, bot.name) in self._bots and bot.core.mirror.table is not None:
-                await trio.sleep(0.05)
+                await self.server.world.clock.sleep(0.05)
         self.book.forget("", bot.table, bot.name)
         scope.cancel()
 

@@ -102,6 +102,7 @@ class Cluster:
 
     def __init__(self, server, store, public_url: str | None = None):
         self.server = server
+        self.clock = server.world.clock     # how it waits (server/world.py)
         self.store = store
         self.public_url = public_url
         self.url: str | None = None             # this node's public URL, once it listens
@@ -146,7 +147,7 @@ class Cluster:
         try:
             first = await age()
             if first is not None and first < LIVE:
-                await trio.sleep(1.5 * HEARTBEAT)
+                await self.clock.sleep(1.5 * HEARTBEAT)
                 again = await age()
                 if again is not None and again < first + HEARTBEAT:
                     raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat goes on): "
@@ -171,7 +172,7 @@ class Cluster:
         """``work()`` every ``period`` seconds; a failure (the store unreachable, say) is
         logged (once a minute at most) and the next round tries again."""
         while True:
-            await trio.sleep(period)
+            await self.clock.sleep(period)
             try:
                 await work()
             except Exception as e:
@@ -312,11 +313,11 @@ class Cluster:
                 wait = min(left, self.store.lease_seconds)
                 self._warn(f"lease {table_id}", "%s", waiting_for_lease(table_id, owner, wait), level=logging.INFO,
                            extra=about(table=table_id))
-                await trio.sleep(wait + 0.05)
+                await self.clock.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
             if srv.storage.adopting(table_id):       # being adopted here right now
-                await trio.sleep(0.05)
+                await self.clock.sleep(0.05)
                 continue
             if not self.room():
                 url = self.place()
@@ -331,7 +332,7 @@ class Cluster:
             if table_id in srv.refused_logs:
                 raise IllegalAction("no_such_table", f"table {table_id!r} cannot be loaded from the store: "
                                     f"{srv.refused_logs[table_id]}")
-            await trio.sleep(0.05)              # another node took it meanwhile: where is it now?
+            await self.clock.sleep(0.05)              # another node took it meanwhile: where is it now?
         raise IllegalAction("no_such_table", f"table {table_id!r} is being taken over by another node of this "
                             "cluster; try again in a few seconds")
 
@@ -368,7 +369,7 @@ class Cluster:
                 (log.warning if warn else log.info)("%s", line)
             if done:
                 return
-            await trio.sleep(0.5)
+            await self.clock.sleep(0.5)
 
     async def _adopt_pass(self) -> None:
         """Adopt tables whose lease passed, while there is room: this node's share of them
@@ -458,7 +459,7 @@ class Cluster:
                                tid, first_line(e), extra=about(table=tid))
             if self._bots_dirty:
                 self._bots_wake.set()
-            await trio.sleep(BOTS_EVERY)
+            await self.clock.sleep(BOTS_EVERY)
 
     async def resume_bots(self, table_id: str) -> None:
         """The server-run bots of a table this node now serves take their seats back here."""
@@ -492,7 +493,7 @@ class Cluster:
     # ---------------------------------------------------------------- stop
     async def leave(self) -> None:
         """A clean stop: this node is no longer live."""
-        with trio.move_on_after(3):
+        with self.clock.move_on_after(3):
             try:
                 await self.store.call(self.store.node_down)
             except Exception as e:

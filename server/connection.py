@@ -246,7 +246,7 @@ class Connection:
             # through its inbox like everything else (waiting a little if it is full).
             table = self.table
             if not table.submit_nowait(LeaveReq(self, notify=False)):
-                with trio.move_on_after(5) as wait:
+                with self.server.world.clock.move_on_after(5) as wait:
                     wait.shield = True
                     try:
                         await table.submit(LeaveReq(self, notify=False))
@@ -315,14 +315,15 @@ class Connection:
     async def _heartbeat(self) -> None:
         """A ping every HEARTBEAT seconds, or every PROBE_EVERY while seated at a table that
         orders by send time. Every pong is a round-trip sample of the delay estimate."""
+        clock = self.server.world.clock
         while True:
             if not self._probing():
                 self._probe_wake = trio.Event()
-                with trio.move_on_after(HEARTBEAT):
+                with clock.move_on_after(HEARTBEAT):
                     await self._probe_wake.wait()
                 if not self._probing():
                     try:
-                        with trio.fail_after(PONG_TIMEOUT):
+                        with clock.fail_after(PONG_TIMEOUT):
                             self._rtt(await self.peer.ping())
                     except trio.TooSlowError:
                         self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
@@ -342,9 +343,9 @@ class Connection:
                 return
             if self._quick > 0:
                 self._quick -= 1
-                await trio.sleep(PROBE_FIRST[0])
+                await clock.sleep(PROBE_FIRST[0])
             else:
-                await trio.sleep(PROBE_EVERY)
+                await clock.sleep(PROBE_EVERY)
 
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the
@@ -361,7 +362,7 @@ class Connection:
                 due = self._last_heard + timeout
             if trio.current_time() >= due:
                 break
-            await trio.sleep_until(due)     # a hello meanwhile: the next round uses the idle clock
+            await self.server.world.clock.sleep_until(due)     # a hello meanwhile: the next round uses the idle clock
         what = "hello" if self.name is None else "any message"
         self.send_message(m.Error("idle_timeout", f"no {what} within {timeout:.0f} s; closing"))
         self.close_soon(CLOSE_POLICY if self.name is None else CLOSE_GOING_AWAY, "idle timeout")

@@ -126,13 +126,14 @@ def data_dir_problem(data_dir: Path) -> str | None:
 
 
 async def probe_data_dir(health: Health, data_dir: Path, every: float = PROBE_EVERY,
-                         run_sync: Callable[..., Awaitable[Any]] | None = None) -> None:
+                         run_sync: Callable[..., Awaitable[Any]] | None = None,
+                         sleep: Callable[[float], Awaitable[None]] = trio.sleep) -> None:
     """Probe the data dir every ``every`` seconds, until cancelled. ``run_sync``: where the
     blocking probe runs (the server's world: a worker thread, or inline in the simulator,
-    whose clock must not jump while a thread works)."""
+    whose clock must not jump while a thread works); ``sleep``: how it waits (the world's clock)."""
     run = run_sync or trio.to_thread.run_sync
     while True:
         problem = await run(data_dir_problem, data_dir)
         health.set_problem("disk", problem, "make room on its disk, or mend the data dir (it must exist and be "
                            "writable by this user); tables whose logs cannot be written stop the server")
-        await trio.sleep(every)
+        await sleep(every)

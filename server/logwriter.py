@@ -46,7 +46,7 @@ import trio
 
 from .interfaces import LogSink, TableLog
 from .metrics import Metrics
-from .world import Disk, OsDisk
+from .world import TRIO_CLOCK, Clock, Disk, OsDisk
 
 logger = logging.getLogger("wildtable.server")
 
@@ -214,7 +214,7 @@ class _Commit:
 
 class LogWriter:
     def __init__(self, durability: str = "always", *, max_open: int = MAX_OPEN_LOGS, idle: float = LOG_IDLE,
-                 disk: Disk | None = None, run_sync=None):
+                 disk: Disk | None = None, run_sync=None, clock: Clock = TRIO_CLOCK):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
         if max_open < 1:
@@ -226,6 +226,7 @@ class LogWriter:
         # blocking work runs (a worker thread; inline in the simulator)
         self.disk: Disk = disk if disk is not None else OsDisk(_syncfs)
         self._run_sync = run_sync or trio.to_thread.run_sync
+        self._clock = clock          # how it waits (the simulator's stops while the node is paused)
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._unsynced: set[LogFile] = set()
         # the open log files, least recently written first (touched only in the writer's thread)
@@ -479,7 +480,7 @@ class LogWriter:
                     periodic = self.durability == "batch" and bool(self._unsynced)
                     wake = min(last_sync + BATCH_FSYNC if periodic else float("inf"), self._idle_deadline())
                     first = None
-                    with trio.move_on_at(wake):
+                    with self._clock.move_on_at(wake):
                         try:
                             first = await self._recv.receive()
                         except trio.EndOfChannel:
@@ -535,7 +536,7 @@ class LogWriter:
         delay = RETRY_FIRST
         try:
             while True:
-                with trio.move_on_after(delay):
+                with self._clock.move_on_after(delay):
                     await self._closed.wait()
                 if self._closed.is_set():
                     # stopping with no room: what waits was never acknowledged, and nothing

@@ -221,7 +221,7 @@ class StoreTables:
         period = self.store.lease_seconds / 3
         failing_since = said = None
         while True:
-            await trio.sleep(period)
+            await server.world.clock.sleep(period)
             running = [(t, t.logfile.epoch) for t in server.tables.values() if not t.finished]
             try:
                 held = await self.store.call(self.store.renew)
@@ -252,7 +252,7 @@ class StoreTables:
     async def close(self) -> None:
         """Every commit is written: give up this node's leases, so that another node may
         take its tables at once instead of after the lease (or this one, restarted)."""
-        with trio.move_on_after(5):
+        with self.server.world.clock.move_on_after(5):
             try:
                 released = await self.store.call(self.store.release_leases)
             except Exception as e:

@@ -38,6 +38,7 @@ from .refusals import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE, RefusalBudget
 from .shuffle import secure_permutation
 from .store_pg import LeaseLost
 from .table_send import Sender
+from .world import TRIO_CLOCK, Clock
 
 log = logging.getLogger("wildtable.server")
 
@@ -55,6 +56,9 @@ class _InboxClosed(Exception):
 
 
 class Table:
+    # how it waits: its server's world's (Server.start_table sets it; server/world.py)
+    clock: Clock = TRIO_CLOCK
+
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: Any, writer: LogSink[Any], *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
@@ -214,7 +218,7 @@ class Table:
                 if core.fair and len(core.hold) >= INBOX:
                     # as many held as the inbox holds: take no more until some are
                     # released (senders wait on the full inbox, as at any table)
-                    await trio.sleep_until(wake)
+                    await self.clock.sleep_until(wake)
                 elif trio.current_time() < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
@@ -223,7 +227,7 @@ class Table:
                         # and whenever its inbox is empty)
                         req = self.inbox.receive_nowait()
                     except trio.WouldBlock:
-                        with trio.move_on_at(wake):
+                        with self.clock.move_on_at(wake):
                             try:
                                 req = await self.inbox.receive()
                             except trio.EndOfChannel:

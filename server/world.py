@@ -4,9 +4,9 @@ threads, behind small interfaces (docs/ARCHITECTURE.md, "Simulation").
 The real world is sockets (server/wire.py), ``os`` calls, ``time.time()`` and Trio's
 worker threads; the simulator (wildtable.sim) gives the same server code a simulated
 one: a network with seeded delays and cuts, a disk where only what was synced survives
-a crash, a wall clock that follows Trio's (mock) clock, and no threads. Trio's own
-clock is the only other time the server reads, so a ``trio.testing.MockClock`` drives
-all of it.
+a crash, a wall clock that follows Trio's (mock) clock, no threads, and waits that stop
+while the node is paused (``Clock``). Trio's own clock is the only other time the server
+reads, so a ``trio.testing.MockClock`` drives all of it.
 
 These seams are thin on purpose: each says only what the server already did.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from typing import Any, Awaitable, Callable, Protocol
 
 import trio
@@ -64,10 +65,39 @@ class Disk(Protocol):
     def close(self, fd: int) -> None: ...
 
 
+class Clock(Protocol):
+    """How the server waits: every sleep and every deadline of the code a node runs goes
+    through its world's clock (the time it reads is ``trio.current_time()``, one clock for
+    every node of a simulated run). The real one is Trio's own functions; the simulator's
+    stops one node's waits while that node is paused, as SIGSTOP or a long GC pause would,
+    while the other nodes' go on (docs/ARCHITECTURE.md, "Simulation")."""
+
+    def sleep(self, seconds: float) -> Awaitable[None]: ...
+    def sleep_until(self, deadline: float) -> Awaitable[None]: ...
+    def move_on_after(self, seconds: float) -> AbstractContextManager[trio.CancelScope]: ...
+    def move_on_at(self, deadline: float) -> AbstractContextManager[trio.CancelScope]: ...
+    def fail_after(self, seconds: float) -> AbstractContextManager[trio.CancelScope]: ...
+
+
+class TrioClock:
+    """The real clock: Trio's functions themselves (``clock.sleep`` IS ``trio.sleep``), so
+    a wait costs one attribute lookup more than a direct call (bench/clock.py)."""
+
+    sleep = staticmethod(trio.sleep)
+    sleep_until = staticmethod(trio.sleep_until)
+    move_on_after = staticmethod(trio.move_on_after)
+    move_on_at = staticmethod(trio.move_on_at)
+    fail_after = staticmethod(trio.fail_after)
+
+
+TRIO_CLOCK: Clock = TrioClock()
+
+
 class World(Protocol):
-    """Everything outside the process a server touches, besides Trio's clock."""
+    """Everything outside the process a server touches, besides Trio's clock's reading."""
 
     disk: Disk
+    clock: Clock
 
     def wall(self) -> float: ...
     async def run_sync(self, fn: Callable[..., Any], *args: Any) -> Any: ...
@@ -104,7 +134,9 @@ class OsDisk:
 
 
 class RealWorld:
-    """Sockets, the OS's disk, the wall clock and Trio's worker threads."""
+    """Sockets, the OS's disk, the wall clock, Trio's waits and its worker threads."""
+
+    clock: Clock = TRIO_CLOCK
 
     def __init__(self, disk: Disk | None = None):
         if disk is None:

@@ -2,8 +2,8 @@
 the real server on one shared store (store.py), at the default lease
 (server/store_pg.py LEASE_SECONDS). Faults: a node killed (SIGKILL: its connections cut,
 its leases left to pass) and restarted after a while, shorter or longer than the lease;
-a node paused (its links and its store calls wait: a stopped process, or a long GC
-pause), shorter or longer than the lease; links cut; a node cut off from its clients.
+a node paused (SIGSTOP or a long GC pause: none of its code runs, pause.py), shorter or
+longer than the lease; links cut; a node cut off from its clients.
 Players follow ``redirect`` as the real client does (headless/redirects.py).
 
 The invariants on top of the single node's (check.py), against the store:
@@ -26,6 +26,7 @@ import trio
 from wildtable.server.config import ServerConfig
 
 from .node import Node
+from .pause import NodeClock
 from .run import FAULT_EVERY, QUIET, World
 from .store import SimDb, SimStore, SimWriter
 
@@ -43,15 +44,14 @@ class ClusterWorld(World):
                            random.Random(self.rng.getrandbits(64)), self.violation, store=self._store)
                       for name in NODE_NAMES[:count]]
         self.node = self.nodes[0]
-        self.pauses = 0
         self.store_outages = 0
         self.checked_written = 0
         self.checked_epochs = 0
         self.epoch_of: dict[str, int] = {}                # the newest epoch that wrote, per table
         self.writer_of: dict[tuple[str, int], str] = {}   # (table, epoch) -> the node that wrote under it
 
-    def _store(self, name: str) -> tuple[SimStore, SimWriter]:
-        store = SimStore(self.db, name)
+    def _store(self, name: str, clock: NodeClock) -> tuple[SimStore, SimWriter]:
+        store = SimStore(self.db, name, clock)
         return store, SimWriter(store, "always")
 
     def node_names(self) -> tuple[str, ...]:
@@ -144,12 +144,7 @@ class ClusterWorld(World):
                 self.check_log(f"after crash {self.crashes}")
                 nursery.start_soon(self._restart, node, rng.uniform(0.2, 15.0))
             elif r < 0.5 and node.up and node.store is not None:
-                until = trio.current_time() + rng.uniform(0.5, 12.0)
-                self.pauses += 1
-                self.trace(f"fault: pause {node.name} until {until:.3f}")
-                self.net.held[node.name] = until
-                if isinstance(node.store, SimStore):
-                    node.store.paused_until = until
+                self.pause(node, trio.current_time() + rng.uniform(0.5, 12.0), rng.random() < 0.5)
             elif r < 0.56 and self._owner(node).up and isinstance(self._owner(node).store, SimStore):
                 node = self._owner(node)
                 # the store out of the node's reach (refused, not slow): its writer retries and
@@ -195,6 +190,6 @@ class ClusterWorld(World):
         self.net.partitioned.clear()
         self.net.held.clear()
         for node in self.nodes:
+            self.resume(node)
             if isinstance(node.store, SimStore):
-                node.store.paused_until = 0.0
                 node.store.down_until = 0.0

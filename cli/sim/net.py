@@ -20,6 +20,8 @@ import trio
 
 from wildtable.server.wire import ConnectionClosed, SendStalled
 
+from .pause import NodeClock
+
 WINDOW = 32 * 1024        # bytes in flight to a client before the server's writes wait (its socket buffers)
 _MSG, _PING, _PONG, _CLOSE = range(4)
 
@@ -99,6 +101,7 @@ class SimPeer:
 
     def __init__(self, link: Link):
         self.link = link
+        self.clock = link.net.clocks[link.node]   # the node's: what reaches it waits while it is paused
         h = zlib.crc32(link.n.split(".")[0].encode())
         self.host = f"10.{h >> 16 & 255}.{h >> 8 & 255}.{h & 255}"
         self.remote = f"{self.host}:{40000 + int(link.n.split('.')[1])}"
@@ -130,6 +133,7 @@ class SimPeer:
         link = self.link
         while True:
             got = await link.up.take(link)
+            await self.clock.gate()        # in the kernel's buffer until the process reads it
             if got is None:
                 raise ConnectionClosed(*(self._ended if self._ended[0] else (1006, "connection lost")))
             _, kind, data = got
@@ -210,8 +214,9 @@ class SimPeer:
                     continue
                 if link.read_bell.is_set():
                     link.read_bell = trio.Event()
-                with trio.move_on_after(stall_timeout if stall_timeout is not None else math.inf) as wait:
+                with self.clock.move_on_after(stall_timeout if stall_timeout is not None else math.inf) as wait:
                     await link.read_bell.wait()
+                    await self.clock.gate()
                 if wait.cancelled_caught:
                     raise SendStalled(f"nothing taken for {stall_timeout:g} s")
 
@@ -226,6 +231,7 @@ class SimPeer:
         sent = trio.current_time()
         self._push(_PING, payload)
         await done.wait()
+        await self.clock.gate()
         return read_at[0] - sent
 
     def probe(self) -> float | None:
@@ -242,7 +248,7 @@ class SimPeer:
     async def close(self, code: int = 1000, reason: str = "") -> None:
         if not self._closing:
             self._closing = True
-            with trio.move_on_after(2.0) as scope:     # wire.CLOSE_FLUSH
+            with self.clock.move_on_after(2.0) as scope:     # wire.CLOSE_FLUSH
                 scope.shield = True
                 try:
                     await self.flush()
@@ -349,6 +355,7 @@ class Net:
         self.listening: dict[str, tuple] = {}     # node -> (handler, nursery)
         self.partitioned: set[str] = set()
         self.held: dict[str, float] = {}          # node -> until when its links deliver nothing new
+        self.clocks: dict[str, NodeClock] = {}    # node -> its incarnation's clock (pause.py: its gate)
         self.loop = Later()
         self._n: dict[str, int] = {}
 

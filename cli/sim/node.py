@@ -1,7 +1,8 @@
 """A simulated node: the real Server (server/app.py) in a simulated world
 (server/world.py): the simulated network, a disk where only what was synced survives a
-crash, a wall clock that follows Trio's mock clock, no threads. Kill it (a crash: its
-connections cut, every byte not synced lost), restart it on the same data dir.
+crash, a wall clock that follows Trio's mock clock, no threads, waits that stop while it
+is paused (pause.py). Kill it (a crash: its connections cut, every byte not synced lost),
+restart it on the same data dir; pause it and resume it (SIGSTOP, SIGCONT).
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ import trio
 from wildtable.server.app import Server
 from wildtable.server.config import ServerConfig
 from wildtable.server.interfaces import LogSink, Store
-from wildtable.server.world import Disk
+from wildtable.server.world import Clock, Disk
+
+from .pause import NodeClock
 
 EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
 
@@ -131,9 +134,11 @@ class SimWorld:
     """server/world.py's World for one incarnation of a node."""
 
     disk: Disk
+    clock: Clock
 
-    def __init__(self, net, name: str, disk: SimDisk, on_bug):
+    def __init__(self, net, name: str, disk: SimDisk, on_bug, clock: NodeClock):
         self.net, self.name, self.disk, self.on_bug = net, name, disk, on_bug
+        self.clock = self.gated = clock
 
     def wall(self) -> float:
         return EPOCH + trio.current_time()
@@ -142,11 +147,13 @@ class SimWorld:
         await trio.lowlevel.checkpoint()
         result = fn(*args)
         await self.disk.settle()
+        await self.gated.gate()          # (its return reaches a paused process once it runs)
         return result
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
         async def one(peer):
             try:
+                await self.gated.gate()  # accepted by the kernel; the process takes it once it runs
                 await handler(peer)
             except Exception as e:       # as wire.serve: it ends that connection only, but it is our bug
                 self.on_bug(f"node {self.name}: a connection's handler raised {type(e).__name__}: {e}")
@@ -163,7 +170,7 @@ class Node:
     """One server process, started, killed and restarted on one data dir."""
 
     def __init__(self, net, name: str, config: ServerConfig, rng: random.Random, on_bug,
-                 store: Callable[[str], tuple[Store, LogSink[Any]]] | None = None):
+                 store: Callable[[str, NodeClock], tuple[Store, LogSink[Any]]] | None = None):
         self.net, self.name, self.data_dir, self.rng = net, name, config.data_dir, rng
         self.make_store = store          # a node of a cluster: its store handle and log sink, made anew each start
         self.store: Store | None = None
@@ -173,6 +180,7 @@ class Node:
         self.disk: SimDisk | None = None
         self._scope: trio.CancelScope | None = None
         self._done = trio.Event()
+        self.clock = NodeClock(name)     # this incarnation's (a new one each start)
         self.lives = 0
         self.lost_bytes = 0
 
@@ -187,13 +195,15 @@ class Node:
     async def start(self, nursery: trio.Nursery) -> None:
         self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
         self.lives += 1
+        self.clock = self.net.clocks[self.name] = NodeClock(self.name)
         sink: LogSink[Any] | None = None
         if self.make_store is not None:
-            self.store, sink = self.make_store(self.name)      # the store knows this node by its name
+            # the store knows this node by its name; its calls' answers wait while it is paused
+            self.store, sink = self.make_store(self.name, self.clock)
         # the node's own random choices (its cluster's adoption order) from the run's seed
         config = attrs.evolve(self.config, seed=self.rng.getrandbits(64))
         self.server = Server(config, chance=self._chance, table_ids=self._table_id,
-                             world=SimWorld(self.net, self.name, self.disk, self.on_bug),
+                             world=SimWorld(self.net, self.name, self.disk, self.on_bug, self.clock),
                              kernel_delay=_kernel_delay, store=self.store, store_sink=sink)
         try:
             await nursery.start(self._run, self.server)
@@ -207,6 +217,7 @@ class Node:
         if self.server is not server:       # killed before it ran
             self._done.set()
             return
+        self.clock.root = trio.lowlevel.current_task()
         try:
             with trio.CancelScope() as scope:
                 self._scope = scope
@@ -228,6 +239,7 @@ class Node:
         self.net.listening.pop(self.name, None)
         if self.disk is not None:
             self.lost_bytes += sum(self.disk.crash().values())
+        self.clock.kill()
         if self._scope is not None:
             self._scope.cancel()
         self.server = None

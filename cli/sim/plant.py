@@ -18,20 +18,33 @@ small, explicit patch of the real server code, undone when the context ends.
   waited out), so the table tells its players of records the log does not hold.
 - ``fenced_acked``: PgWriter acknowledges a commit the fence refused (its LeaseLost
   dropped), so the table tells its players of a record the store does not hold.
+- ``catch_up_told_first``: a node that finds itself behind (a loop-lag watch of its own
+  woke more than LATE after it was due: the process was stopped, or a long GC pause)
+  catches up for CATCH_UP seconds: its tables tell their players what they decided
+  before it is written (server/table.py, Table._commit). A node paused past its lease
+  thus tells its players of moves on a table it no longer owns, which the store then
+  fences out. Only a true pause (pause.py) makes a node's timer late: under its links
+  and store calls held (the old pause) its timers ran on time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import weakref
 from typing import Any, Callable
 
+import trio
+
 from wildtable.protocol.games import run_wild
-from wildtable.server import arbiter, fairorder, logwriter, store_pg
+from wildtable.server import arbiter, fairorder, logwriter, store_pg, store_tables, table
 
 from .store import SimDb
 
 PLANTS = ("ack_before_commit", "spectator_leak", "fair_unbounded", "rejoin_ignored", "lease_unchecked",
-          "fenced_acked", "ack_while_full")
+          "fenced_acked", "ack_while_full", "catch_up_told_first")
+LATE = 1.0            # seconds late: catch_up_told_first's idea of a node fallen behind
+CATCH_UP = 5.0        # seconds it then catches up for
+LAG_EVERY = 0.5       # seconds between the looks of its loop-lag watch
 
 
 async def _commit_without_waiting(self, log, data):
@@ -68,6 +81,30 @@ def _settle_acking_fenced(self, group, outcome, _real=store_pg.PgWriter._settle)
         c.error = None
 
 
+_BEHIND: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()     # a node's clock -> catching up until
+
+
+async def _lag_watch(clock) -> None:
+    while True:
+        due = trio.current_time() + LAG_EVERY
+        await clock.sleep_until(due)
+        if trio.current_time() - due > LATE:
+            _BEHIND[clock] = trio.current_time() + CATCH_UP
+
+
+async def _serving_with_lag_watch(self, host, port, nursery, _real=store_tables.StoreTables.serving):
+    nursery.start_soon(_lag_watch, self.server.world.clock)
+    await _real(self, host, port, nursery)
+
+
+async def _commit_catching_up(self, g, _real=table.Table._commit):
+    now = trio.current_time()
+    if g.records and g.out and _BEHIND.get(self.clock, 0.0) > now:
+        self._sender.send(g.out, now)     # told at once, written behind
+        g.out = []
+    await _real(self, g)
+
+
 @contextlib.contextmanager
 def planted(*names: str):
     unknown = set(names) - set(PLANTS)
@@ -88,6 +125,9 @@ def planted(*names: str):
         patches.append((store_pg.PgWriter, "_settle", _settle_acking_fenced))
     if "ack_while_full" in names:
         patches.append((logwriter.LogWriter, "_write", _write_acking_full))
+    if "catch_up_told_first" in names:
+        patches.append((store_tables.StoreTables, "serving", _serving_with_lag_watch))
+        patches.append((table.Table, "_commit", _commit_catching_up))
     saved = [(obj, attr, getattr(obj, attr)) for obj, attr, _ in patches]
     try:
         for obj, attr, new in patches:

@@ -25,6 +25,7 @@ from wildtable.server.config import ServerConfig
 from . import check
 from .net import Net
 from .node import Node
+from .pause import PauseWatch
 from .players import Client, Moving, Player, Spectator, Thief
 
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
@@ -51,6 +52,7 @@ class Result:
     disk_fulls: int = 0   # times the node's disk filled (and freed again)
     paused_heard: int = 0 # storage_full notices the players heard
     store_outages: int = 0  # times a cluster node lost the store for a while
+    pauses: int = 0       # times a node was paused (SIGSTOP, then SIGCONT: pause.py)
 
     @property
     def ok(self) -> bool:
@@ -81,7 +83,8 @@ class World:
         # Run Wild (one round, so that a run may play it out) in half the runs, a
         # turn-based game at its defaults in the others
         self.game, self.settings = self.rng.choice(GAMES)
-        self.crashes = self.cuts = self.disk_fulls = self.paused_heard = 0
+        self.crashes = self.cuts = self.disk_fulls = self.paused_heard = self.pauses = 0
+        self.pause_watch = PauseWatch(self.violation)   # a paused node runs nothing (pause.py)
         self.plant = plant
         self.node = Node(self.net, "n1", ServerConfig(data_dir=data_dir, durability="always"),
                          random.Random(self.rng.getrandbits(64)), self.violation)
@@ -181,10 +184,14 @@ class World:
                 await trio.sleep(rng.uniform(0.2, 5.0))
                 self.trace("fault: restart n1")
                 await self.node.start(nursery)
-            elif r < 0.4:
+            elif r < 0.35:
                 until = trio.current_time() + rng.uniform(0.5, 12.0)
                 self.trace(f"fault: hold n1's links until {until:.3f}")
                 self.net.held["n1"] = until
+            elif r < 0.4:
+                until = trio.current_time() + rng.uniform(0.5, 12.0)
+                if self.node.up:
+                    self.pause(self.node, until, rng.random() < 0.5)
             elif r < 0.43 and self.node.up and self.table_id is not None:
                 await self.disk_full(rng)
             elif r < 0.8 and self.net.links:
@@ -200,6 +207,31 @@ class World:
                 await trio.sleep(rng.uniform(0.5, 8.0))
                 self.net.partitioned.discard("n1")
                 self.trace("fault: heal n1")
+
+    def pause(self, node: Node, until: float, timers_first: bool) -> None:
+        """SIGSTOP now, SIGCONT at ``until``: none of the node's code runs meanwhile (its
+        timers, its readers, its writer: pause.py); then what came due fires late, before
+        or after the inputs that waited (``timers_first``). A paused node stays paused
+        until its first resume."""
+        if node.clock.paused:
+            return
+        self.pauses += 1
+        self.trace(f"fault: pause {node.name} until {until:.3f}{' (timers first)' if timers_first else ''}")
+        self.pause_watch.pause(node.clock)
+        if self.nursery is not None:
+            self.nursery.start_soon(self._resume_at, node, until, timers_first)
+
+    async def _resume_at(self, node: Node, until: float, timers_first: bool) -> None:
+        clock = node.clock
+        await trio.sleep_until(until)
+        if clock is node.clock:
+            self.resume(node, timers_first)
+        self.pause_watch.forget(clock)      # (killed meanwhile: its tasks were cancelled)
+
+    def resume(self, node: Node, timers_first: bool = False) -> None:
+        if node.clock.paused:
+            self.trace(f"fault: resume {node.name}")
+            self.pause_watch.resume(node.clock, timers_first)
 
     async def disk_full(self, rng: random.Random) -> None:
         """The node's disk fills for 0.5 to 12 s (a write may take the few bytes left):
@@ -238,6 +270,7 @@ class World:
         """No more faults: the node is up and everyone may come back."""
         self.net.partitioned.clear()
         self.net.held.clear()
+        self.resume(self.node)
         if not self.node.up:
             await self.node.stopped()
             await self.node.start(nursery)
@@ -321,6 +354,6 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
                       world.lost_bytes(), isinstance(world, ClusterWorld), world.disk_fulls, world.paused_heard,
-                      getattr(world, "store_outages", 0))
+                      getattr(world, "store_outages", 0), world.pauses)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -23,6 +23,7 @@ import trio
 
 from wildtable.server import store_pg
 from wildtable.server.logwriter import EXPIRED, OVER, StorageFailed, fill_group
+from .pause import NodeClock
 from wildtable.server.store_pg import LEASE_SECONDS, LobbyRow, NodeRow, PgLog, PgWriter, psycopg_module, split_frames
 
 
@@ -134,27 +135,24 @@ class SimDb:
 
 class SimStore:
     """One node's handle on the shared SimDb (server/interfaces.py, Store): PgStore's
-    functions, statement for statement. ``gate`` is closed while the node is paused: its
-    calls wait (a paused process asks nothing), and then run on the database's clock."""
+    functions, statement for statement. While the node is paused (``clock``, pause.py) a
+    call under way waits before it runs (its thread is stopped too) and then runs on the
+    database's clock: past the node's lease, a renewal returns nothing."""
 
-    def __init__(self, db: SimDb, node_id: str, lease_seconds: float = LEASE_SECONDS):
+    def __init__(self, db: SimDb, node_id: str, clock: NodeClock, lease_seconds: float = LEASE_SECONDS):
         self.db = db
+        self.clock = clock
         self.dsn = f"sim://{node_id}"
         self.node_id = node_id
         self.lease_seconds = lease_seconds
-        self.paused_until = 0.0
         self.down_until = 0.0    # the store out of this node's reach until then: every call refused
 
     def unreachable(self) -> bool:
         return self.down_until > trio.current_time()
 
-    async def wait_paused(self) -> None:
-        while self.paused_until > trio.current_time():
-            await trio.sleep_until(self.paused_until)
-
     async def call(self, fn: Callable[..., Any], *args: Any) -> Any:
-        await self.wait_paused()
         await trio.sleep(self.db.latency(self.node_id, getattr(fn, "__name__", "call")))
+        await self.clock.gate()
         if self.unreachable():
             # as psycopg says it of a PostgreSQL that is down (store_pg._transient: retried)
             raise psycopg_module().OperationalError("connection refused: the store is unreachable (simulated)")
@@ -328,8 +326,10 @@ class SimWriter(PgWriter):
     """PgWriter with its transaction run against the SimDb (in the task, after the
     statement's round trip, on the database's clock; no worker thread). What follows the
     transaction (numbering, fencing, waking the tables: PgWriter's settle) is PgWriter's
-    own. A paused node's writer waits; one that cannot reach the store retries as PgWriter
-does (``down_until``), acknowledging nothing meanwhile."""
+    own. A paused node's writer waits (its retries are its own timers; a group under way
+    reaches the database once it runs again, and is fenced if its lease passed meanwhile);
+    one that cannot reach the store retries as PgWriter does (``down_until``), acknowledging
+    nothing meanwhile."""
 
     def __init__(self, store: SimStore, durability: str = "always"):
         super().__init__(store, durability)
@@ -358,21 +358,22 @@ does (``down_until``), acknowledging nothing meanwhile."""
                     finish.setdefault(c.log.table_id, c.ended)
         if not by_table:
             return store_pg._Outcome({}, frozenset(), 0.0)
-        await self.sim.wait_paused()
         # the store out of reach: PgWriter's retries (RETRY_FIRST doubling to RETRY_MAX),
         # nothing of the group acknowledged until a transaction commits
         delay = store_pg.RETRY_FIRST
         while self.sim.unreachable():
             self.retries += 1
-            await trio.sleep(delay)
+            await self.sim.clock.sleep(delay)
             delay = min(delay * 2, store_pg.RETRY_MAX)
         t0 = trio.current_time()
         # the statement reaches the database after half its round trip, and answers after the other half
         rtt = self.sim.db.latency(self.sim.node_id, "commit")
         await trio.sleep(rtt / 2)
+        await self.sim.clock.gate()              # a paused node sends it once it runs again
         with trio.CancelScope(shield=True):      # a node killed now: the transaction still commits
             written, fenced = self.sim.db.write_group(self.sim.node_id, by_table, finish)
             await trio.sleep(rtt / 2)
+        await self.sim.clock.gate()
         return store_pg._Outcome(written, fenced, trio.current_time() - t0)
 
     def _account(self, group: list) -> None:

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from wildtable.sim.plant import planted
-from wildtable.sim.run import run
+from wildtable.sim.run import CLUSTER_EVERY, run
 
 SEEDS = int(os.environ.get("WILDTABLE_SIM_SEEDS", "1000"))
 
@@ -21,13 +21,21 @@ EXPECTED = {
     "fenced_acked": "a fenced write acknowledged",
     # found by a run whose disk fills (run.py, World.disk_full)
     "ack_while_full": "while the disk was full",
+    # found by a cluster run whose node is paused past its lease (pause.py: a true pause;
+    # its links and store calls held while its timers ran would not find it)
+    "catch_up_told_first": "was shown",
 }
+
+# bugs only a cluster run can find: the single-node seeds are skipped (not run) for them
+CLUSTER_ONLY = {"catch_up_told_first"}
 
 
 @pytest.mark.parametrize("bug", sorted(EXPECTED))
 def test_the_simulator_finds_a_planted_bug(bug):
     with planted(bug):
         for seed in range(SEEDS):
+            if bug in CLUSTER_ONLY and seed % CLUSTER_EVERY != CLUSTER_EVERY - 1:
+                continue
             r = run(seed, {bug})
             if not r.ok:
                 break
