@@ -95,6 +95,7 @@ class Table:
         # let go after a delivery once it holds twice what is in use (``_prune``).
         self.conns: dict[Link, Any] = {}
         self._prune_at = 64
+        self._facts_last = _PLAIN[False, False]
         self._sender = Sender(self.core, logfile, self.conns)
         # (connection, request) pairs: the core gets the request, the shell keeps the connection
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
@@ -316,7 +317,17 @@ class Table:
         if not core.fair and not asking:
             return _PLAIN[paused, failed]
         conns = self.conns
-        delays = tuple(0.0 if s.link is None else conns[s.link].delay for s in core.seats) if core.fair else ()
+        if core.fair:
+            delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in core.seats])
+        else:
+            delays = ()
+        if not asking:
+            # the delays change at a pong (every few seconds): the last facts, most calls
+            last = self._facts_last
+            if last.delays == delays and last.paused is paused and last.failed is failed:
+                return last
+            last = self._facts_last = Facts(paused, failed, delays)
+            return last
         return Facts(paused, failed, delays, {link: self._whereabouts(conns[link]) for link in asking})
 
     def _whereabouts(self, conn) -> Whereabouts:
