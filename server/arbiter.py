@@ -12,36 +12,31 @@ a test drives this with values alone (tests/server/test_arbiter_core_*.py).
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import math
 import secrets
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
-import attrs
 
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import packb, MAX_STR, to_data
 from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, state_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
-    HASH_EVERY, ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed, StateHashed, encode_record,
+    HASH_EVERY, ActionAccepted, ChanceRecorded, IntentRejected, StateHashed, encode_record,
 )
 
-from . import diskfull
+from . import arbiter_seats, diskfull
+from .arbiter_seats import Seat
 from .arbiter_io import (
-    EVICT, EXPIRE, Close, GameOver, Group, IntentReq, JoinReq, LeaveReq, PlayersChanged, RejoinReq, ReplyReq, SendTo,
-    SpectateReq, Storage, Timing, Update, WakeReq, is_timer,
+    CLEAR, EVICT, EXPIRE, Facts, GameOver, Group, IntentReq, JoinReq, LeaveReq, Link,
+    RejoinReq, ReplyReq, SendTo, SpectateReq, Timing, Update, WakeReq, is_timer,
 )
 from .fairhold import FairHold
 from .refusals import RefusalBudget
 from .shuffle import secure_permutation
 from .oplog import about
-
-if TYPE_CHECKING:
-    from .metrics import Metrics       # (it imports trio: the core only adds to the counters)
 
 log = logging.getLogger("wildtable.server")
 
@@ -51,11 +46,9 @@ MAX_LOGGED_REJECTED = 512   # bytes of a refused action kept in the log; a bigge
 _KINDS = {IntentReq: "intent", JoinReq: "join", RejoinReq: "rejoin", SpectateReq: "spectate",
           ReplyReq: "reply", LeaveReq: "leave", WakeReq: "wake"}
 
+_SEATING = (JoinReq, RejoinReq, SpectateReq)     # the requests whose whereabouts the core reads (Facts)
+
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
-
-
-def token_hash(token: str) -> bytes:
-    return hashlib.sha256(token.encode()).digest()
 
 
 def _new_token() -> str:
@@ -72,35 +65,30 @@ def fair_cap(game: ModuleType, settings: dict) -> float:
     return ms / 1000.0 if type(ms) in (int, float) and ms > 0 else 0.0
 
 
-@attrs.define(eq=False)
-class Seat:
-    name: str = ""
-    token_hash: bytes = b""      # empty: free (never claimed, or released by leave)
-    conn: Any = None             # the Connection holding it now, if any
-
-
 class Arbiter:
-    """One table's state and every decision about it. ``host`` is what a seated
-    connection points at (``conn.table``): the shell that runs this core, or the core."""
+    """One table's state and every decision about it. A connection is a ``Link`` here:
+    the core holds no connection object, and what it reads of the world outside comes in
+    as ``Facts`` (server/arbiter_io.py) with the call that needs it."""
 
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any, *,
-                 storage: Storage, metrics: Metrics, seq: int = 0, name: str = "", seat_records: list | None = None,
+                 seq: int = 0, name: str = "", seat_records: list | None = None,
                  chance: Callable[[int], Any] = secure_permutation, keep_finished: float = math.inf,
                  waiting_expiry: float = math.inf, refusals: RefusalBudget | None = None,
-                 host: Any = None, new_token: Callable[[], str] = _new_token):
+                 new_token: Callable[[], str] = _new_token):
         self.id = table_id
         self.game = game
         self.name = name
         self.settings = settings
         self.state = state
         self.seq = seq
-        self.storage = storage
-        self.host = self if host is None else host
-        self.metrics = metrics         # the server's counters
+        self.facts = CLEAR             # the world outside as the shell read it last (each call may bring new)
         self.seats = [Seat() for _ in range(seats)]
         for r in seat_records or ():
             self.seats[r.seat] = Seat(r.name, r.token_hash)
-        self.spectators: set = set()
+        # who is at the table: each link, its seat (None: watching); the spectators in the
+        # order they came (a dict: the order of deliveries is the same run after run)
+        self.at: dict[Link, int | None] = {}
+        self.spectators: dict[Link, None] = {}
         self.finished = game.outcome(state).over
         self.chance = chance           # size -> permutation; the OS's secure source unless a test injects one
         self.new_token = new_token
@@ -141,13 +129,13 @@ class Arbiter:
         status = "over" if out.over else ("playing" if self.started else "waiting")
         return {"table": self.id, "game": self.game.NAME, "name": self.name, "seats": len(self.seats),
                 "players": [self._shown(s) for s in self.seats],
-                "connected": [s.conn is not None for s in self.seats],
+                "connected": [s.link is not None for s in self.seats],
                 "spectators": len(self.spectators), "status": status, "seq": self.seq,
                 "settings": self.settings}
 
     def empty_since(self, now: float) -> float | None:
         """Since when nobody is at this table; None while someone is."""
-        if self.spectators or any(s.conn is not None for s in self.seats):
+        if self.at:
             return None
         return self.empty_since_at if self.empty_since_at is not None else now
 
@@ -168,19 +156,29 @@ class Arbiter:
         return changed
 
     def players(self) -> tuple[dict, ...]:
-        return tuple({"seat": i, "name": self._shown(s), "connected": s.conn is not None}
+        return tuple({"seat": i, "name": self._shown(s), "connected": s.link is not None}
                      for i, s in enumerate(self.seats))
 
-    def now_at_table(self) -> tuple[tuple, tuple]:
-        """Who is at the table now: (the connection of each seat or None, the spectators)."""
-        return tuple(s.conn for s in self.seats), tuple(self.spectators)
+    def now_at_table(self) -> tuple[tuple[Link | None, ...], tuple[Link, ...]]:
+        """Who is at the table now: (the link of each seat or None, the spectators)."""
+        return tuple(s.link for s in self.seats), tuple(self.spectators)
 
-    def audience(self) -> tuple:
-        return tuple(s.conn for s in self.seats if s.conn is not None) + tuple(self.spectators)
+    def audience(self) -> tuple[Link, ...]:
+        return tuple(s.link for s in self.seats if s.link is not None) + tuple(self.spectators)
 
     def _blocked(self) -> bool:
         """The log cannot be written now (paused by a full disk, or failed)."""
-        return self.storage.paused or self.storage.failed is not None
+        f = self.facts
+        return f.paused or f.failed
+
+    def _learn(self, facts: Facts | None) -> None:
+        if facts is not None:
+            self.facts = facts
+
+    def asking(self) -> list[Link]:
+        """The links whose join, rejoin or spectate the core holds (fair order) or keeps (a
+        full disk): the shell reads their whereabouts for the calls that may handle them."""
+        return [r.link for r in self.hold.waiting() + self.kept if type(r) in _SEATING]
 
     # ------------------------------------------------------------ the core's entry points
     def start(self, now: float, finished_ago: float = 0.0, empty_for: float = 0.0) -> Group:
@@ -197,8 +195,9 @@ class Arbiter:
             self._settle(g, now)
         return g
 
-    def receive(self, batch: list, now: float) -> Group:
+    def receive(self, batch: list, now: float, facts: Facts | None = None) -> Group:
         """A group of requests, in arrival order, taken at ``now``."""
+        self._learn(facts)
         g = Group()
         if self.fair:
             # ordered by send time: held until no earlier one can still arrive
@@ -215,9 +214,10 @@ class Arbiter:
             self.handle_guarded(r, g, now)
         return g
 
-    def tick(self, now: float) -> Group:
+    def tick(self, now: float, facts: Facts | None = None) -> Group:
         """No request came before the wake-up time: release what fair order held, or
         make the timer's move."""
+        self._learn(facts)
         g = Group()
         if self.fair:
             self.hold.release(g, now)
@@ -227,8 +227,9 @@ class Arbiter:
                 self.apply_timeout(timeout, g, now)
         return g
 
-    def handle_kept(self, now: float) -> Group:
+    def handle_kept(self, now: float, facts: Facts | None = None) -> Group:
         """What came while the disk was full, handled now that play resumed."""
+        self._learn(facts)
         kept, self.kept = self.kept, []
         g = Group()
         for r in kept:
@@ -248,7 +249,7 @@ class Arbiter:
         if not self.started:
             if self.waiting_expiry == math.inf:
                 return math.inf, None
-            if self.spectators or any(s.conn is not None for s in self.seats):
+            if self.at:
                 self.empty_since_at = None
                 return math.inf, None
             if self.empty_since_at is None:       # nobody is at it from now on
@@ -261,11 +262,18 @@ class Arbiter:
             return math.inf, None
         return self.last_activity + t.seconds, t
 
-    def wake(self, now: float) -> tuple[float, Any]:
+    def wake(self, now: float, facts: Facts | None = None) -> tuple[float, Any]:
         """When the shell must look again (and the deadline's reason): the deadline, or
         at a fair table the earlier of the first held request's release and the timer's."""
+        self._learn(facts)
         deadline, timeout = self.deadline(now)
         return (self.hold.wake(deadline, timeout) if self.fair else deadline), timeout
+
+    def wrote(self, out: list, now: float) -> None:
+        """The shell handed a group's outputs to the sockets at ``now`` (fair order's
+        causality bound, server/fairhold.py)."""
+        if self.fair:
+            self.hold.wrote(out, now)
 
     def hold_again(self, now: float) -> None:
         """Someone is still at a table that is due to be forgotten: look again a little later."""
@@ -288,22 +296,22 @@ class Arbiter:
             log.exception("table %s: internal error handling %s (our bug)", self.id, type(req).__name__, extra=about(table=self.id))
             why = "the server failed on this request (our bug, it is logged); the table goes on"
             if type(req) is IntentReq:
-                self.metrics.refused("internal_error")
-                g.out.append(SendTo(req.conn, m.Rejected(req.intent.id, "internal_error", why)))
-            elif getattr(req, "conn", None) is not None:
-                g.out.append(SendTo(req.conn, m.Error("internal_error", why)))
+                g.refused.append("internal_error")
+                g.out.append(SendTo(req.link, m.Rejected(req.intent.id, "internal_error", why)))
+            elif req.link is not None:
+                g.out.append(SendTo(req.link, m.Error("internal_error", why)))
 
     def _handle(self, req, g: Group, now: float) -> None:
         t = type(req)
         if t is IntentReq:
             self._handle_intent(req, g, now)
         elif t is ReplyReq:
-            g.out.append(SendTo(req.conn, req.message))
+            g.out.append(SendTo(req.link, req.message))
         elif t is LeaveReq:
             self._handle_leave(req, g)
         elif t is WakeReq:
             return
-        elif req.conn.closed:
+        elif self.facts.of(req.link).closed:
             # The connection closed while this join/rejoin/spectate waited here: seating
             # it now would leave a ghost shown as connected for ever.
             return
@@ -314,21 +322,21 @@ class Arbiter:
         elif t is SpectateReq:
             self._handle_spectate(req, g)
 
-    def _over_to(self, conn, g: Group) -> None:
+    def _over_to(self, link: Link, g: Group) -> None:
         """After the snapshot of a finished table, that connection alone also gets the
         `game_over` the players got when it ended: one who arrives late learns the result
         the usual way."""
         if self.finished:
-            g.out.append(GameOver((conn,)))
+            g.out.append(GameOver((link,)))
 
     def _refuse(self, req: IntentReq, seat, code: str, reason: str, g: Group, now: float,
                 timing: Timing | None = None) -> None:
         self.rejected += 1
-        self.metrics.refused(code)
+        g.refused.append(code)
         if len(reason) > MAX_STR:       # the log's reader caps it: a longer one would make the log unreadable
             reason = reason[:MAX_STR - 3] + "..."
-        g.out.append(SendTo(req.conn, m.Rejected(req.intent.id, code, reason)))
-        if self.refusals is not None and not self.refusals.take(req.conn, now):
+        g.out.append(SendTo(req.link, m.Rejected(req.intent.id, code, reason)))
+        if self.refusals is not None and not self.refusals.take(req.link, now):
             return          # over its connection's budget: answered and counted, not logged
         action = req.intent.action
         size = len(packb(action))
@@ -341,19 +349,19 @@ class Arbiter:
         g.lazy += 1
 
     def _handle_intent(self, req: IntentReq, g: Group, now: float, timing: Timing | None = None) -> None:
-        conn = req.conn
-        seat = conn.seat if conn.table is self.host else None
-        if seat is None or self.seats[seat].conn is not conn:
-            self.metrics.refused("not_seated")
-            g.out.append(SendTo(conn, m.Rejected(req.intent.id, "not_seated",
+        link = req.link
+        seat = self.at.get(link)
+        if seat is None or self.seats[seat].link is not link:
+            g.refused.append("not_seated")
+            g.out.append(SendTo(link, m.Rejected(req.intent.id, "not_seated",
                                                  "you do not hold a seat at this table; join or rejoin first")))
             return
         if self.finished:
             # one answer for every finished table, loaded at start or ended during the run:
             # nothing more is written to a finished game's log (the engines' own game_over
             # refusal would have logged each of these)
-            self.metrics.refused("game_over")
-            g.out.append(SendTo(conn, m.Rejected(req.intent.id, "game_over",
+            g.refused.append("game_over")
+            g.out.append(SendTo(link, m.Rejected(req.intent.id, "game_over",
                                                  "this game is over; nothing more can be played")))
             return
         if not self.started:
@@ -372,8 +380,8 @@ class Arbiter:
         # the map as received is logged: it decoded strictly into ``action`` (no unknown
         # fields, right types), so replay decodes it to the same value
         self._accept(state, events, seat, req.intent.action, req.intent.id, "player", req.recv, g, now, timing)
-        g.out.insert(len(g.out) - 1, SendTo(conn, m.Accepted(req.intent.id, self.seq)))
-        self.metrics.intents_accepted += 1
+        g.out.insert(len(g.out) - 1, SendTo(link, m.Accepted(req.intent.id, self.seq)))
+        g.accepted += 1
         self._settle(g, now)
 
     def _accept(self, state, events, seat, action_data, intent_id, by, recv, g: Group, now: float,
@@ -446,119 +454,34 @@ class Arbiter:
         if is_timer(timeout) and deadline <= at:
             self.apply_timeout(timeout, g, now)
 
-    # ------------------------------------------------------------ seats
-    def _claim(self, seat: int, name: str, conn, g: Group) -> str:
-        token = self.new_token()
-        th = token_hash(token)
-        self.seats[seat] = Seat(name, th, conn)
-        g.records.append(encode_record(SeatClaimed(seat, name, th)))
-        self._lobby_changed = True
-        conn.attach(self.host, seat)
-        return token
-
+    # ------------------------------------------------------------ seats (server/arbiter_seats.py)
     def _handle_join(self, req: JoinReq, g: Group, now: float) -> None:
-        conn = req.conn
-        if conn.table is not None:
-            g.out.append(SendTo(conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="join")))
-            return
-        if self.finished:
-            g.out.append(SendTo(conn, m.Error("game_over", "this game is over; spectate it or create a new table", ref="join")))
-            return
-        free = [i for i, s in enumerate(self.seats) if not s.token_hash]
-        if req.seat is not None:
-            if req.seat >= len(self.seats):
-                g.out.append(SendTo(conn, m.Error("no_such_seat", f"this table has seats 0..{len(self.seats) - 1}", path="$.seat", ref="join")))
-                return
-            if req.seat not in free:
-                g.out.append(SendTo(conn, m.Error("seat_taken", f"seat {req.seat} is taken; free seats: {free or 'none'}", path="$.seat", ref="join")))
-                return
-            seat = req.seat
-        elif not free:
-            g.out.append(SendTo(conn, m.Error("table_full", f"table {self.id} is full; spectate it or create another table", ref="join")))
-            return
-        else:
-            seat = free[0]
-        was_started = self.started
-        token = self._claim(seat, req.name, conn, g)
-        g.out.append(SendTo(conn, m.Joined(self.id, self.game.NAME, seat, token, self.seq,
-                                           self.game.view(self.state, seat), self.players())))
-        g.out.append(PlayersChanged(self.audience()))
-        if not was_started and self.started:
-            self.last_activity = now
-            self._settle(g, now)
+        arbiter_seats.join(self, req, g, now)
 
     def _handle_rejoin(self, req: RejoinReq, g: Group) -> None:
-        conn = req.conn
-        if conn.table is not None:
-            g.out.append(SendTo(conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="rejoin")))
-            return
-        if req.seat >= len(self.seats):
-            g.out.append(SendTo(conn, m.Error("no_such_seat", f"this table has seats 0..{len(self.seats) - 1}", path="$.seat", ref="rejoin")))
-            return
-        s = self.seats[req.seat]
-        if not s.token_hash or not hmac.compare_digest(s.token_hash, token_hash(req.token)):
-            # at a finished table no seat can be joined: point to what does work
-            todo = "the game is over: spectate it to see the result" if self.finished else "join a free seat instead"
-            g.out.append(SendTo(conn, m.Error("bad_token", f"that token does not hold seat {req.seat} at table {self.id}; {todo}", path="$.token", ref="rejoin")))
-            return
-        old = s.conn
-        if old is not None and old is not conn:
-            # told (and closed) in turn, after what this group already owes it, such as
-            # the answer to an intent it sent just before
-            old.detach(self.host)
-            g.out.append(SendTo(old, m.Error("seat_taken_over", "your seat was resumed from another connection", ref="rejoin")))
-            g.out.append(Close(old, 1000, "seat resumed elsewhere"))
-        s.conn = conn
-        self._lobby_changed = True
-        conn.attach(self.host, req.seat)
-        g.out.append(SendTo(conn, m.Joined(self.id, self.game.NAME, req.seat, req.token, self.seq,
-                                           self.game.view(self.state, req.seat), self.players())))
-        self._over_to(conn, g)
-        g.out.append(PlayersChanged(self.audience()))
+        arbiter_seats.rejoin(self, req, g)
 
     def _handle_spectate(self, req: SpectateReq, g: Group) -> None:
-        conn = req.conn
-        if conn.table is not None and (conn.table is not self.host or conn not in self.spectators):
-            # also a player at this very table: as a spectator too it would get every update twice
-            g.out.append(SendTo(conn, m.Error("already_at_table", f"you are already at table {conn.table.id}; send leave first", ref="spectate")))
-            return
-        self.spectators.add(conn)
-        self._lobby_changed = True
-        conn.attach(self.host, None)
-        g.out.append(SendTo(conn, m.Spectating(self.id, self.game.NAME, self.seq,
-                                               self.game.view(self.state, None), self.players())))
-        self._over_to(conn, g)
+        arbiter_seats.spectate(self, req, g)
 
     def _handle_leave(self, req: LeaveReq, g: Group) -> None:
-        conn = req.conn
-        self._lobby_changed = True
-        if conn in self.spectators:
-            self.spectators.discard(conn)
-        for i, s in enumerate(self.seats):
-            if s.conn is conn:
-                s.conn = None
-                if req.notify and not self.finished:
-                    # An explicit leave releases the seat: its token stops working and
-                    # anyone may join it (the seat keeps its cards, docs/DECISIONS.md "All games").
-                    # Not once the game is over: nobody can join it then, and voiding the
-                    # token only shut its player out of the final view (and wrote to a
-                    # finished game's log), unlike the same table after a restart.
-                    self.seats[i] = Seat(s.name, b"", None)
-                    g.records.append(encode_record(SeatClaimed(i, s.name, b"")))
-        conn.detach(self.host)
-        if req.notify:
-            g.out.append(SendTo(conn, m.Left(self.id)))
-        g.out.append(PlayersChanged(self.audience()))
+        arbiter_seats.leave(self, req, g)
+
+    def forget(self, link: Link) -> None:
+        """The shell's last resort, when the table's inbox stayed full for 5 s after
+        ``link`` closed (server/connection.py): the table forgets it without a request (no
+        state or log changes; the seat stays held by its token)."""
+        arbiter_seats.forget(self, link)
 
     # ------------------------------------------------------------ a full disk
     # docs/ARCHITECTURE.md "Disk full": the writer waits out a group it had no room for;
     # meanwhile the table writes nothing and answers what comes (server/diskfull.py).
-    def answer_paused(self, req, g: Group) -> None:
-        a = diskfull.answer(_KINDS[type(req)], req, self.id, failed=self.storage.failed is not None,
-                            kept=len(self.kept))
+    def answer_paused(self, req, g: Group, facts: Facts | None = None) -> None:
+        self._learn(facts)
+        a = diskfull.answer(_KINDS[type(req)], req, self.id, failed=self.facts.failed, kept=len(self.kept))
         if type(req) is IntentReq:
             self.rejected += 1
         if a.send is not None:
-            g.out.append(SendTo(req.conn, a.send))
+            g.out.append(SendTo(req.link, a.send))
         if a.keep:
             self.kept.append(req)

@@ -5,7 +5,9 @@ shell"). Typed, frozen values, never tuples tagged by strings (issue #23): the s
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+import itertools
+from types import MappingProxyType
+from typing import Any, Mapping
 
 import attrs
 
@@ -14,36 +16,66 @@ from wildtable.protocol import messages as m
 from . import fairorder
 
 
-class Peer(Protocol):
-    """What the core reads of, and does to, a connection (server/connection.py): where it
-    sits, whether it is gone, its fair-order bounds. ``attach``/``detach`` only move the
-    connection's own pointer to its table and seat: the core reads it back at once (a
-    join then a spectate in one group), so it cannot wait for the group's delivery."""
-
-    table: Any
-    seat: int | None
-    closed: bool
-    delay: float
-    written: fairorder.WriteTimes
-
-    def attach(self, table: Any, seat: int | None) -> None: ...
-    def detach(self, table: Any) -> None: ...
+@attrs.frozen(eq=False)
+class Link:
+    """A connection as the core knows it: an opaque handle, one per connection (made by
+    ``new_link``), equal to itself alone, so that it hashes as fast as the connection did
+    (a dict key several times per update and seat). The shell (server/table.py) holds
+    the connection it stands for. ``id`` names it in tests and logs; ``remote`` and
+    ``name`` are facts for the log's lines (refusals over budget)."""
+    id: int
+    remote: str = "?"
+    name: str | None = None
 
 
-class Storage(Protocol):
-    """Whether the table's log can be written (server/logwriter.py, store_pg.py): while it
-    is paused or failed, timers stop and requests get server/diskfull.py's answers."""
+_ids = itertools.count(1)
 
-    @property
-    def paused(self) -> bool: ...
-    @property
-    def failed(self) -> BaseException | None: ...
+
+def new_link(remote: str = "?", name: str | None = None) -> Link:
+    return Link(next(_ids), remote, name)
+
+
+@attrs.frozen
+class Whereabouts:
+    """What the shell knows of a connection that asks for a seat or to watch, when the core
+    handles that request: whether it is gone (``closed``: seating it would leave a ghost
+    shown as connected), and the id of another table it is at (``elsewhere``), if any."""
+    closed: bool = False
+    elsewhere: str | None = None
+
+
+NOWHERE = Whereabouts()
+
+
+def _read_only(where: Mapping[Link, Whereabouts]) -> Mapping[Link, Whereabouts]:
+    """A read-only view of ``where`` (the shell makes it for one call and keeps none)."""
+    return MappingProxyType(where) if isinstance(where, dict) else where
+
+
+@attrs.frozen
+class Facts:
+    """What the core reads of the world outside it at a call, read by the shell just before
+    (nothing outside changes while the core decides): whether the table's log can be
+    written (server/logwriter.py, store_pg.py: while it is paused or failed, timers stop and
+    requests get server/diskfull.py's answers), each seat's connection's delay bound
+    (``delays``, s: fair order's hold; 0 for an empty seat), and the whereabouts of the
+    connections whose join, rejoin or spectate the call may handle (missing: NOWHERE)."""
+    paused: bool = False
+    failed: bool = False
+    delays: tuple[float, ...] = ()
+    where: Mapping[Link, Whereabouts] = attrs.field(factory=dict, converter=_read_only, hash=False)
+
+    def of(self, link: Link) -> Whereabouts:
+        return self.where.get(link, NOWHERE)
+
+
+CLEAR = Facts()
 
 
 # ------------------------------------------------------------------ requests, in arrival order
 @attrs.frozen
 class IntentReq:
-    conn: Peer
+    link: Link
     intent: m.Intent
     recv: float                  # wall clock, logged as information only
     at: float                    # trio's clock when read: ordered against the table's timer
@@ -52,21 +84,21 @@ class IntentReq:
 
 @attrs.frozen
 class JoinReq:
-    conn: Peer
+    link: Link
     seat: int | None
     name: str
 
 
 @attrs.frozen
 class RejoinReq:
-    conn: Peer
+    link: Link
     seat: int
     token: str
 
 
 @attrs.frozen
 class SpectateReq:
-    conn: Peer
+    link: Link
 
 
 @attrs.frozen
@@ -74,20 +106,20 @@ class ReplyReq:
     """An answer the connection made itself (an intent dropped by the rate limit, or sent
     with no seat), sent through the table the connection last wrote to so that it reaches
     the client after the answers to that connection's earlier intents."""
-    conn: Peer
+    link: Link
     message: Any
 
 
 @attrs.frozen
 class LeaveReq:
-    conn: Peer
+    link: Link
     notify: bool = True          # False when the connection is already gone
 
 
 @attrs.frozen
 class WakeReq:
     """No request: the arbiter looks at its deadline again (a pause of the disk ended)."""
-    conn: Any = None
+    link: Link | None = None
 
 
 Request = IntentReq | JoinReq | RejoinReq | SpectateReq | ReplyReq | LeaveReq | WakeReq
@@ -112,42 +144,64 @@ def is_timer(timeout: Any) -> bool:
 @attrs.frozen
 class SendTo:
     """One message to one connection."""
-    conn: Any
+    link: Link
     message: Any
 
 
 @attrs.frozen
 class Update:
-    """An update to every seat (``seats``: the connection of each seat, or None) and
-    spectator at the table when it happened."""
+    """An update to every seat (``seats``: the link of each seat, or None) and spectator
+    at the table when it happened. ``events`` and ``state`` are the engine's values."""
     seq: int
     events: Any
     state: Any
-    seats: tuple
-    spectators: tuple
+    seats: tuple[Link | None, ...]
+    spectators: tuple[Link, ...]
 
 
 @attrs.frozen
 class PlayersChanged:
     """The seats' names and connections (`players`), as they are when it is delivered."""
-    audience: tuple
+    audience: tuple[Link, ...]
 
 
 @attrs.frozen
 class GameOver:
     """`game_over` with the result, to each of ``audience``."""
-    audience: tuple
+    audience: tuple[Link, ...]
 
 
 @attrs.frozen
 class Close:
     """Close one connection, after what it was sent before in the group."""
-    conn: Any
+    link: Link
     code: int
     reason: str
 
 
 Output = SendTo | Update | PlayersChanged | GameOver | Close
+
+
+# ------------------------------------------------------------------ moves, done at once
+# Where a connection is (server/connection.py ``table``/``seat``) is done by the shell as
+# soon as the core returns, before the group's records are durable: another table's
+# arbiter, running while this one waits on the disk, must see it at a table already (a
+# join here and one there, sent at once, seat it once), as it did when the core moved
+# the connection's pointer itself.
+@attrs.frozen
+class Attach:
+    """The connection is at this table now: in ``seat``, or watching (None)."""
+    link: Link
+    seat: int | None
+
+
+@attrs.frozen
+class Detach:
+    """The connection is no longer at this table."""
+    link: Link
+
+
+Move = Attach | Detach
 
 
 @attrs.frozen
@@ -163,8 +217,12 @@ class Timing:
 class Group:
     """What one group of requests made, as the core decided it: the encoded log records
     (``lazy`` of them need no fsync of their own: refusals), the outputs to deliver once
-    they are durable, and whether the game ended in it."""
+    they are durable, the moves of connections the shell makes at once (``moves``), whether
+    the game ended in it, and what the server's counters (server/metrics.py) add."""
     records: list[bytes] = attrs.Factory(list)
     out: list[Output] = attrs.Factory(list)
+    moves: list[Move] = attrs.Factory(list)
     lazy: int = 0
     ended: bool = False
+    refused: list[str] = attrs.Factory(list)     # the code of each intent refused (the server's counters)
+    accepted: int = 0                            # players' intents accepted

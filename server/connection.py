@@ -20,7 +20,7 @@ from wildtable.protocol.errors import IllegalAction, ProtocolError
 from . import fairorder, wire
 from .cluster import Redirected
 from .framebudget import BACKLOG_BYTES, BACKLOG_FRAMES, FrameRules
-from .arbiter_io import IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SpectateReq
+from .arbiter_io import IntentReq, JoinReq, LeaveReq, Link, RejoinReq, ReplyReq, SpectateReq, new_link
 from .world import Transport
 from .oplog import about
 
@@ -109,6 +109,7 @@ class Connection:
         self.server = server
         self.peer = peer
         self.name: str | None = None
+        self.link = new_link(str(peer.remote))      # what tables' cores know it by (server/arbiter_io.py)
         self.table = None
         self.seat: int | None = None
         # rung when frames wait in the peer's backlog; the writer task then writes them
@@ -135,7 +136,6 @@ class Connection:
         # value, 0 until measured); and when each seq was written to it (``written``).
         self.reach = fairorder.Reach()
         self.delay = 0.0
-        self.written = fairorder.WriteTimes()
         self._rtts: deque = deque(maxlen=RTT_WINDOW)
         self._probe_wake = trio.Event()
         self._quick = 0              # quick probes still to make
@@ -245,11 +245,11 @@ class Connection:
             # The seat stays held (its token still works); the table hears we are gone,
             # through its inbox like everything else (waiting a little if it is full).
             table = self.table
-            if not table.submit_nowait(LeaveReq(self, notify=False)):
+            if not table.submit_nowait(self, LeaveReq(self.link, notify=False)):
                 with self.server.world.clock.move_on_after(5) as wait:
                     wait.shield = True
                     try:
-                        await table.submit(LeaveReq(self, notify=False))
+                        await table.submit(self, LeaveReq(self.link, notify=False))
                     except (trio.ClosedResourceError, trio.BrokenResourceError):
                         pass        # the table is shutting down: nobody will be told
                 if wait.cancelled_caught:
@@ -265,12 +265,7 @@ class Connection:
     def _detach_hard(self):
         """Last resort, when the table's inbox stayed full for 5 s: forget this connection
         from outside the arbiter (it only clears references; no state or log changes)."""
-        t = self.table
-        for s in t.seats:
-            if s.conn is self:
-                s.conn = None
-        t.spectators.discard(self)
-        self.detach(t)
+        self.table.forget(self)
 
     async def _writer(self, scope: trio.CancelScope) -> None:
         # A peer that takes no byte of what waits for the send timeout (SEND_TIMEOUT unless
@@ -421,7 +416,7 @@ class Connection:
         intents: through the table they went to, if any (every intent: one answer, in order)."""
         if self.route is not None:
             try:
-                await self.route.submit(ReplyReq(self, message))
+                await self.route.submit(self, ReplyReq(self.link, message))
                 return
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 pass                # the table is shutting down
@@ -430,7 +425,7 @@ class Connection:
     async def _submit(self, table, req) -> None:
         self.route = table
         try:
-            await table.submit(req)
+            await table.submit(self, req)
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # its arbiter has ended: a finished table just forgotten, or a server stopping
             self.route = None
@@ -457,6 +452,7 @@ class Connection:
             if not name or not name.isprintable():
                 raise ProtocolError("bad_name", "a name needs at least one printable character", "$.name")
             self.name = name
+            self.link = Link(self.link.id, self.link.remote, name)     # before any request names it
             nodes = self.server.cluster.node_urls() if self.server.cluster is not None else ()
             self.send_message(m.Welcome(m.PROTOCOL_VERSION, f"wildtable {self.server.version}", MAX_FRAME, HEARTBEAT,
                                         nodes))
@@ -478,11 +474,11 @@ class Connection:
             if table is None:
                 raise IllegalAction("no_such_table", srv.no_table(msg.table))
             if t == "join":
-                await self._submit(table, JoinReq(self, msg.seat, self.name))
+                await self._submit(table, JoinReq(self.link, msg.seat, self.name))
             elif t == "rejoin":
-                await self._submit(table, RejoinReq(self, msg.seat, msg.token))
+                await self._submit(table, RejoinReq(self.link, msg.seat, msg.token))
             else:
-                await self._submit(table, SpectateReq(self))
+                await self._submit(table, SpectateReq(self.link))
         elif t == "seat_bots":
             if msg.table not in srv.tables and srv.cluster is not None:
                 await srv.cluster.locate(msg.table)             # Redirected to its node
@@ -493,7 +489,7 @@ class Connection:
         elif t == "leave":
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")
-            await self._submit(self.table, LeaveReq(self))
+            await self._submit(self.table, LeaveReq(self.link))
         elif t == "intent":
             if self.table is None or self.seat is None:
                 if self.table is not None:
@@ -505,4 +501,4 @@ class Connection:
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
             reach = self._measure(self.reach.ping) if self.table.fair else self.reach     # the kernel's round trip now
-            await self._submit(self.table, IntentReq(self, msg, self.server.world.wall(), trio.current_time(), reach))
+            await self._submit(self.table, IntentReq(self.link, msg, self.server.world.wall(), trio.current_time(), reach))

@@ -30,8 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from wildtable.protocol import messages as m
+
 from . import fairorder
-from .arbiter_io import Group, IntentReq, Timing, is_timer
+from .arbiter_io import Group, IntentReq, Link, Output, SendTo, Timing, Update, is_timer
 
 if TYPE_CHECKING:
     from .arbiter import Arbiter
@@ -56,8 +58,11 @@ class FairHold:
         self.held: list[tuple[float, int, Held]] = []
         self._n = 0
         self._max = -math.inf                  # the largest key held
-        self._last_key: dict = {}              # connection -> key of its latest held request
+        self._last_key: dict = {}              # link -> key of its latest held request
         self.touched = fairorder.Touched()     # since which seq what an intent needs is there (causality)
+        # when each seq was written to each seated link (causality): the shell says when
+        # it delivered (``wrote``); one entry per link at the table
+        self.written: dict[Link, fairorder.WriteTimes] = {}
 
     def __len__(self) -> int:
         return len(self.held)
@@ -65,7 +70,9 @@ class FairHold:
     def hold_now(self, seat: int | None = None) -> float:
         """The hold (s) of an intent of ``seat``: LEGS times the largest capped reach of
         another connected seat (None: of any, for the timer's move)."""
-        return fairorder.hold((s.conn.delay for i, s in enumerate(self.core.seats) if s.conn is not None and i != seat),
+        d = self.core.facts.delays
+        n = len(d)
+        return fairorder.hold((d[i] for i, s in enumerate(self.core.seats) if s.link is not None and i != seat and i < n),
                               self.core.fair)
 
     def _entry_hold(self, seat: int | None) -> float:
@@ -87,22 +94,23 @@ class FairHold:
     def put(self, r: Any, g: Group, now: float) -> None:
         """Put request ``r`` in the heap under its key; with nothing held, a request that is
         not an intent is handled at once."""
-        conn = r.conn
+        link = r.link
         credit = None
         core = self.core
         if type(r) is IntentReq:
             # the causality bound: when what the intent needs (a card in a meld) was
             # first written to this connection (server/fairorder.py)
-            seen = conn.written.seen_at(self.touched.last(r.intent.action), r.at)
-            placed = fairorder.place(r.reach, core.fair, r.at, seen, self._last_key.get(conn))
+            written = self.written.get(link)
+            seen = written.seen_at(self.touched.last(r.intent.action), r.at) if written is not None else None
+            placed = fairorder.place(r.reach, core.fair, r.at, seen, self._last_key.get(link))
             key, credit = placed.key, placed.credit
-            seat = conn.seat if conn.table is core.host else None
+            seat = core.at.get(link)
         elif not self.held:
             core.handle_guarded(r, g, now)
             return
         else:
             key, seat = self._max, NO_HOLD
-        self._last_key[conn] = key
+        self._last_key[link] = key
         if key > self._max:
             self._max = key
         self._n += 1
@@ -136,3 +144,31 @@ class FairHold:
         deadline, timeout = core.deadline(now)
         if is_timer(timeout) and deadline + self.hold_now() <= now and (not held or held[0][0] >= deadline):
             core.apply_timeout(timeout, g, now)
+
+    def waiting(self) -> list:
+        """The requests held, in no particular order."""
+        return [e[2].req for e in self.held]
+
+    def wrote(self, out: list[Output], now: float) -> None:
+        """Fair order's causality bound: the shell handed ``out`` (a group's outputs) to the
+        sockets at ``now``: when each seq (an update, a snapshot) went to each seated link
+        (fairorder.WriteTimes)."""
+        at = self.core.at
+        written = self.written
+        for item in out:
+            if type(item) is Update:
+                seq = item.seq
+                for link in item.seats:
+                    if link is not None and link in at:
+                        w = written.get(link)
+                        if w is None:
+                            w = written[link] = fairorder.WriteTimes()
+                        w.wrote(seq, now)
+            elif type(item) is SendTo and type(item.message) is m.Joined and item.link in at:
+                w = written.get(item.link)
+                if w is None:
+                    w = written[item.link] = fairorder.WriteTimes()
+                w.wrote(item.message.seq, now)
+        if len(written) > len(at):
+            for link in [k for k in written if k not in at]:
+                del written[link]

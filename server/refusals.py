@@ -25,11 +25,11 @@ class RefusalBudget:
         self.logged = 0
         self.unlogged = 0
 
-    def take(self, conn, now: float) -> bool:
-        """True if a refusal of ``conn``'s may be logged at ``now`` (and count it)."""
-        b = self._buckets.get(conn)
+    def take(self, link, now: float) -> bool:
+        """True if a refusal of ``link``'s (a connection's) may be logged at ``now`` (and count it)."""
+        b = self._buckets.get(link)
         if b is None:
-            b = self._buckets[conn] = [float(self.burst), now, False]
+            b = self._buckets[link] = [float(self.burst), now, False]
         tokens = min(float(self.burst), b[0] + (now - b[1]) * self.rate)
         b[1] = now
         if tokens >= 1:
@@ -40,7 +40,7 @@ class RefusalBudget:
         self.unlogged += 1
         if not b[2]:
             b[2] = True
-            peer = getattr(conn, "peer", None)
+            remote = getattr(link, "remote", "?")     # (server/arbiter_io.py Link)
             log.info("refused intents from %s (%s) beyond %d at once and %g a second are counted, not logged",
-                     getattr(peer, "remote", "?"), getattr(conn, "name", None), self.burst, self.rate, extra=about(peer=getattr(peer, "remote", "?")))
+                     remote, getattr(link, "name", None), self.burst, self.rate, extra=about(peer=remote))
         return False

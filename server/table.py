@@ -20,15 +20,18 @@ import weakref
 from types import ModuleType
 from typing import Any
 
+import attrs
 import trio
 
 from wildtable.protocol.engine import TableConfig
 from wildtable.protocol.logfmt import FORMAT_VERSION, Header, encode_record
 
 from . import diskfull
-from .arbiter import Arbiter, Seat, fair_cap, token_hash
+from .arbiter import Arbiter, fair_cap
+from .arbiter_seats import Seat, token_hash
 from .arbiter_io import (
-    EVICT, EXPIRE, Group, IntentReq, JoinReq, LeaveReq, RejoinReq, ReplyReq, SendTo, SpectateReq, WakeReq,
+    EVICT, EXPIRE, Attach, Facts, Group, IntentReq, JoinReq, LeaveReq, Link, RejoinReq, ReplyReq, SendTo, SpectateReq,
+    WakeReq, Whereabouts,
 )
 from .interfaces import LogSink
 from .logwriter import OVER, LogFile
@@ -55,6 +58,20 @@ class _InboxClosed(Exception):
     """The table's inbox closed (shutdown) while a commit waited out a full disk."""
 
 
+@attrs.frozen
+class SeatView:
+    """A seat as the server's other parts see it: the core's seat with the connection
+    that holds it now (or None)."""
+    name: str
+    token_hash: bytes
+    conn: Any
+
+
+_SEATING = (JoinReq, RejoinReq, SpectateReq)
+# the facts of a call that reads nothing of the connections: by (paused, failed)
+_PLAIN = {(p, f): Facts(p, f) for p in (False, True) for f in (False, True)}
+
+
 class Table:
     # how it waits: its server's world's (Server.start_table sets it; server/world.py)
     clock: Clock = TRIO_CLOCK
@@ -74,10 +91,17 @@ class Table:
         self.metrics = metrics if metrics is not None else Metrics()     # the server's counters
         self.logfile = logfile
         self.writer = writer
-        self.core = Arbiter(table_id, game, seats, settings, state, storage=writer, seq=seq, name=name,
+        self.core = Arbiter(table_id, game, seats, settings, state, seq=seq, name=name,
                             seat_records=seat_records, chance=chance, keep_finished=keep_finished,
-                            waiting_expiry=waiting_expiry, refusals=refusals, metrics=self.metrics, host=self)
-        self._sender = Sender(self.core, logfile)
+                            waiting_expiry=waiting_expiry, refusals=refusals)
+        # The connection each link the core may name stands for (server/arbiter_io.py Link):
+        # those at the table, and those whose requests it holds or answers; the rest are
+        # let go after a delivery once it holds twice what is in use (``_prune``).
+        self.conns: dict[Link, Any] = {}
+        self._prune_at = 64
+        self._facts_last = _PLAIN[False, False]
+        self._sender = Sender(self.core, logfile, self.conns)
+        # (connection, request) pairs: the core gets the request, the shell keeps the connection
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
         self.on_finished = on_finished
         # A finished table is held for keep_finished, a waiting one nobody is at expires
@@ -125,12 +149,14 @@ class Table:
         return self.core.seq
 
     @property
-    def seats(self) -> list[Seat]:
-        return self.core.seats
+    def seats(self) -> list[SeatView]:
+        conns = self.conns
+        return [SeatView(s.name, s.token_hash, None if s.link is None else conns.get(s.link)) for s in self.core.seats]
 
     @property
     def spectators(self) -> set:
-        return self.core.spectators
+        """The connections watching it."""
+        return {self.conns[link] for link in self.core.spectators}
 
     @property
     def finished(self) -> bool:
@@ -172,17 +198,18 @@ class Table:
         return self.core.empty_since(trio.current_time())
 
     # ------------------------------------------------------------ the arbiter
-    async def submit(self, req) -> None:
-        """Called by connection reader tasks. Waits if the table's inbox is full (bounded);
+    async def submit(self, conn, req) -> None:
+        """Called by connection reader tasks with the connection and its request (the
+        request names it by its ``link``). Waits if the table's inbox is full (bounded);
         otherwise does not yield (the reader yields at its next receive anyway)."""
         try:
-            self.inbox_send.send_nowait(req)
+            self.inbox_send.send_nowait((conn, req))
         except trio.WouldBlock:
-            await self.inbox_send.send(req)
+            await self.inbox_send.send((conn, req))
 
-    def submit_nowait(self, req) -> bool:
+    def submit_nowait(self, conn, req) -> bool:
         try:
-            self.inbox_send.send_nowait(req)
+            self.inbox_send.send_nowait((conn, req))
             return True
         except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
             return False
@@ -206,11 +233,11 @@ class Table:
 
     async def _arbiter(self) -> None:
         core = self.core
-        await self._commit(core.start(trio.current_time(), self._finished_ago, self._empty_for))
+        await self._commit(self._took(core.start(trio.current_time(), self._finished_ago, self._empty_for)))
         async with self.inbox:
             while True:
-                wake, timeout = core.wake(trio.current_time())
-                req = None
+                wake, timeout = core.wake(trio.current_time(), self._facts())
+                item = None
                 # Requests that wait are taken first even when the deadline has passed: an
                 # intent that arrived before it goes before the timer's move (the arbiter may
                 # have been busy committing at the deadline), one that came after, after it
@@ -225,16 +252,16 @@ class Table:
                         # last commit): take it without a cancel scope or a trip through
                         # the scheduler (the arbiter yields at every commit of records,
                         # and whenever its inbox is empty)
-                        req = self.inbox.receive_nowait()
+                        item = self.inbox.receive_nowait()
                     except trio.WouldBlock:
                         with self.clock.move_on_at(wake):
                             try:
-                                req = await self.inbox.receive()
+                                item = await self.inbox.receive()
                             except trio.EndOfChannel:
                                 return
                     except trio.EndOfChannel:
                         return
-                if req is None and (timeout is EVICT or timeout is EXPIRE) and not core.hold:
+                if item is None and (timeout is EVICT or timeout is EXPIRE) and not core.hold:
                     if not core.audience():
                         # the last records may still wait in the log writer's queue, or be
                         # unsynced (durability off or batch; refusals): they are written and
@@ -252,20 +279,99 @@ class Table:
                     core.hold_again(trio.current_time())
                     continue
                 now = trio.current_time()
-                await self._commit(core.tick(now) if req is None else core.receive(self._batch(req), now))
+                if item is None:
+                    g = core.tick(now, self._facts())
+                else:
+                    batch = self._batch(item)
+                    g = core.receive(batch, now, self._facts(batch))
+                await self._commit(self._took(g))
 
-    def _batch(self, req) -> list:
-        """``req`` and the requests waiting after it: one group (at most GROUP)."""
+    def _batch(self, item) -> list:
+        """The request of ``item`` and those waiting after it: one group (at most GROUP);
+        their connections are kept for what the core says to their links."""
+        conns = self.conns
+        conn, req = item
+        if conn is not None:
+            conns[req.link] = conn
         batch = [req]
         while len(batch) < GROUP:
             try:
-                batch.append(self.inbox.receive_nowait())
+                conn, req = self.inbox.receive_nowait()
             except (trio.WouldBlock, trio.EndOfChannel):
                 break
+            if conn is not None:
+                conns[req.link] = conn
+            batch.append(req)
         return batch
 
     def _waiting(self) -> int:
         return self.inbox.statistics().current_buffer_used
+
+    # ------------------------------------------------------------ the core's inputs and moves
+    def _facts(self, batch: list = ()) -> Facts:  # type: ignore[assignment]
+        """What the core reads of the world outside, read now (server/arbiter_io.py Facts):
+        the log's state, each seat's delay bound (fair order), and where the connections
+        are whose join, rejoin or spectate this call may handle."""
+        w = self.writer
+        paused, failed = bool(w.paused), w.failed is not None
+        core = self.core
+        asking = [r.link for r in batch if type(r) in _SEATING]
+        if core.kept or core.hold:
+            asking += core.asking()
+        if not core.fair and not asking:
+            return _PLAIN[paused, failed]
+        conns = self.conns
+        if core.fair:
+            delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in core.seats])
+        else:
+            delays = ()
+        if not asking:
+            # the delays change at a pong (every few seconds): the last facts, most calls
+            last = self._facts_last
+            if last.delays == delays and last.paused is paused and last.failed is failed:
+                return last
+            last = self._facts_last = Facts(paused, failed, delays)
+            return last
+        return Facts(paused, failed, delays, {link: self._whereabouts(conns[link]) for link in asking})
+
+    def _whereabouts(self, conn) -> Whereabouts:
+        t = conn.table
+        return Whereabouts(conn.closed, t.id if t is not None and t is not self else None)
+
+    def _took(self, g: Group) -> Group:
+        """Do at once what the core decided of where connections are (before the group is
+        durable: server/arbiter_io.py Attach), and add to the server's counters."""
+        conns = self.conns
+        for move in g.moves:
+            conn = conns[move.link]
+            if type(move) is Attach:
+                conn.attach(self, move.seat)
+            else:
+                conn.detach(self)
+        metrics = self.metrics
+        for code in g.refused:
+            metrics.refused(code)
+        metrics.intents_accepted += g.accepted
+        return g
+
+    def forget(self, conn) -> None:
+        """Last resort, when the table's inbox stayed full for 5 s after ``conn`` closed
+        (server/connection.py): the table forgets it without a request."""
+        self.core.forget(conn.link)
+        conn.detach(self)
+
+    def _prune(self) -> None:
+        """Let go of the connections the core can no longer name (after a delivery: nothing
+        is owed to them), once there are twice as many as it may."""
+        conns = self.conns
+        if len(conns) <= self._prune_at:
+            return
+        core = self.core
+        keep = set(core.at)
+        keep.update(r.link for r in core.hold.waiting() + core.kept)
+        for link in [k for k in conns if k not in keep]:
+            del conns[link]
+        self._prune_at = max(64, 2 * len(conns))
 
     async def _commit(self, g: Group) -> None:
         """Make the group durable, then deliver what it produced, in order."""
@@ -286,6 +392,7 @@ class Table:
                 # need no fsync of their own (they are durable with the file's next one)
                 await self.writer.append(self.logfile, b"".join(records))
         self._sender.send(g.out, trio.current_time())
+        self._prune()
         if self.core.take_lobby_change() and self.on_lobby is not None:
             self.on_lobby(self)
         if self.core.finished and not self._released:
@@ -297,7 +404,7 @@ class Table:
             self._closed = True
         while self.core.kept and not self.writer.paused:
             # what came while the disk was full and waited for play to resume
-            await self._commit(self.core.handle_kept(trio.current_time()))
+            await self._commit(self._took(self.core.handle_kept(trio.current_time(), self._facts())))
 
     # ------------------------------------------------------------ a full disk
     # docs/ARCHITECTURE.md "Disk full": the writer waits out a group it had no room for;
@@ -308,12 +415,14 @@ class Table:
         self.storage_paused()
         while True:
             try:
-                req = await self.inbox.receive()
+                conn, req = await self.inbox.receive()
             except trio.EndOfChannel:
                 raise _InboxClosed() from None
+            if conn is not None:
+                self.conns[req.link] = conn
             g = Group()
             if self.writer.paused or self.writer.failed is not None:
-                self.core.answer_paused(req, g)
+                self.core.answer_paused(req, g, self._facts())
             else:
                 self.core.kept.append(req)      # taken as the pause ended: handled right after it
             self._sender.send(g.out, trio.current_time())
@@ -335,7 +444,7 @@ class Table:
                 self._notify(diskfull.resumed_notice(self.id))
         elif not self.core.kept:
             return
-        self.submit_nowait(WakeReq())       # a full inbox wakes it anyway
+        self.submit_nowait(None, WakeReq())       # a full inbox wakes it anyway
 
     def _notify(self, message) -> None:
         self._sender.send([SendTo(c, message) for c in self.core.audience()], trio.current_time())

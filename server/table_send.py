@@ -7,11 +7,11 @@ shell"."""
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Mapping
 
 from wildtable.protocol import messages as m
 
-from .arbiter_io import Close, GameOver, Output, PlayersChanged, SendTo, Update
+from .arbiter_io import Close, GameOver, Link, Output, PlayersChanged, SendTo, Update
 from .delivery import UpdateFrames
 from .interfaces import TableLog
 from .oplog import about
@@ -22,22 +22,23 @@ if TYPE_CHECKING:
 log = logging.getLogger("wildtable.server")
 
 
-def _put(frames: dict, conn, data: bytes) -> None:
-    got = frames.get(conn)
+def _put(frames: dict, link: Link, data: bytes) -> None:
+    got = frames.get(link)
     if got is None:
-        frames[conn] = [data]
+        frames[link] = [data]
     else:
         got.append(data)
 
 
 class Sender:
     """Encodes and writes one table's outputs. ``logfile``: the table's log, whose name
-    `game_over` tells."""
+    `game_over` tells; ``conns``: the connection each link stands for (the shell's)."""
 
-    def __init__(self, core: Arbiter, logfile: TableLog):
+    def __init__(self, core: Arbiter, logfile: TableLog, conns: Mapping[Link, Any]):
         self.core = core
         self.logfile = logfile
-        # patches against what each connection received last (server/delivery.py)
+        self.conns = conns
+        # patches against what each link received last (server/delivery.py)
         self._updates = UpdateFrames(core.game)
 
     def send(self, out: list[Output], now: float) -> None:
@@ -47,21 +48,21 @@ class Sender:
                 self._deliver(item, frames)
             except Exception:        # a view that raises: our bug; the others still hear
                 log.exception("table %s: internal error delivering %s (our bug)", self.core.id, type(item).__name__, extra=about(table=self.core.id))
-        for conn, data in frames.items():
-            conn.send_frames(data)
+        conns = self.conns
+        for link, data in frames.items():
+            conns[link].send_frames(data)
         if self.core.fair:
-            _wrote(out, now)        # when each seq went to each socket (causality, server/fairorder.py)
+            self.core.wrote(out, now)      # when each seq went to each socket (causality, server/fairorder.py)
 
     def _deliver(self, item: Output, frames: dict) -> None:
-        """Encode one output into ``frames`` (connection -> encoded messages)."""
+        """Encode one output into ``frames`` (link -> encoded messages)."""
         if type(item) is SendTo:
-            conn = item.conn
-            _put(frames, conn, conn.encode(item.message))
+            _put(frames, item.link, self.conns[item.link].encode(item.message))
         elif type(item) is Update:
             self._update(item, frames)
         elif type(item) is Close:
-            conn = item.conn
-            pending = frames.pop(conn, None)
+            conn = self.conns[item.link]
+            pending = frames.pop(item.link, None)
             if pending:             # what it is owed goes out before its close frame
                 conn.send_frames(pending)
             conn.close_soon(item.code, item.reason)
@@ -78,21 +79,7 @@ class Sender:
                 _put(frames, c, data)
 
     def _update(self, item: Update, frames: dict) -> None:
-        # a patch against what each connection received last, or a whole view
+        # a patch against what each link received last, or a whole view
         # (server/delivery.py; docs/PROTOCOL.md, "update")
         for c, data in self._updates.frames(item.seq, item.events, item.state, item.seats, item.spectators):
             _put(frames, c, data)
-
-
-def _wrote(out: list[Output], now: float) -> None:
-    """Fair order's causality bound: when each seq (an update, a snapshot) was handed to
-    each connection's socket (server/fairorder.py WriteTimes)."""
-    for item in out:
-        if type(item) is Update:
-            seq = item.seq
-            for c in item.seats:
-                if c is not None:
-                    c.written.wrote(seq, now)
-        elif type(item) is SendTo and type(item.message) is m.Joined:
-            item.conn.written.wrote(item.message.seq, now)
-

@@ -4,41 +4,16 @@ shell")."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import attrs
-
 from wildtable.protocol.codec import unpackb
 from wildtable.protocol.engine import TableConfig
 from wildtable.protocol.logfmt import decode_record, iter_frames
-from wildtable.server import fairorder
 from wildtable.server.arbiter import Arbiter
-from wildtable.server.metrics import Metrics
+from wildtable.server.arbiter_io import Link, new_link
 
 
-@attrs.define(eq=False)
-class FakePeer:
-    """A connection as the core sees it (server/arbiter_io.py Peer)."""
-    name: str
-    table: Any = None
-    seat: int | None = None
-    closed: bool = False
-    delay: float = 0.0
-    written: fairorder.WriteTimes = attrs.Factory(fairorder.WriteTimes)
-
-    def attach(self, table: Any, seat: int | None) -> None:
-        self.table, self.seat = table, seat
-
-    def detach(self, table: Any) -> None:
-        if self.table is table:
-            self.table, self.seat = None, None
-
-
-@attrs.define
-class Disk:
-    """The log's state as the core reads it (server/arbiter_io.py Storage)."""
-    paused: bool = False
-    failed: BaseException | None = None
+def links(*names: str) -> tuple[Link, ...]:
+    """A connection as the core knows it (server/arbiter_io.py Link), one per name."""
+    return tuple(new_link(f"10.0.0.{i}:5000", name) for i, name in enumerate(names, 1))
 
 
 def identity(size: int) -> tuple[int, ...]:
@@ -50,8 +25,7 @@ def core_of(game, seats: int, settings: dict | None = None, **kw) -> Arbiter:
     settings = settings or {}
     state = game.new_table(TableConfig(game.NAME, seats, settings))
     tokens = iter(f"token{i}" for i in range(100))
-    return Arbiter("t1", game, seats, settings, state, storage=Disk(), metrics=Metrics(), chance=identity,
-                   new_token=lambda: next(tokens), **kw)
+    return Arbiter("t1", game, seats, settings, state, chance=identity, new_token=lambda: next(tokens), **kw)
 
 
 def records(group) -> list:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-CORE = ("wildtable.server.arbiter", "wildtable.server.arbiter_io", "wildtable.server.fairhold",
+CORE = ("wildtable.server.arbiter", "wildtable.server.arbiter_io", "wildtable.server.arbiter_seats", "wildtable.server.fairhold",
         "wildtable.server.refusals", "wildtable.server.shuffle")
 
 

@@ -6,25 +6,25 @@ one action record); one of the other seat is refused, answered and logged as a r
 
 from __future__ import annotations
 
-from arbiterkit import FakePeer, core_of, records
+from arbiterkit import core_of, links, records
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.games import go_fish_wildcard as game
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, IntentRejected, SeatClaimed
-from wildtable.server.arbiter import token_hash
-from wildtable.server.arbiter_io import IntentReq, JoinReq, PlayersChanged, SendTo, Update
+from wildtable.server.arbiter_seats import token_hash
+from wildtable.server.arbiter_io import Attach, IntentReq, JoinReq, PlayersChanged, SendTo, Update
 
 
 def test_a_join_then_an_intent_give_typed_outputs():
     core = core_of(game, 2)
     assert core.start(100.0).out == []
-    a, b = FakePeer("a"), FakePeer("b")
+    a, b = links("a", "b")
 
     g = core.receive([JoinReq(a, None, "ann")], 100.5)
-    assert (a.table, a.seat) == (core, 0)
+    assert g.moves == [Attach(a, 0)] and core.at == {a: 0}      # the shell seats the connection at once
     assert records(g) == [SeatClaimed(0, "ann", token_hash("token0"))]
     joined, players = g.out
-    assert type(joined) is SendTo and joined.conn is a
+    assert type(joined) is SendTo and joined.link is a
     assert joined.message == m.Joined("t1", game.NAME, 0, "token0", 0, game.view(core.state, 0), core.players())
     assert players == PlayersChanged((a,))
     assert not core.started and not g.ended
@@ -45,7 +45,7 @@ def test_a_join_then_an_intent_give_typed_outputs():
     update = g.out[1]
     assert type(update) is Update and update.seq == 3 and update.seats == (a, b)
     assert records(g)[0] == ActionAccepted(3, mover, to_data(action), 7, "player", 1.7e9)
-    assert g.lazy == 0 and core.seq >= 3
+    assert g.lazy == 0 and core.seq >= 3 and g.accepted == 1 and g.refused == []
 
     # the seat not to move acts: refused, answered, logged as a refusal (no fsync of its own)
     seq = core.seq
@@ -54,8 +54,9 @@ def test_a_join_then_an_intent_give_typed_outputs():
     action = game.legal_actions(core.state, mover)[0]
     g = core.receive([IntentReq(idle, m.Intent(8, to_data(action)), 1.7e9, 102.0)], 102.0)
     (answer,) = g.out
-    assert type(answer) is SendTo and answer.conn is idle and type(answer.message) is m.Rejected
+    assert type(answer) is SendTo and answer.link is idle and type(answer.message) is m.Rejected
     assert answer.message.intent == 8
     (refusal,) = records(g)
     assert type(refusal) is IntentRejected and refusal.intent == 8 and g.lazy == 1
+    assert g.refused == [answer.message.code] and g.accepted == 0      # for the server's counters
     assert core.seq == seq

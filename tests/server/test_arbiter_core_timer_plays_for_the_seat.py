@@ -6,7 +6,7 @@ that arrived after the deadline goes after the timer's move in the log
 
 from __future__ import annotations
 
-from arbiterkit import FakePeer, core_of, records
+from arbiterkit import core_of, links, records
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import to_data
 from wildtable.protocol.games import go_fish_wildcard as game
@@ -17,7 +17,7 @@ from wildtable.server.arbiter_io import IntentReq, JoinReq, SendTo, Update
 def _dealt():
     core = core_of(game, 2)             # the default turn timer: 60 s
     core.start(100.0)
-    a, b = FakePeer("a"), FakePeer("b")
+    a, b = links("a", "b")
     core.receive([JoinReq(a, None, "ann"), JoinReq(b, None, "bob")], 101.0)
     assert core.started
     return core, (a, b)
@@ -52,6 +52,6 @@ def test_an_intent_read_after_the_deadline_goes_after_the_timers_move():
     g = core.receive([IntentReq(peers[mover], m.Intent(5, to_data(action)), 1.7e9, deadline + 1.0)], deadline + 2.0)
     first = records(g)[0]
     assert first == ActionAccepted(seq + 1, mover, to_data(timeout.action), None, "timer", None)
-    answers = [o.message for o in g.out if type(o) is SendTo and o.conn is peers[mover]]
+    answers = [o.message for o in g.out if type(o) is SendTo and o.link is peers[mover]]
     assert answers and answers[0].intent == 5      # answered after the timer's move: accepted or refused
     assert all(u.seq > seq for u in g.out if type(u) is Update)
