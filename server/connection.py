@@ -351,7 +351,9 @@ class Connection:
         round trip to _rtt), and the kernel's bound read again; when the next is due, or
         None once this connection is not seated at a fair table any more (its heartbeat
         task takes over) or is closing. One ping unanswered for PONG_TIMEOUT closes it."""
-        if self._probe_over or not self._open or not self._probing():
+        if not self._open:
+            self._probe_over = True     # closing: its heartbeat task ends too (no watch again)
+        if self._probe_over or not self._probing():
             self._probe_wake.set()
             return None
         try:

@@ -88,22 +88,29 @@ def test_one_that_raises_is_dropped_and_the_others_still_pinged():
     assert a.pinged == [0.0, 5.0]
 
 
+async def seated_at_a_fair_table(url: str, name: str) -> RawClient:
+    """A raw client that said hello, created a 2-seat Run Wild table in fair order and
+    sent its join for seat 0 (its answer not read yet: pings may come first)."""
+    c = await RawClient.open(int(url.rsplit(":", 1)[1]))
+    await c.send(m.Hello(m.PROTOCOL_VERSION, name))
+    assert isinstance(await c.message(), m.Welcome)
+    await c.send(m.CreateTable("run-wild", 2, {"fair_ms": 100}))
+    created = await c.message()
+    assert isinstance(created, m.TableCreated), created
+    await c.send(m.Join(created.table, 0))
+    return c
+
+
 async def test_a_seat_that_never_answers_the_pings_is_closed(tmp_path, monkeypatch):
     """Seated at a fair Run Wild table, a client that reads but never answers a ping is
     pinged through the prober once (no other while that one is unanswered), looked at every
-    PROBE_EVERY, and closed 1001 once it waited PONG_TIMEOUT (1 s and 0.3 s here; 15 s and 5 s by default, which
-    tests/server/test_fair_order_liars.py and the load bench run at)."""
+    PROBE_EVERY, and closed 1001 once it waited PONG_TIMEOUT (1 s and 0.3 s here; 15 s and
+    5 s by default, which tests/server/test_fair_order_liars.py and the load bench run at)."""
     monkeypatch.setattr(connection, "PONG_TIMEOUT", 1.0)
     monkeypatch.setattr(connection, "PROBE_EVERY", 0.3)
     async with running_server(tmp_path) as (server, url):
         with trio.fail_after(20):
-            c = await RawClient.open(int(url.rsplit(":", 1)[1]))
-            await c.send(m.Hello(m.PROTOCOL_VERSION, "mute"))
-            assert isinstance(await c.message(), m.Welcome)
-            await c.send(m.CreateTable("run-wild", 2, {"fair_ms": 100}))
-            created = await c.message()
-            assert isinstance(created, m.TableCreated), created
-            await c.send(m.Join(created.table, 0))
+            c = await seated_at_a_fair_table(url, "mute")
             pings = 0
             while True:
                 ev = await c.event()        # pings read, never answered
@@ -117,3 +124,32 @@ async def test_a_seat_that_never_answers_the_pings_is_closed(tmp_path, monkeypat
             assert pings == 1       # no other while one waits for its pong (wire.Peer.probe)
             while len(server.prober):
                 await trio.sleep(0.01)      # forgotten once the connection ended
+
+
+async def test_a_seat_closed_by_the_server_is_pinged_no_more(tmp_path):
+    """A seated connection the server closes (close_soon: a slow consumer, a shutdown) is
+    looked at by the prober once more at most: it stops, and so does its heartbeat task,
+    rather than handing it back to the prober again while the close goes out."""
+    async with running_server(tmp_path) as (server, url):
+        with trio.fail_after(20):
+            c = await seated_at_a_fair_table(url, "ann")
+            assert isinstance(await c.message(), m.Joined)
+            [conn] = [x for x in server.connections if x.name == "ann"]
+            while not len(server.prober):
+                await trio.sleep(0.01)
+            calls = []
+            due = conn.probe_due
+
+            def counted(now: float):
+                calls.append(now)
+                return due(now)
+            conn.probe_due = counted    # type: ignore[method-assign]
+            conn.close_soon(1000, "test")
+            server.prober.watch(conn, trio.current_time())      # as its heartbeat would, at once
+            while not isinstance(await c.event(), CloseConnection):
+                pass
+            await c.stream.aclose()
+            while conn in server.connections:
+                await trio.sleep(0.01)
+            assert len(calls) <= 1, f"the prober looked at a closing connection {len(calls)} times"
+            assert len(server.prober) == 0
