@@ -197,6 +197,8 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
         "server_cpu_wait_share": max(0.0, last[3] - window[3]) / wall,
         "generator_cpu_wait_share": [c / wall for c in gen_wait],
         "games_finished": merged["games_finished"],
+        # the figure a loaded machine moves least: CPU the server spent per intent answered
+        "server_cpu_us_per_intent": (cpu / wall) / max(1e-9, answered / elapsed) * 1e6,
         "_accepted_seqs": merged["accepted_seqs"],
     }
 
@@ -512,6 +514,10 @@ def report(args, rows: dict) -> None:
         print(f"waiting for a CPU (runnable, not running: the main thread's run-queue delay in "
               f"/proc/PID/schedstat, share of the window): {'; '.join(waits)}; load average now "
               f"{os.getloadavg()[0]:.1f}")
+    cpu = [f"{name} {r['server_cpu_us_per_intent']:.0f}" for name, r in rows.items()
+           if isinstance(r, dict) and "server_cpu_us_per_intent" in r]
+    print(f"server CPU per intent (us; share of a core over intents/s, the figure a loaded machine moves "
+          f"least): {', '.join(cpu)}")
     print(f"bytes sent per update per seat: {w['avg_update_bytes']:.0f} (the update message; the WebSocket "
           f"header adds 2-4)")
     for name, r in rows.items():

@@ -45,6 +45,7 @@ from .local_tables import DATA_DIR_MODE, EXPIRED_DIR, FINISHED_DIR, LOG_SUFFIX
 from .logwriter import ROOM_ERRNOS, StorageFailed
 from .metrics import Metrics
 from .opsport import OpsPort
+from .prober import Prober
 from .sdnotify import notify
 from .storage import TableStorage, choose_storage
 from .table import RefusalBudget, Table, secure_permutation
@@ -130,6 +131,7 @@ class Server:
         self.kernel_delay = kernel_delay or peer_kernel_delay
         self.table_ids = table_ids or (lambda: "t" + secrets.token_hex(4))
         self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
+        self.prober = Prober(waits=self.world.clock)    # fair order's pings of every seated connection (server/prober.py)
         # where the tables' logs live: files in the data dir, or a store whose nodes make a
         # cluster (server/cluster.py); decided here, once
         self.storage: TableStorage = choose_storage(self, store, store_sink)
@@ -391,6 +393,7 @@ class Server:
                         log.info("loaded %d finished table(s) read-only", len(finished))
                     with self._listen_scope:
                         async with trio.open_nursery() as conns:
+                            conns.start_soon(self.prober.run)       # ends with the connections
                             self.port = await conns.start(partial(self.world.listen, limits=self.limits,
                                                                   http=WebFiles.for_server(self)),
                                                           self._on_peer, host, port)

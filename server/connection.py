@@ -94,8 +94,8 @@ class RateLimit:
     def __init__(self, rate: float, burst: float):
         self.rate, self.burst, self.tokens, self.stamp = rate, burst, burst, trio.current_time()
 
-    def allow(self) -> bool:
-        now = trio.current_time()
+    def allow(self, now: float) -> bool:
+        """``now``: trio's clock, as the reader read it for this message."""
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1:
@@ -138,6 +138,7 @@ class Connection:
         self.delay = 0.0
         self._rtts: deque = deque(maxlen=RTT_WINDOW)
         self._probe_wake = trio.Event()
+        self._probe_over = False     # no more pings: the connection is closing
         self._quick = 0              # quick probes still to make
         peer.on_rtt = self._rtt
 
@@ -241,6 +242,7 @@ class Connection:
             finally:
                 self._stop_writing()
         self.closed = True
+        self.server.prober.forget(self)
         if self.table is not None:
             # The seat stays held (its token still works); the table hears we are gone,
             # through its inbox like everything else (waiting a little if it is full).
@@ -302,14 +304,20 @@ class Connection:
 
     def _measure(self, ping: float | None) -> fairorder.Reach:
         """Read the kernel's round trip again (one getsockopt; it is the bound a client
-        cannot inflate by answering pings late) and update ``reach``."""
-        r = self.reach = fairorder.Reach(ping, self.server.kernel_delay(self.peer))
+        cannot inflate by answering pings late) and update ``reach`` (the same value
+        object while neither bound moved: a Reach a read cost 1 us at every intent)."""
+        kernel = self.server.kernel_delay(self.peer)
+        r = self.reach
+        if kernel == r.kernel and ping == r.ping:
+            return r
+        r = self.reach = fairorder.Reach(ping, kernel)
         self.delay = r.value()
         return r
 
     async def _heartbeat(self) -> None:
         """A ping every HEARTBEAT seconds, or every PROBE_EVERY while seated at a table that
-        orders by send time. Every pong is a round-trip sample of the delay estimate."""
+        orders by send time: those the server's prober sends (server/prober.py), while this
+        task waits for it to stop. Every pong is a round-trip sample of the delay estimate."""
         clock = self.server.world.clock
         while True:
             if not self._probing():
@@ -326,21 +334,41 @@ class Connection:
                     except wire.ConnectionClosed:
                         return
                     continue
-            # seated at a fair table: a ping every PROBE_EVERY without waiting for its pong
-            # (the reader hands the round trip to _rtt); one unanswered for PONG_TIMEOUT closes
-            try:
-                waiting = self.peer.probe()
-            except wire.ConnectionClosed:
+            # seated at a fair table: pinged by the prober from now on (``probe_due``); woken
+            # when it stops, or when ``attach`` wants the quick probes again
+            self._probe_wake = trio.Event()
+            self.server.prober.watch(self, trio.current_time())
+            await self._probe_wake.wait()
+            if self._probe_over:
                 return
+
+    def probe_due(self, now: float) -> float | None:
+        """The prober's call: a ping without waiting for its pong (the reader hands the
+        round trip to _rtt), and the kernel's bound read again; when the next is due, or
+        None once this connection is not seated at a fair table any more (its heartbeat
+        task takes over) or is closing. One ping unanswered for PONG_TIMEOUT closes it."""
+        if not self._open:
+            self._probe_over = True     # closing: its heartbeat task ends too (no watch again)
+        if self._probe_over or not self._probing():
+            self._probe_wake.set()
+            return None
+        try:
+            waiting = self.peer.probe()
+        except wire.ConnectionClosed:
+            waiting = None
+            self._probe_over = True
+        else:
             self._measure(self.reach.ping)      # the kernel's bound, pong or no pong
-            if waiting is not None and trio.current_time() - waiting > PONG_TIMEOUT:
+            if waiting is not None and now - waiting > PONG_TIMEOUT:
                 self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
-                return
-            if self._quick > 0:
-                self._quick -= 1
-                await clock.sleep(PROBE_FIRST[0])
-            else:
-                await clock.sleep(PROBE_EVERY)
+                self._probe_over = True
+        if self._probe_over:
+            self._probe_wake.set()
+            return None
+        if self._quick > 0:
+            self._quick -= 1
+            return now + PROBE_FIRST[0]
+        return now + PROBE_EVERY
 
     async def _watchdog(self) -> None:
         """The hello and idle timeouts. The reader only stamps when it last heard from the
@@ -365,15 +393,17 @@ class Connection:
 
     async def _reader(self) -> None:
         receive = self.peer.receive
+        decode = m.MESSAGES.decode_bytes
+        clock = trio.current_time
         while True:
             data = await receive()
-            self._last_heard = trio.current_time()
+            self._last_heard = now = clock()
             msg = None
             try:
                 if isinstance(data, str):
                     raise ProtocolError("text_frame", "send binary frames holding msgpack, not text frames")
-                msg = m.MESSAGES.decode_bytes(data, MAX_FRAME)
-                if not self.limit.allow():
+                msg = decode(data, MAX_FRAME)
+                if not self.limit.allow(now):
                     # Every intent gets exactly one answer, even a dropped one.
                     self.server.metrics.rate_limited += 1
                     why = f"too many messages: at most {self.server.config.rate_limit:g} per second; this one was dropped"
@@ -458,9 +488,22 @@ class Connection:
                                         nodes))
             return
         srv = self.server
-        if t == "hello":
+        if t == "intent":           # the one that counts: tested first
+            table = self.table
+            if table is None or self.seat is None:
+                if table is not None:
+                    # a spectator: "join first" alone would only earn already_at_table
+                    why = (f"you are watching table {table.id} as a spectator, and spectators cannot act; "
+                           "send leave, then join a free seat (or rejoin yours)")
+                else:
+                    why = "you do not hold a seat; join or rejoin a table first"
+                await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
+                return
+            reach = self._measure(self.reach.ping) if table.fair else self.reach     # the kernel's round trip now
+            await self._submit(table, IntentReq(self.link, msg, srv.world.wall(), trio.current_time(), reach))
+        elif t == "hello":
             raise ProtocolError("already_said_hello", "hello was already received", "$.type")
-        if t == "list_tables":
+        elif t == "list_tables":
             self.send_bytes(srv.table_list_frame())
         elif t == "create_table":
             if srv.cluster is not None and not msg.here:
@@ -468,7 +511,7 @@ class Connection:
             table = await srv.create_table(msg.game, msg.seats, msg.settings, msg.name, owner=self)
             self.send_message(m.TableCreated(table.id, table.game.NAME, len(table.seats), table.settings))
         elif t in ("join", "rejoin", "spectate"):
-            table = srv.tables.get(msg.table)  # type: ignore[assignment]  # None: checked below
+            table = srv.tables.get(msg.table)  # None: checked below
             if table is None and srv.cluster is not None:
                 table = await srv.cluster.locate(msg.table)     # adopted now, or Redirected to its node
             if table is None:
@@ -490,15 +533,3 @@ class Connection:
             if self.table is None:
                 raise IllegalAction("not_at_table", "you are not at a table")
             await self._submit(self.table, LeaveReq(self.link))
-        elif t == "intent":
-            if self.table is None or self.seat is None:
-                if self.table is not None:
-                    # a spectator: "join first" alone would only earn already_at_table
-                    why = (f"you are watching table {self.table.id} as a spectator, and spectators cannot act; "
-                           "send leave, then join a free seat (or rejoin yours)")
-                else:
-                    why = "you do not hold a seat; join or rejoin a table first"
-                await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
-                return
-            reach = self._measure(self.reach.ping) if self.table.fair else self.reach     # the kernel's round trip now
-            await self._submit(self.table, IntentReq(self.link, msg, self.server.world.wall(), trio.current_time(), reach))

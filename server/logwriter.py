@@ -279,8 +279,15 @@ class LogWriter:
         """Wait until ``c`` is acknowledged. While the disk is full its table answers its
         requests meanwhile (``log.while_paused``: it returns only when cancelled, at the
         acknowledgment or when the pause ends)."""
-        if not await hand_over(self._send, c):
-            return
+        # queued without a schedule point of its own when there is room (the wait for the
+        # acknowledgement below is one: a yield here cost a task switch a commit), yet
+        # not once cancelled, as ``send`` would not
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self._send.send_nowait(c)
+        except (trio.WouldBlock, trio.BrokenResourceError, trio.ClosedResourceError):
+            if not await hand_over(self._send, c):      # full: wait for room; gone: as hand_over says
+                return
         ref = getattr(c.log, "while_paused", None)
         serve = ref() if ref is not None else None
         self._waiting.add(c)

@@ -80,7 +80,7 @@ class Peer:
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
                  "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt", "rules", "_tokens", "_spent_at",
-                 "cut", "_unfed")
+                 "cut", "_unfed", "_fed", "_drained")
 
     def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int | None):
         self._sock = sock
@@ -109,27 +109,42 @@ class Peer:
         self._tokens = self.rules.burst
         self._spent_at = trio.current_time()
         self.cut: str | None = None             # why we closed it at once, dropping what waited (a policy close)
-        self._unfed: memoryview | None = None   # the rest of a read, not parsed yet (FEED_SLICE at a time)
+        self._unfed: bytes | memoryview | None = None   # the rest of a read, not parsed yet (FEED_SLICE at a time)
+        self._fed = False                       # a slice was parsed since this task's last schedule point
+        self._drained = False                   # the last read was short: wait for the socket before the next
 
     # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
         """The next whole message: bytes for a binary one, str for a text one. Raises
-        ConnectionClosed once the peer has closed, failed the protocol, or gone."""
+        ConnectionClosed once the peer has closed, failed the protocol, or gone.
+
+        One schedule point a message, at least and (as a rule) at most: a message read
+        after a wait for the socket returns with no other; so does the read that follows
+        a short one (the socket is drained: it waits for the socket first, with no ``recv``
+        that would only say EAGAIN). At most FEED_SLICE bytes are parsed between two
+        schedule points, and a receive cancelled at one loses nothing (docs/ARCHITECTURE.md,
+        "The WebSocket layer")."""
         messages = self._messages
         if messages:
             # parsed earlier from one read: a peer that pipelines many messages must not
             # keep every other task waiting while its reader works through them
             await trio.lowlevel.checkpoint()
+            self._fed = False
+            return messages.popleft()
         sock = self._sock
+        yielded = False
         while not messages:
             if self._gone:
                 raise ConnectionClosed(*self._ended)     # over its budget, or closed: the rest is not parsed
             data: bytes | memoryview | None = self._unfed
             if data is None:
+                if self._drained:
+                    await trio.lowlevel.wait_readable(sock)
+                    yielded, self._fed = True, False
                 try:
                     data = sock.recv(RECV_SIZE)
                 except BlockingIOError:
-                    await trio.lowlevel.wait_readable(sock)
+                    self._drained = True
                     continue
                 except OSError as e:            # reset
                     self._lost(f"connection lost: {e.strerror or e}")
@@ -139,16 +154,29 @@ class Peer:
                     self._take_events()
                     self._lost("the peer closed the connection without a close frame")
                     continue
+                self._drained = len(data) < RECV_SIZE
+            if self._fed:
+                # a slice was parsed since the last schedule point: let the other tasks
+                # run first (the read waits here, kept if this task is cancelled meanwhile)
+                self._unfed = data
+                await trio.lowlevel.checkpoint()
+                yielded, self._fed = True, False
+                continue
             # a peer with more to read must not keep the other tasks from running: at most
-            # FEED_SLICE bytes are parsed between two checkpoints; the rest of the read
-            # waits here (kept if this task is cancelled meanwhile)
+            # FEED_SLICE bytes are parsed between two schedule points; the rest of the read
+            # waits here
             if len(data) > FEED_SLICE:
                 view = memoryview(data)
                 data, self._unfed = view[:FEED_SLICE], view[FEED_SLICE:]
             else:
                 self._unfed = None
             self._feed(data)
+            self._fed = True
+        if not yielded:
+            # every receive is a schedule point and a cancel point, as trio's own are; a
+            # cancel here leaves the message for the next receive
             await trio.lowlevel.checkpoint()
+            self._fed = False
         return messages.popleft()
 
     def _feed(self, data) -> None:

@@ -1,0 +1,155 @@
+"""Fair order's pings from one task (server/prober.py; docs/ARCHITECTURE.md, "Fair
+order", the ping bound): each watched connection is pinged when it is due, again when
+it says, never twice for one due time, not after it says no more, and a connection
+watched again has one live entry, not two. Pure: ``run_due`` with a given ``now``; and
+one server, where a seat at a fair table is pinged through the prober and one that never
+answers is closed."""
+
+from __future__ import annotations
+
+import trio
+
+from wsproto.events import CloseConnection, Ping
+
+from wildtable.protocol import messages as m
+from wildtable.server import connection, prober
+from wildtable.server.prober import Prober
+
+from rawclient import RawClient
+from serverkit import running_server
+
+
+class Conn:
+    """A connection that asks for a ping every ``every`` seconds, ``times`` times."""
+
+    def __init__(self, every: float, times: int):
+        self.every, self.left = every, times
+        self.pinged: list[float] = []
+
+    def probe_due(self, now: float) -> float | None:
+        self.pinged.append(now)
+        self.left -= 1
+        return now + self.every if self.left > 0 else None
+
+
+def test_each_is_pinged_when_due_and_again_when_it_says():
+    p = Prober()
+    a, b = Conn(5.0, 3), Conn(0.1, 2)
+    p.watch(a, 0.0)
+    p.watch(b, 1.0)
+    for now in (0.0, 0.5, 1.0, 1.05, 1.1, 5.0, 10.0, 15.0, 20.0):
+        p.run_due(now)
+    assert a.pinged == [0.0, 5.0, 10.0]         # then it said no more
+    assert b.pinged == [1.0, 1.1]
+    assert len(p) == 0 and not p._heap
+
+
+def test_a_wake_serves_what_is_due_within_the_slack():
+    p = Prober()
+    a = Conn(5.0, 1)
+    p.watch(a, 1.0 + prober.SLACK / 2)
+    p.run_due(1.0)
+    assert a.pinged == [1.0]
+
+
+def test_watched_again_it_has_one_live_entry():
+    """A connection that sits down again (attach) is watched again at once: it is pinged
+    then, and its old due time does not ping it a second time."""
+    p = Prober()
+    a = Conn(5.0, 10)
+    p.watch(a, 0.0)
+    p.run_due(0.0)                  # next due at 5
+    p.watch(a, 2.0)                 # sat down again: due now (2), then every 5
+    for now in (2.0, 5.0, 6.0, 7.0):
+        p.run_due(now)
+    assert a.pinged == [0.0, 2.0, 7.0]
+    assert len(p) == 1
+
+
+def test_forgotten_it_is_not_pinged():
+    p = Prober()
+    a = Conn(5.0, 10)
+    p.watch(a, 1.0)
+    p.forget(a)
+    p.run_due(1.0)
+    assert a.pinged == [] and len(p) == 0
+
+
+def test_one_that_raises_is_dropped_and_the_others_still_pinged():
+    class Broken:
+        def probe_due(self, now: float) -> float | None:
+            raise RuntimeError("a bug")
+    p = Prober()
+    a = Conn(5.0, 2)
+    p.watch(Broken(), 0.0)
+    p.watch(a, 0.0)
+    p.run_due(0.0)
+    p.run_due(5.0)
+    assert a.pinged == [0.0, 5.0]
+
+
+async def seated_at_a_fair_table(url: str, name: str) -> RawClient:
+    """A raw client that said hello, created a 2-seat Run Wild table in fair order and
+    sent its join for seat 0 (its answer not read yet: pings may come first)."""
+    c = await RawClient.open(int(url.rsplit(":", 1)[1]))
+    await c.send(m.Hello(m.PROTOCOL_VERSION, name))
+    assert isinstance(await c.message(), m.Welcome)
+    await c.send(m.CreateTable("run-wild", 2, {"fair_ms": 100}))
+    created = await c.message()
+    assert isinstance(created, m.TableCreated), created
+    await c.send(m.Join(created.table, 0))
+    return c
+
+
+async def test_a_seat_that_never_answers_the_pings_is_closed(tmp_path, monkeypatch):
+    """Seated at a fair Run Wild table, a client that reads but never answers a ping is
+    pinged through the prober once (no other while that one is unanswered), looked at every
+    PROBE_EVERY, and closed 1001 once it waited PONG_TIMEOUT (1 s and 0.3 s here; 15 s and
+    5 s by default, which tests/server/test_fair_order_liars.py and the load bench run at)."""
+    monkeypatch.setattr(connection, "PONG_TIMEOUT", 1.0)
+    monkeypatch.setattr(connection, "PROBE_EVERY", 0.3)
+    async with running_server(tmp_path) as (server, url):
+        with trio.fail_after(20):
+            c = await seated_at_a_fair_table(url, "mute")
+            pings = 0
+            while True:
+                ev = await c.event()        # pings read, never answered
+                if isinstance(ev, Ping):
+                    pings += 1
+                    assert len(server.prober) == 1
+                elif not isinstance(ev, bytes):
+                    break
+            assert isinstance(ev, CloseConnection), ev
+            assert ev.code == connection.CLOSE_GOING_AWAY and ev.reason == "no answer to ping"
+            assert pings == 1       # no other while one waits for its pong (wire.Peer.probe)
+            while len(server.prober):
+                await trio.sleep(0.01)      # forgotten once the connection ended
+
+
+async def test_a_seat_closed_by_the_server_is_pinged_no_more(tmp_path):
+    """A seated connection the server closes (close_soon: a slow consumer, a shutdown) is
+    looked at by the prober once more at most: it stops, and so does its heartbeat task,
+    rather than handing it back to the prober again while the close goes out."""
+    async with running_server(tmp_path) as (server, url):
+        with trio.fail_after(20):
+            c = await seated_at_a_fair_table(url, "ann")
+            assert isinstance(await c.message(), m.Joined)
+            [conn] = [x for x in server.connections if x.name == "ann"]
+            while not len(server.prober):
+                await trio.sleep(0.01)
+            calls = []
+            due = conn.probe_due
+
+            def counted(now: float):
+                calls.append(now)
+                return due(now)
+            conn.probe_due = counted    # type: ignore[method-assign]
+            conn.close_soon(1000, "test")
+            server.prober.watch(conn, trio.current_time())      # as its heartbeat would, at once
+            while not isinstance(await c.event(), CloseConnection):
+                pass
+            await c.stream.aclose()
+            while conn in server.connections:
+                await trio.sleep(0.01)
+            assert len(calls) <= 1, f"the prober looked at a closing connection {len(calls)} times"
+            assert len(server.prober) == 0
