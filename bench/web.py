@@ -4,6 +4,7 @@ Wild update in the page (issue #17).
     python bench/web.py                       # 10 loads, a 20 s Run Wild game against 3 fast bots
     python bench/web.py --loads 20 --seconds 30 --bot-delay 0.01 --json bench/web.json
     python bench/web.py --seconds 30 --cpu      # and the page's CPU time per message (a trace)
+    python bench/web.py --runs 5 --loads 2      # five whole runs, their updates pooled
 
 It starts `wildtable serve --port 0` (a temporary data dir, --durability off), then drives
 Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
@@ -28,7 +29,12 @@ Debian's Chromium (/usr/bin/chromium) through Playwright, as tests/web/ does:
   handled, the CPU time its main thread spent in it (the trace's thread time, `tdur`:
   decoding, the events' words, the redraw), which time on other processes or threads does
   not inflate: it tells the page's cost apart from the machine's. Tracing costs a little
-  itself, so compare runs made the same way.
+  itself, so compare runs made the same way;
+- with --runs N, N whole runs (a server, a browser and a game each, one after the other):
+  a game gives some 250-350 updates, whose p99 is its third or fourth slowest, so one
+  hiccup of the machine moves it; the percentiles printed pool every run's updates, and
+  each run's own p99 is printed beside them (the page weight and the create time are the
+  last run's).
 
 Run it on a quiet machine: other work on the same cores skews every figure.
 """
@@ -77,17 +83,11 @@ def message_cpu_ms(trace: bytes) -> list[float]:
             and ((e.get("args") or {}).get("data") or {}).get("url", "").endswith("/app/net.js")]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--loads", type=int, default=10, help="page loads (reloads at a table) to time")
-    ap.add_argument("--seconds", type=float, default=20.0, help="how long the Run Wild game runs")
-    ap.add_argument("--bot-delay", type=float, default=0.02, help="the bots' reaction time, seconds")
-    ap.add_argument("--json", help="also write the figures here")
-    ap.add_argument("--cpu", action="store_true", help="also the page's CPU time per message, from a Chromium trace")
-    args = ap.parse_args()
+def one_run(args) -> tuple[int, int, float, list[float], list[float], list[float]]:
+    """One server, one browser, one Run Wild game: the page's weight, create and reload
+    times, every update's time and (with --cpu) every message's CPU time."""
     from playwright.sync_api import sync_playwright
 
-    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         server, url = serve(str(Path(tmp) / "data"))
         http = url.replace("ws://", "http://") + "/"
@@ -169,11 +169,38 @@ def main() -> int:
                         proc.kill()
                         proc.wait()
 
+    return weight, files, create_ms, loads, updates, cpu
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loads", type=int, default=10, help="page loads (reloads at a table) to time")
+    ap.add_argument("--seconds", type=float, default=20.0, help="how long the Run Wild game runs")
+    ap.add_argument("--bot-delay", type=float, default=0.02, help="the bots' reaction time, seconds")
+    ap.add_argument("--json", help="also write the figures here")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="whole runs (a server, a browser, a game each); the percentiles pool every run's updates")
+    ap.add_argument("--cpu", action="store_true", help="also the page's CPU time per message, from a Chromium trace")
+    args = ap.parse_args()
+
+    load_before = os.getloadavg()[0]
+    updates: list[float] = []
+    cpu: list[float] = []
+    loads: list[float] = []
+    run_p99: list[float] = []
+    for _ in range(args.runs):
+        weight, files, create_ms, run_loads, run_updates, run_cpu = one_run(args)
+        loads += run_loads
+        updates += run_updates
+        cpu += run_cpu
+        if run_updates:
+            run_p99.append(round(pct(run_updates, 0.99), 2))
+
     figures = {
         "page_weight_bytes": weight, "page_files": files,
         "create_to_table_ms": round(create_ms, 1),
         "reload_to_table_ms_p50": round(statistics.median(loads), 1), "reload_to_table_ms_p90": round(pct(loads, 0.9), 1),
-        "updates": len(updates),
+        "runs": args.runs, "updates": len(updates), "update_ms_p99_each_run": run_p99,
         "update_ms_p50": round(pct(updates, 0.5), 2) if updates else None,
         "update_ms_p90": round(pct(updates, 0.9), 2) if updates else None,
         "update_ms_p95": round(pct(updates, 0.95), 2) if updates else None,
@@ -192,13 +219,15 @@ def main() -> int:
     print(f"{'create -> table drawn (ms)':<34}{create_ms:>12.1f}")
     print(f"{'reload -> table drawn p50 (ms)':<34}{figures['reload_to_table_ms_p50']:>12.1f}")
     print(f"{'reload -> table drawn p90 (ms)':<34}{figures['reload_to_table_ms_p90']:>12.1f}")
-    print(f"{'updates applied':<34}{len(updates):>12}")
+    print(f"{'runs / updates applied':<34}{str(args.runs) + ' / ' + str(len(updates)):>12}")
     if updates:
         print(f"{'apply one update p50 (ms)':<34}{figures['update_ms_p50']:>12.2f}")
         print(f"{'apply one update p90 (ms)':<34}{figures['update_ms_p90']:>12.2f}")
         print(f"{'apply one update p95 (ms)':<34}{figures['update_ms_p95']:>12.2f}")
         print(f"{'apply one update p99 (ms)':<34}{figures['update_ms_p99']:>12.2f}")
         print(f"{'apply one update max (ms)':<34}{figures['update_ms_max']:>12.2f}")
+        if args.runs > 1:
+            print(f"{'p99 of each run (ms)':<34}{' '.join(f'{v:.1f}' for v in run_p99):>12}")
     if cpu:
         print(f"{'CPU per message (' + str(len(cpu)) + ') p50 (ms)':<34}{figures['message_cpu_ms_p50']:>12.2f}")
         print(f"{'CPU per message p95 (ms)':<34}{figures['message_cpu_ms_p95']:>12.2f}")
