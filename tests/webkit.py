@@ -282,25 +282,35 @@ class Player:
         # it (seen at load 13). So the press is made only where the card is now, and the
         # drag is checked to have begun (app/drag.js's ghost) before it goes on; else the
         # button is let go where it is and the card measured again.
-        for _ in range(5):
-            x, y = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
-            page.mouse.move(x, y)
-            if not page.evaluate(ON_SOURCE, [x, y, src.element_handle(timeout=timeout)]):
+        # Measured again, the card may be gone (a Run Wild bot took it, a round ended):
+        # False, as above, not a timeout (seen at load 7 with two busy loops)
+        down = False
+        try:
+            for _ in range(5):
+                x, y = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
+                page.mouse.move(x, y)
+                if not page.evaluate(ON_SOURCE, [x, y, src.element_handle(timeout=timeout)]):
+                    a = src.bounding_box(timeout=timeout)
+                    if a is None:
+                        return False
+                    continue
+                page.mouse.down()
+                down = True
+                page.mouse.move(x, y - 2 * SLOP, steps=2)
+                if page.locator(".drag-ghost").count():
+                    break
+                page.mouse.up()
+                down = False
                 a = src.bounding_box(timeout=timeout)
                 if a is None:
                     return False
-                continue
-            page.mouse.down()
-            page.mouse.move(x, y - 2 * SLOP, steps=2)
-            if page.locator(".drag-ghost").count():
-                break
-            page.mouse.up()
-            a = src.bounding_box(timeout=timeout)
-            if a is None:
+            else:
                 return False
-        else:
+            b = dst.bounding_box(timeout=timeout) or b          # where the target is now
+        except PlaywrightError:
+            if down:
+                page.mouse.up()
             return False
-        b = dst.bounding_box(timeout=timeout) or b          # where the target is now
         page.mouse.move(b["x"] + b["width"] / 2, b["y"] + b["height"] / 2, steps=5)
         page.mouse.up()
         if wait:

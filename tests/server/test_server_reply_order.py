@@ -20,10 +20,16 @@ from serverkit import create, join, running_server, server_config
 class Bursty(Connection):
     """Reads in bursts: a pause every few messages lets the server's socket fill up (the
     player's pauses are longer: its table writes to it only as fast as the game goes).
-    Until frames first wait in the server's backlog (``backed_up()``, set once the
-    server's side is known), a pause lasts until they do (1 s at most), so the backlog is
-    taken at least once however slow the machine: with only the short pauses, a loaded
-    one wrote too little meanwhile and every frame went out at once."""
+
+    The first pause lasts until frames have waited in the server's backlog
+    (``backed_up()``, set once the server's side is known), and meanwhile this client
+    asks for the table list again and again (its answers, ~250 B each, are not what the
+    checks below look at), so the server writes to it whatever the game's pace: the
+    backlog is taken every time, on any machine. (The pause used to wait for the game's
+    own writes, 1 s at most: at load 15-22 the game wrote too little meanwhile and every
+    frame went out at once.)"""
+
+    ASKS = 2_000        # a hang guard: ~60 kB of answers, several times what fills the socket
 
     def __init__(self, ws, every: int, pause: float = 0.01):
         super().__init__(ws)
@@ -37,10 +43,13 @@ class Bursty(Connection):
             if self.filled:
                 await trio.sleep(self.pause)
             else:
-                with trio.move_on_after(1):     # (again at the next pause if not yet)
-                    while not self.backed_up():
-                        await trio.sleep(0.002)
+                for _ in range(self.ASKS):
+                    if self.backed_up():
+                        break
+                    await self.send(m.ListTables())
+                    await trio.sleep(0.002)
                 self.filled = self.backed_up()
+                assert self.filled, f"no backlog after {self.ASKS} unread table lists"
         return await super().receive()
 
 
@@ -58,9 +67,12 @@ async def _small_ws(port: int):
 
 def _watch(server, name: str, reader: Bursty) -> list:
     """Shrink the server's send buffer for ``name``; note the backlog after every write;
-    ``reader`` (its client) pauses until that backlog is not empty."""
+    ``reader`` (its client) pauses until a write has left frames waiting in the backlog
+    (noted at the write: the writer task takes the whole backlog at once while it waits
+    for the socket, so the backlog looked at later may read 0 while frames wait)."""
     [conn] = [c for c in server.connections if c.name == name]
-    reader.backed_up = lambda: conn.peer.backlog > 0
+    waited = []
+    reader.backed_up = lambda: bool(waited)
     conn.peer._sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
     seen = []
 
@@ -68,6 +80,8 @@ def _watch(server, name: str, reader: Bursty) -> list:
         def watching(data):
             send(data)
             seen.append(conn.peer.backlog)
+            if seen[-1] and not waited:
+                waited.append(True)
         return watching
     # a table writes a delivery pass with send_frames; the connection itself, send_bytes
     conn.send_bytes = watched(conn.send_bytes)

@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 import trio
 
-from wildtable.server import delivery
+from wildtable.server import connection, delivery
 
-from hostilekit import OP_BINARY, Raw, binary, busy_table, said_hello, under_attack
+from hostilekit import OP_BINARY, OP_PING, OP_PONG, Raw, binary, busy_table, client_frame, said_hello, under_attack
 from serverkit import server_config
 from waitkit import wait_until
 
@@ -86,19 +86,31 @@ RATE = 16_000   # bytes per second the patient spectator reads, from the start o
 BEHIND = 260
 
 
-async def test_a_spectator_taking_bytes_slowly_is_not_closed_for_a_send_timeout(tmp_path):
+async def test_a_spectator_taking_bytes_slowly_is_not_closed_for_a_send_timeout(tmp_path, monkeypatch):
     """A burst of 350 updates from the busy table, then the table rests; the spectator
     reads 16 kB/s all along, so it still has seconds of updates to drain once the burst is
     over, more than the send timeout. It takes bytes the whole time, so it is not
     "send timeout: nothing taken" (1001, which the old layer sent it: issue #14); it is not
-    closed at all, and gets every update in order, then the answer to its list_tables."""
+    closed at all, and gets every update in order, then the answer to its list_tables.
+
+    The server's heartbeat pings (docs/PROTOCOL.md "Connection" 4) wait in the same
+    backlog as the updates, in order, and the spectator answers them as a real client
+    does: a ping every second here (20 s by default, which a loaded machine also reaches),
+    so that it always meets some behind its backlog, and is not closed for "no answer to
+    ping" while it drains."""
+    monkeypatch.setattr(connection, "HEARTBEAT", 1.0)
     seqs: list[int] = []
+    pings: list[int] = []       # how many updates had come before each ping
     listed = trio.Event()
 
     async def read_all(raw: Raw) -> None:
         with raw:
             while True:
                 f = await raw.read_frame()
+                if f.opcode == OP_PING:
+                    pings.append(len(seqs))
+                    await raw.send(client_frame(OP_PONG, f.payload))
+                    continue
                 assert f.opcode == OP_BINARY, f"{f} after {len(seqs)} updates, reading {RATE} B/s"
                 msg = f.message()
                 if msg["type"] == "table_list":
@@ -127,6 +139,7 @@ async def test_a_spectator_taking_bytes_slowly_is_not_closed_for_a_send_timeout(
                 await listed.wait()
             drained = trio.current_time() - rested
     assert len(seqs) >= BURST, f"only {len(seqs)} updates of {BURST}"
+    assert any(0 < k < len(seqs) for k in pings), f"no ping among the updates: {pings}"
     assert seqs == list(range(seqs[0], seqs[0] + len(seqs))), "updates missing or out of order"
     assert drained > 1.5 * SEND_TIMEOUT, \
         f"drained {drained:.1f} s after the burst: too fast to stand for a slow reader past the send timeout"
