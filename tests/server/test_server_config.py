@@ -21,6 +21,7 @@ from wildtable.server.cluster import Cluster
 from wildtable.server.config import ConfigError, ServerConfig
 from wildtable.server.forwarded import TrustedProxies
 from wildtable.server.main import server_config
+from wildtable.server.world import RealWorld
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,6 +136,7 @@ class _Server:
         self.tables: dict = {}
         self.connections: set = set()
         self.storage = _Storage()
+        self.world = RealWorld()        # the cluster waits through its world's clock
 
 
 def adoption_order(seed: int | None, global_seed: int) -> list[str]:
