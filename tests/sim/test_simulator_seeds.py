@@ -65,8 +65,7 @@ def test_every_seed_keeps_every_invariant(share):
 
 
 # a cluster run whose nodes are paused 6 times, resumed timers first and inputs first
-# (a few cluster seeds, 11 among them, do not run one way yet, with their pauses taken
-# out too: the code before the true pause had such seeds as well)
+# (one run in one process here; in any process: test_a_seed_is_one_run_in_any_process)
 PAUSED = 27
 
 
@@ -98,8 +97,9 @@ def test_the_replay_command_replays_the_run():
 
 
 # cluster seeds that once ran two ways in two processes (docs/ARCHITECTURE.md,
-# "Determinism"): 11, players rejoining at one instant a table whose lease had passed
-CROSS_PROCESS = (11,)
+# "Determinism"): 11, players rejoining at one instant a table whose lease had passed;
+# 131, a node's pings and a table's messages sent on one link as the node resumed
+CROSS_PROCESS = (11, 131)
 _HASHES = "from wildtable.sim.run import run; import sys; print(*(run(int(s)).trace_hash for s in sys.argv[1:]))"
 
 
