@@ -119,6 +119,7 @@ class Cluster:
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
         # one lookup of a table at a time, first come first served: see locate
         self._locating: dict[str, trio.Lock] = {}
+        self._adopting: dict[str, trio.Event] = {}    # adoptions under way here (_adopt): set when done
         self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
         self._nursery: trio.Nursery | None = None   # the loops' (and the takeover watchers')
         # the order of the adoption pass, from this node's own generator, never the global
@@ -332,7 +333,10 @@ class Cluster:
                 await self.clock.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
-            if srv.storage.adopting(table_id):       # being adopted here right now
+            if table_id in self._adopting:          # being adopted here (the pass): served when it is
+                await self._adopting[table_id].wait()
+                continue
+            if srv.storage.adopting(table_id):       # being adopted here right now (at start)
                 await self.clock.sleep(0.05)
                 continue
             if not self.room():
@@ -365,16 +369,28 @@ class Cluster:
 
     # ---------------------------------------------------------------- adoption
     async def _adopt(self, table_id: str):
-        """Adopt one table now (server.adopt_table), and start its bots here."""
-        was = self.server.tables.get(table_id)
-        table = await self.server.storage.adopt_table(table_id)
-        if table is not None and table is not was:
-            self.adopted += 1
-            await self.resume_bots(table_id)
-            w = awaited(table_id, table.players(), trio.current_time())
-            if w is not None and not table.finished and self._nursery is not None:
-                self._nursery.start_soon(self._watch_comeback, table, w)
-        return table
+        """Adopt one table now (server.adopt_table), and start its bots here. One adoption
+        of a table at a time: a request that finds one under way (the pass's, say) waits
+        for all of it, so that it is answered at the same instant whichever of the two
+        Trio happened to run first (docs/ARCHITECTURE.md, "Determinism")."""
+        under_way = self._adopting.get(table_id)
+        if under_way is not None:
+            await under_way.wait()
+            return self.server.tables.get(table_id)
+        done = self._adopting[table_id] = trio.Event()
+        try:
+            was = self.server.tables.get(table_id)
+            table = await self.server.storage.adopt_table(table_id)
+            if table is not None and table is not was:
+                self.adopted += 1
+                await self.resume_bots(table_id)
+                w = awaited(table_id, table.players(), trio.current_time())
+                if w is not None and not table.finished and self._nursery is not None:
+                    self._nursery.start_soon(self._watch_comeback, table, w)
+            return table
+        finally:
+            del self._adopting[table_id]
+            done.set()
 
     async def _watch_comeback(self, table, w) -> None:
         """Say whether the players of a table taken over came back (takeover.comeback)."""
