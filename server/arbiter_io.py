@@ -161,8 +161,11 @@ class Update:
 
 @attrs.frozen
 class PlayersChanged:
-    """The seats' names and connections (`players`), as they are when it is delivered."""
+    """The seats' names and connections (`players`), as they were when the core decided
+    (not when the group is delivered: which seats a later request of the same instant had
+    taken by then was Trio's order, docs/ARCHITECTURE.md "Determinism"), to ``audience``."""
     audience: tuple[Link, ...]
+    players: tuple[tuple[str | None, bool], ...]   # each seat's (name shown, connected)
 
 
 @attrs.frozen

@@ -82,7 +82,7 @@ def join(core: Arbiter, req: JoinReq, g: Group, now: float) -> None:
     token = _claim(core, seat, req.name, link, g)
     g.out.append(SendTo(link, m.Joined(core.id, core.game.NAME, seat, token, core.seq,
                                        core.game.view(core.state, seat), core.players())))
-    g.out.append(PlayersChanged(core.audience()))
+    g.out.append(_players_changed(core))
     if not was_started and core.started:
         core.last_activity = now
         core._settle(g, now)
@@ -116,7 +116,7 @@ def rejoin(core: Arbiter, req: RejoinReq, g: Group) -> None:
     g.out.append(SendTo(link, m.Joined(core.id, core.game.NAME, req.seat, req.token, core.seq,
                                        core.game.view(core.state, req.seat), core.players())))
     core._over_to(link, g)
-    g.out.append(PlayersChanged(core.audience()))
+    g.out.append(_players_changed(core))
 
 
 def spectate(core: Arbiter, req: SpectateReq, g: Group) -> None:
@@ -151,7 +151,7 @@ def leave(core: Arbiter, req: LeaveReq, g: Group) -> None:
         g.moves.append(Detach(link))
     if req.notify:
         g.out.append(SendTo(link, m.Left(core.id)))
-    g.out.append(PlayersChanged(core.audience()))
+    g.out.append(_players_changed(core))
 
 
 def forget(core: Arbiter, link: Link) -> None:
@@ -163,3 +163,8 @@ def forget(core: Arbiter, link: Link) -> None:
             core.seats[i] = attrs.evolve(s, link=None)
     core.spectators.pop(link, None)
     core.at.pop(link, None)
+
+
+def _players_changed(core: Arbiter) -> PlayersChanged:
+    """`players` to everyone at the table, as the seats are now (PlayersChanged)."""
+    return PlayersChanged(core.audience(), tuple((core._shown(s), s.link is not None) for s in core.seats))

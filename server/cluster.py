@@ -117,6 +117,9 @@ class Cluster:
         self._said: dict[str, float] = {}       # warnings already logged: when (so they are not every second)
         self.adopted = 0                        # tables adopted by the loop or on demand
         self._pending: set[str] = set()         # tables left to adopt at the next pass (others took their share)
+        # one lookup of a table at a time, first come first served: see locate
+        self._locating: dict[str, trio.Lock] = {}
+        self._adopting: dict[str, trio.Event] = {}    # adoptions under way here (_adopt): set when done
         self._origins: tuple[list, frozenset[str]] = ([], frozenset())   # peer_origins() for which nodes
         self._nursery: trio.Nursery | None = None   # the loops' (and the takeover watchers')
         # the order of the adoption pass, from this node's own generator, never the global
@@ -260,14 +263,28 @@ class Cluster:
         because its owner's lease has passed. Redirected if another live node owns it;
         IllegalAction(no_such_table) if the store has no such open table, (storage_error)
         if the store cannot be asked now."""
+        # Requests for one table take turns in the order they came (trio.Lock is FIFO):
+        # several players waiting for one lease to pass would otherwise all wake at one
+        # instant, and which of them adopted the table (and was seated first, 50 ms before
+        # the rest) was Trio's pick of the tasks ready then, not who asked first: unfair to
+        # players, and a seed of the simulator ran two ways (docs/ARCHITECTURE.md,
+        # "Determinism"). The first adopts; the others then find the table at once and
+        # reach its inbox in their order (nothing yields between release and submit).
+        lock = self._locating.get(table_id)
+        if lock is None:
+            lock = self._locating[table_id] = trio.Lock()
         try:
-            return await self._locate(table_id)
+            async with lock:
+                return await self._locate(table_id)
         except (Redirected, IllegalAction):
             raise
         except Exception as e:
             self._warn("locate", "cluster: cannot look table %s up in the store (%s)", table_id, first_line(e), extra=about(table=table_id))
             raise IllegalAction("storage_error", f"this server cannot reach its store to find table {table_id} just "
                                 "now; try again in a few seconds") from None
+        finally:
+            if not lock.locked() and lock.statistics().tasks_waiting == 0:
+                self._locating.pop(table_id, None)      # bounded by the requests waiting now
 
     async def _locate(self, table_id: str):
         srv = self.server
@@ -316,7 +333,10 @@ class Cluster:
                 await self.clock.sleep(wait + 0.05)
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
-            if srv.storage.adopting(table_id):       # being adopted here right now
+            if table_id in self._adopting:          # being adopted here (the pass): served when it is
+                await self._adopting[table_id].wait()
+                continue
+            if srv.storage.adopting(table_id):       # being adopted here right now (at start)
                 await self.clock.sleep(0.05)
                 continue
             if not self.room():
@@ -349,16 +369,28 @@ class Cluster:
 
     # ---------------------------------------------------------------- adoption
     async def _adopt(self, table_id: str):
-        """Adopt one table now (server.adopt_table), and start its bots here."""
-        was = self.server.tables.get(table_id)
-        table = await self.server.storage.adopt_table(table_id)
-        if table is not None and table is not was:
-            self.adopted += 1
-            await self.resume_bots(table_id)
-            w = awaited(table_id, table.players(), trio.current_time())
-            if w is not None and not table.finished and self._nursery is not None:
-                self._nursery.start_soon(self._watch_comeback, table, w)
-        return table
+        """Adopt one table now (server.adopt_table), and start its bots here. One adoption
+        of a table at a time: a request that finds one under way (the pass's, say) waits
+        for all of it, so that it is answered at the same instant whichever of the two
+        Trio happened to run first (docs/ARCHITECTURE.md, "Determinism")."""
+        under_way = self._adopting.get(table_id)
+        if under_way is not None:
+            await under_way.wait()
+            return self.server.tables.get(table_id)
+        done = self._adopting[table_id] = trio.Event()
+        try:
+            was = self.server.tables.get(table_id)
+            table = await self.server.storage.adopt_table(table_id)
+            if table is not None and table is not was:
+                self.adopted += 1
+                await self.resume_bots(table_id)
+                w = awaited(table_id, table.players(), trio.current_time())
+                if w is not None and not table.finished and self._nursery is not None:
+                    self._nursery.start_soon(self._watch_comeback, table, w)
+            return table
+        finally:
+            del self._adopting[table_id]
+            done.set()
 
     async def _watch_comeback(self, table, w) -> None:
         """Say whether the players of a table taken over came back (takeover.comeback)."""

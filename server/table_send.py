@@ -67,8 +67,9 @@ class Sender:
                 conn.send_frames(pending)
             conn.close_soon(item.code, item.reason)
         elif type(item) is PlayersChanged:
-            core = self.core
-            data = m.encode(m.Players(core.id, core.players()))
+            players = tuple({"seat": i, "name": name, "connected": connected}
+                            for i, (name, connected) in enumerate(item.players))
+            data = m.encode(m.Players(self.core.id, players))
             for c in item.audience:
                 _put(frames, c, data)
         elif type(item) is GameOver:

@@ -37,10 +37,12 @@ class Closed(Exception):
 class _Way:
     """One direction of a link: frames in order, each due at its time."""
 
-    def __init__(self):
+    def __init__(self, rng: random.Random):
+        self.rng = rng                 # its own: the two ends send at one instant in any order
         self.q: deque = deque()        # (due, kind, data)
         self.last = 0.0
         self.bell = trio.Event()
+        self.drawn = (-math.inf, 0.0)  # (the instant, the delay drawn for what is sent then)
 
     def put(self, due: float, kind: int, data) -> None:
         due = max(due, self.last)      # in order, like a stream
@@ -72,15 +74,24 @@ class Link:
         self.net, self.n, self.node, self.rng = net, n, node, rng     # n: "client.k", its k-th link
         self.base, self.jitter = base, jitter
         self.read_rate = read_rate     # bytes/s the client reads at (math.inf: as fast as they come)
-        self.up, self.down = _Way(), _Way()     # client -> server, server -> client
+        # client -> server, server -> client
+        self.up, self.down = _Way(random.Random(rng.getrandbits(64))), _Way(random.Random(rng.getrandbits(64)))
         self.cut = False
         self.in_flight = 0             # bytes sent to the client and not yet read by it
         self.read_bell = trio.Event()
         self.server = SimPeer(self)
         self.client = ClientEnd(self)
 
-    def delay(self) -> float:
-        d = self.base + self.rng.random() * self.jitter
+    def delay(self, way: _Way) -> float:
+        """How long what is sent ``way`` now travels: one draw per instant and way, shared
+        by all that is sent then (one burst), so that the draws do not hang on the order
+        Trio runs the tasks that send at one instant (a node's pinger and a table's
+        sender woken together on resume, say): docs/ARCHITECTURE.md, "Determinism"."""
+        now = trio.current_time()
+        at, d = way.drawn
+        if at != now:
+            d = self.base + way.rng.random() * self.jitter
+            way.drawn = (now, d)
         held = self.net.held.get(self.node)       # the node's links hold everything until then
         if held is not None:
             d += max(0.0, held - trio.current_time())
@@ -161,7 +172,7 @@ class SimPeer:
     def _push(self, kind: int, data) -> None:
         link = self.link
         if not link.cut:
-            link.down.put(trio.current_time() + link.delay(), kind, data)
+            link.down.put(trio.current_time() + link.delay(link.down), kind, data)
 
     def _room(self, size: int) -> bool:
         return self.link.in_flight == 0 or self.link.in_flight + size <= WINDOW
@@ -278,7 +289,7 @@ class ClientEnd:
         link = self.link
         if link.cut or self.closed is not None:
             raise Closed(*(self.closed or (1006, "connection lost")))
-        link.up.put(trio.current_time() + link.delay(), _MSG, data)
+        link.up.put(trio.current_time() + link.delay(link.up), _MSG, data)
 
     async def receive(self) -> bytes:
         """The next message; Closed once the link is cut or the server closed it."""
@@ -301,25 +312,25 @@ class ClientEnd:
                 if self.pong_lag > 0 and self.nursery is not None:
                     self.nursery.start_soon(self._late_pong, data)
                 else:
-                    link.up.put(trio.current_time() + link.delay(), _PONG, data)
+                    link.up.put(trio.current_time() + link.delay(link.up), _PONG, data)
             elif kind == _CLOSE:
                 self.closed = data
                 if not link.cut:
-                    link.up.put(trio.current_time() + link.delay(), _CLOSE, data)
-                link.net.loop.call_later(link.delay() * 2, link.sever)
+                    link.up.put(trio.current_time() + link.delay(link.up), _CLOSE, data)
+                link.net.loop.call_later(link.delay(link.up) * 2, link.sever)
                 raise Closed(*data)
 
     async def _late_pong(self, data) -> None:
         await trio.sleep(self.pong_lag)
         link = self.link
         if not link.cut:
-            link.up.put(trio.current_time() + link.delay(), _PONG, data)
+            link.up.put(trio.current_time() + link.delay(link.up), _PONG, data)
 
     def close(self) -> None:
         link = self.link
         if self.closed is None and not link.cut:
             self.closed = (1000, "")
-            link.up.put(trio.current_time() + link.delay(), _CLOSE, (1000, ""))
+            link.up.put(trio.current_time() + link.delay(link.up), _CLOSE, (1000, ""))
             link.net.loop.call_later(2.0, link.sever)
 
 

@@ -24,12 +24,52 @@ from __future__ import annotations
 
 import math
 import os
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import trio
 
 import wildtable.server
+
+class SpawnOrder(trio.abc.Instrument):
+    """Names each task by its place in the tree of spawns (its parent's place and how many
+    tasks that parent had spawned before it): an order of tasks that does not come from
+    Trio's scheduling, so long as each task's own steps are one run. NodeClock breaks ties
+    between waits made at one instant with it (docs/ARCHITECTURE.md, "Determinism")."""
+
+    def __init__(self):
+        self.reset()
+
+    def reset(self) -> None:
+        """A fresh tree, for a new run."""
+        self.places: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        self.counts: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()    # spawns so far
+        self.keys: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()      # keys taken so far
+        self._top = 0
+
+    def task_spawned(self, task: trio.lowlevel.Task) -> None:
+        try:
+            parent: trio.lowlevel.Task | None = trio.lowlevel.current_task()
+        except RuntimeError:
+            parent = None
+        if parent is None or parent not in self.places:
+            self._top += 1
+            self.places[task] = (self._top,)
+            return
+        n = self.counts.get(parent, 0) + 1
+        self.counts[parent] = n
+        self.places[task] = self.places[parent] + (n,)
+
+    def key(self) -> tuple:
+        """The current task's place, and how many keys it took before this one."""
+        task = trio.lowlevel.current_task()
+        n = self.keys.get(task, 0) + 1
+        self.keys[task] = n
+        return (self.places.get(task, ()), n)
+
+
+SPAWNS = SpawnOrder()     # installed by run.run for each run (trio.run(instruments=...))
 
 STAGGER = 1e-6        # seconds between the overdue timers a resume fires (in the order they were due)
 _SERVER = os.path.dirname(wildtable.server.__file__) + os.sep
@@ -46,18 +86,16 @@ class NodeClock:
         self.dead = False                  # killed: its tasks are being cancelled
         self.paused_at = 0.0
         self.root: trio.lowlevel.Task | None = None    # the task the node's server runs under
-        self._scopes: dict[trio.CancelScope, tuple[float, int]] = {}   # open waits: own deadline, number
-        self._n = 0
-        self._waiting: list[list[float]] = []   # inputs held at the gate: [came at, number, goes on at]
+        self._scopes: dict[trio.CancelScope, tuple[float, tuple]] = {}   # open waits: own deadline, number
+        self._waiting: list[list] = []   # inputs held at the gate: [came at, number, goes on at]
         self._running = trio.Event()
         self._running.set()
 
     # ------------------------------------------------------------ the Clock
     @contextmanager
     def move_on_at(self, deadline: float) -> Iterator[trio.CancelScope]:
-        self._n += 1
         scope = trio.CancelScope(deadline=math.inf if self.paused else deadline)
-        self._scopes[scope] = (deadline, self._n)
+        self._scopes[scope] = (deadline, SPAWNS.key())
         try:
             with scope:
                 yield scope
@@ -92,8 +130,7 @@ class NodeClock:
         ready at one instant in any order: docs/ARCHITECTURE.md, "Determinism")."""
         if not self.paused:
             return
-        self._n += 1
-        me = [trio.current_time(), float(self._n), math.inf]
+        me = [trio.current_time(), SPAWNS.key(), math.inf]
         while True:
             if self.paused:
                 if not any(w is me for w in self._waiting):

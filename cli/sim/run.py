@@ -25,7 +25,7 @@ from wildtable.server.config import ServerConfig
 from . import check
 from .net import Net
 from .node import Node
-from .pause import PauseWatch
+from .pause import SPAWNS, PauseWatch
 from .players import Client, Moving, Player, Spectator, Thief
 
 PLAY = (15.0,) * 5 + (240.0,) # simulated seconds of play at most, per run (one drawn): most runs
@@ -350,7 +350,8 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
         kind = ClusterWorld if seed % CLUSTER_EVERY == CLUSTER_EVERY - 1 else World
         world = kind(seed, tmp / "data", set(plant), verbose)
         clock = trio.testing.MockClock(autojump_threshold=0)
-        trio.run(world.main, clock=clock)
+        SPAWNS.reset()          # a fresh tree of spawns for each run (pause.py)
+        trio.run(world.main, clock=clock, instruments=[SPAWNS])
         return Result(seed, world.trace_hash(), tuple(world.violations), clock.current_time(), world.seq,
                       world.crashes, world.cuts, world.events,
                       world.lost_bytes(), isinstance(world, ClusterWorld), world.disk_fulls, world.paused_heard,

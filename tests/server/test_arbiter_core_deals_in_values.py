@@ -23,7 +23,7 @@ from wildtable.server.fairorder import Reach
 _L = io.new_link()
 VALUES = (io.IntentReq(_L, m.Intent(1, {}), 0.0, 0.0), io.JoinReq(_L, None, "ann"), io.RejoinReq(_L, 0, "tok"),
           io.SpectateReq(_L), io.ReplyReq(_L, m.Left("t1")), io.LeaveReq(_L), io.WakeReq(),
-          io.SendTo(_L, m.Left("t1")), io.Update(1, (), (), (_L, None), ()), io.PlayersChanged((_L,)),
+          io.SendTo(_L, m.Left("t1")), io.Update(1, (), (), (_L, None), ()), io.PlayersChanged((_L,), (("ann", True),)),
           io.GameOver((_L,)), io.Close(_L, 1000, "bye"), io.Attach(_L, 0), io.Detach(_L),
           _L, io.Whereabouts(), io.Facts(), io.Timing(0.0, 0.0, 0.0), Seat())
 ATOMS = (int, float, str, bytes, bool, type(None), io.Link, io.Whereabouts, Reach, m.Intent)

@@ -26,13 +26,13 @@ def test_a_join_then_an_intent_give_typed_outputs():
     joined, players = g.out
     assert type(joined) is SendTo and joined.link is a
     assert joined.message == m.Joined("t1", game.NAME, 0, "token0", 0, game.view(core.state, 0), core.players())
-    assert players == PlayersChanged((a,))
+    assert players == PlayersChanged((a,), (("ann", True), (None, False)))   # as decided
     assert not core.started and not g.ended
 
     # the second join takes the last seat: the dealer's draw and the deal are settled at once
     g = core.receive([JoinReq(b, None, "bob")], 101.0)
     assert [type(o) for o in g.out] == [SendTo, PlayersChanged, Update, Update]
-    assert g.out[1] == PlayersChanged((a, b))
+    assert g.out[1] == PlayersChanged((a, b), (("ann", True), ("bob", True)))
     assert [(u.seq, u.seats, u.spectators) for u in g.out[2:]] == [(1, (a, b), ()), (2, (a, b), ())]
     assert [type(r) for r in records(g)] == [SeatClaimed, ChanceRecorded, ChanceRecorded]
     assert core.started and core.seq == 2

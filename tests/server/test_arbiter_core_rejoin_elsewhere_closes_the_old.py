@@ -28,7 +28,7 @@ def test_a_seat_resumed_elsewhere_closes_the_old_connection():
     assert close == Close(old, 1000, "seat resumed elsewhere")
     assert type(joined) is SendTo and joined.link is new and type(joined.message) is m.Joined
     assert joined.message.seat == 0 and joined.message.seq == core.seq
-    assert players == PlayersChanged((new, other))
+    assert players == PlayersChanged((new, other), (("ann", True), ("bob", True)))
     # the shell moves the connections at once: the old one off the table, the new one into seat 0
     assert g.moves == [Detach(old), Attach(new, 0)]
     assert core.at == {new: 0, other: 1} and core.seats[0].link is new

@@ -40,8 +40,8 @@ def test_a_leave_detaches_the_link_and_releases_its_seat():
     g = core.receive([LeaveReq(ann)], 101.0)
     assert g.moves == [Detach(ann)] and core.at == {bob: 1}
     assert records(g) == [SeatClaimed(0, "ann", b"")]           # its token is void: anyone may join it
-    assert g.out == [SendTo(ann, m.Left("t1")), PlayersChanged((bob,))]
+    assert g.out == [SendTo(ann, m.Left("t1")), PlayersChanged((bob,), ((None, False), ("bob", True), (None, False)))]
     # a connection gone (no notice): the seat stays held by its token
     g = core.receive([LeaveReq(bob, notify=False)], 102.0)
     assert g.moves == [Detach(bob)] and core.at == {} and g.records == []
-    assert g.out == [PlayersChanged(())] and core.seats[1].token_hash
+    assert g.out == [PlayersChanged((), ((None, False), ("bob", False), (None, False)))] and core.seats[1].token_hash
