@@ -18,13 +18,14 @@ from wildtable.protocol.logfmt import ActionAccepted, IntentRejected
 from serverkit import check_views, replay_by_seq
 
 SETTINGS = {"hand_size": 12, "rounds": 100}     # a long round of four: the melds stay contested
-# A table is hammered until it has told its clients of FIGHT acceptances and FIGHT refusals
-# (a real fight, however slowly a loaded machine lets it go), or for at most HAMMER_AT_MOST
-# seconds if it does not get there (the tests then say how far it got). A fixed time of
-# hammering made the fight's size the machine's speed: 4 s gave 97 acceptances at a table
-# on a loaded 2-core machine, and the tests' "> 200 over two tables" failed.
+# A table is hammered until it has told its clients of FIGHT acceptances and FIGHT refusals:
+# a real fight, however slowly a loaded machine lets it go (a fixed time of hammering made
+# the fight's size the machine's speed: 4 s gave 97 acceptances at a table on a loaded
+# 2-core machine; a 20 s cap gave 154 of the 240 the tests want under two busy loops). The
+# tests' own deadline (HAMMER_DEADLINE, far beyond an idle machine's ~3 s) only keeps a
+# table that stopped answering from hanging the suite.
 FIGHT = 120
-HAMMER_AT_MOST = 20.0
+HAMMER_DEADLINE = 180
 WINDOW = 8            # intents in flight per client
 DECK = 72
 
@@ -135,15 +136,12 @@ class Hammer:
 
 async def hammer(conns, joined, seed: int) -> list[Hammer]:
     """The seated ``conns`` (headless/net.py connections, ``joined`` their joined answers)
-    hammer their table until they were told of FIGHT acceptances and FIGHT refusals (at
-    most HAMMER_AT_MOST seconds); once every intent is answered and the table still
+    hammer their table until they were told of FIGHT acceptances and FIGHT refusals; once every intent is answered and the table still
     answers at once, the hammers (what each sent and received)."""
     hammers = [Hammer(c, j, seed * 10 + i) for i, (c, j) in enumerate(zip(conns, joined))]
-    until = trio.current_time() + HAMMER_AT_MOST
 
     def enough() -> bool:
-        return (trio.current_time() >= until or (sum(h.accepted for h in hammers) >= FIGHT
-                                                 and sum(h.rejected for h in hammers) >= FIGHT))
+        return sum(h.accepted for h in hammers) >= FIGHT and sum(h.rejected for h in hammers) >= FIGHT
     async with trio.open_nursery() as n:
         for h in hammers:
             n.start_soon(h.reader)

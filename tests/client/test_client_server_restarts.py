@@ -36,10 +36,48 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+class Gate:
+    """A TCP relay on 127.0.0.1 the client connects through: each connection goes on to
+    ``target`` (a port), or is closed at once while ``target`` is None (the client sees a
+    server that is not there yet). The test lets the client reach the second server only
+    once the squatter holds its one place: else the client, retrying every 0.05-0.2 s, may
+    get in first (it did on a loaded machine) and the squatter is the one turned away."""
+
+    def __init__(self):
+        self.target: int | None = None
+        self.port = 0
+
+    async def run(self, task_status=trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._relay, listeners)
+
+    async def _relay(self, client) -> None:
+        async with client:
+            if self.target is None:
+                return
+            try:
+                server = await trio.open_tcp_stream("127.0.0.1", self.target)
+            except OSError:
+                return
+            async with server:
+                async def pump(a, b):
+                    try:
+                        async for chunk in a:
+                            await b.send_all(chunk)
+                    except (trio.BrokenResourceError, trio.ClosedResourceError):
+                        pass
+                    with trio.move_on_after(1):
+                        await b.send_eof()
+                async with trio.open_nursery() as n:
+                    n.start_soon(pump, client, server)
+                    n.start_soon(pump, server, client)
+
+
 async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_path, monkeypatch):
     monkeypatch.setattr(core_mod, "BACKOFF", (0.05, 0.1, 0.2))
-    data, port = tmp_path / "data", _free_port()
-    url = f"ws://127.0.0.1:{port}"
+    data = tmp_path / "data"
     notes: list[Notice] = []
 
     async def until(pred, timeout=10):
@@ -48,21 +86,25 @@ async def test_a_server_that_comes_back_full_is_retried_until_a_place_frees(tmp_
 
     with trio.fail_after(30):
         async with trio.open_nursery() as outer:
+            gate = Gate()
+            await outer.start(gate.run)
             first = Server(ServerConfig(data_dir=data, rate_limit=10_000.0, rate_burst=10_000.0))
             async with trio.open_nursery() as life:
-                await life.start(first.run, "127.0.0.1", port)
-                async with connect(url, "bob") as bob:
+                gate.target = await life.start(first.run, "127.0.0.1", 0)
+                async with connect(f"ws://127.0.0.1:{gate.target}", "bob") as bob:
                     table = await create(bob, "go-wild", 2)
                     await join(bob, table, 1)
-                    core = ClientCore(url, "ann", notes.append)
+                    core = ClientCore(f"ws://127.0.0.1:{gate.port}", "ann", notes.append)
                     await outer.start(core.run)
                     await core.join(table, 0)
+                gate.target = None
                 await first.shutdown("restart")
             await until(lambda n: isinstance(n, notices.ConnectionLost))
             second = Server(ServerConfig(data_dir=data, max_connections=1, rate_limit=10_000.0, rate_burst=10_000.0))
             async with trio.open_nursery() as life:
-                await life.start(second.run, "127.0.0.1", port)
-                async with connect(url, "squatter"):
+                port = await life.start(second.run, "127.0.0.1", 0)
+                async with connect(f"ws://127.0.0.1:{port}", "squatter"):
+                    gate.target = port          # the client may reach the server again: it is full
                     await until(lambda n: isinstance(n, notices.ConnectionLost) and "server_full" in n.why)
                     assert core.mirror.table == table        # it still means to go back there
                 back = lambda n: isinstance(n, notices.BackAtTable) and (n.table, n.seat) == (table, 0)

@@ -14,7 +14,7 @@ from wildtable.protocol.engine import state_hash
 from wildtable.protocol.logfmt import read_log
 from wildtable.protocol.replay import replay
 
-from racekit import SETTINGS, check_hammered, hammer
+from racekit import HAMMER_DEADLINE, SETTINGS, check_hammered, hammer
 from serverkit import running_server, seated
 
 
@@ -24,7 +24,7 @@ async def _hammer_table(url, seed: int, results: list):
 
 
 async def test_eight_clients_hammering_the_same_melds(tmp_path):
-    with trio.fail_after(60):
+    with trio.fail_after(HAMMER_DEADLINE):
         async with running_server(tmp_path / "data") as (server, url):
             results: list = []
             async with trio.open_nursery() as n:

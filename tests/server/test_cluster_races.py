@@ -10,11 +10,11 @@ from __future__ import annotations
 import trio
 
 from clusterkit import cluster, roamers, stored_log
-from racekit import SETTINGS, check_hammered, hammer
+from racekit import HAMMER_DEADLINE, SETTINGS, check_hammered, hammer
 
 
 async def test_eight_clients_hammering_tables_on_two_nodes(tmp_path, pg_dsn):
-    with trio.fail_after(60):
+    with trio.fail_after(HAMMER_DEADLINE):
         async with cluster(tmp_path, pg_dsn, 2) as (n1, n2):
             urls = [n1.url, n2.url]
             results = []
