@@ -270,12 +270,27 @@ class Cluster:
         # players, and a seed of the simulator ran two ways (docs/ARCHITECTURE.md,
         # "Determinism"). The first adopts; the others then find the table at once and
         # reach its inbox in their order (nothing yields between release and submit).
+        # Every wait of a request is bounded by its deadline, a lease and two adoption passes
+        # from when it came (docs/PROTOCOL.md, "Clusters"): for its turn, for a lease to pass,
+        # for an adoption under way. The store calls it makes are bounded by the store's own
+        # timeouts; an adoption is not cancelled (it goes on, and a request after it finds
+        # the table), the request is answered.
+        since = trio.current_time()
+        deadline = since + self.store.lease_seconds + 2 * ADOPT_EVERY
         lock = self._locating.get(table_id)
         if lock is None:
             lock = self._locating[table_id] = trio.Lock()
         try:
-            async with lock:
-                return await self._locate(table_id)
+            got = False
+            with self.clock.move_on_at(deadline):
+                await lock.acquire()
+                got = True
+            if not got:
+                raise self._too_long(table_id, since, "its turn (earlier requests for it are still waiting)")
+            try:
+                return await self._locate(table_id, since, deadline)
+            finally:
+                lock.release()
         except (Redirected, IllegalAction):
             raise
         except Exception as e:
@@ -286,11 +301,18 @@ class Cluster:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locating.pop(table_id, None)      # bounded by the requests waiting now
 
-    async def _locate(self, table_id: str):
+    def _too_long(self, table_id: str, since: float, what: str) -> IllegalAction:
+        """The answer to a request that waited its whole deadline for ``what``; logged."""
+        waited = trio.current_time() - since
+        self._warn(f"waited {table_id}", "cluster: a request for table %s waited %.1f s for %s and was answered "
+                   "storage_error (is the store slow?)", table_id, waited, what, extra=about(table=table_id))
+        return IllegalAction("storage_error", f"table {table_id} is being taken over by this server, which waited "
+                             f"{waited:.0f} s for {what}; try again in a few seconds")
+
+    async def _locate(self, table_id: str, since: float, deadline: float):
         srv = self.server
         # a table whose node is gone may wait for its lease to pass, and another node may
         # be adopting it meanwhile: look again until then, at most a lease and a bit
-        deadline = trio.current_time() + self.store.lease_seconds + 2 * ADOPT_EVERY
         while trio.current_time() < deadline:
             table = srv.tables.get(table_id)
             if table is not None:
@@ -334,7 +356,10 @@ class Cluster:
                 continue
             # ownerless, this node's, or its lease has passed: served here from now on
             if table_id in self._adopting:          # being adopted here (the pass): served when it is
-                await self._adopting[table_id].wait()
+                with self.clock.move_on_at(deadline):
+                    await self._adopting[table_id].wait()
+                if table_id in self._adopting:
+                    raise self._too_long(table_id, since, "its adoption here to read it from the store")
                 continue
             if srv.storage.adopting(table_id):       # being adopted here right now (at start)
                 await self.clock.sleep(0.05)
@@ -353,6 +378,9 @@ class Cluster:
                 raise IllegalAction("no_such_table", f"table {table_id!r} cannot be loaded from the store: "
                                     f"{srv.refused_logs[table_id]}")
             await self.clock.sleep(0.05)              # another node took it meanwhile: where is it now?
+        table = srv.tables.get(table_id)              # (served here as the deadline came)
+        if table is not None:
+            return table
         raise IllegalAction("no_such_table", f"table {table_id!r} is being taken over by another node of this "
                             "cluster; try again in a few seconds")
 

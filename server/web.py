@@ -37,6 +37,7 @@ from .health import PATHS as HEALTH_PATHS
 from .replays import FinishedGames, Replays, StoreGames
 
 PACKAGE = "wildtable.web"
+_PACKAGE_FILES: dict[str, tuple[bytes, str, str]] | None = None     # its files, once read (WebFiles)
 
 # What a file may be served as, by its extension; any other file of the package is not served.
 CONTENT_TYPES = {
@@ -73,11 +74,20 @@ class WebFiles:
     """The HTTP handler for listener.serve: ``(Request) -> Response | None``."""
 
     def __init__(self, root: Traversable | None = None, replays: Replays | None = None, health=None):
-        root = root if root is not None else resources.files(PACKAGE)
         self.replays = replays
         self.health = health            # /healthz and /readyz (server/health.py), if given
         self.files: dict[str, tuple[bytes, str, str]] = {}     # URL path -> (body, content type, etag)
-        self._load(root, "")
+        if root is None:
+            # the package's own files, read and hashed once per process (a node of the
+            # simulator starts hundreds of servers: 1.4 ms each); they are part of the
+            # installed code, which a running process does not reload either
+            global _PACKAGE_FILES
+            if _PACKAGE_FILES is None:
+                self._load(resources.files(PACKAGE), "")
+                _PACKAGE_FILES = dict(self.files)
+            self.files.update(_PACKAGE_FILES)
+        else:
+            self._load(root, "")
         if "/index.html" in self.files:
             self.files["/"] = self.files.pop("/index.html")
         lobby = replays is None or replays.source.lobby

@@ -73,9 +73,8 @@ class ClusterWorld(World):
         if recs is None:
             self.violation(f"{when}: the table is not in the store")
             return
-        from . import check
         seen = [s for c in self.clients() for s in c.seen]
-        for v in check.check(b"".join(recs), seen, when):
+        for v in self.checker.check(b"".join(recs), seen, when):
             self.violation(v)
         for v in self.db.violations[self.checked_written:]:
             self.violation(f"{when}: {v}")

@@ -41,27 +41,34 @@ class _Way:
         self.rng = rng                 # its own: the two ends send at one instant in any order
         self.q: deque = deque()        # (due, kind, data)
         self.last = 0.0
-        self.bell = trio.Event()
+        self.bell = trio.Event()       # rung when the link is cut
+        self.waiting: trio.CancelScope | None = None   # the taker's wait for the head, while it waits
         self.drawn = (-math.inf, 0.0)  # (the instant, the delay drawn for what is sent then)
 
     def put(self, due: float, kind: int, data) -> None:
         due = max(due, self.last)      # in order, like a stream
         self.last = due
         self.q.append((due, kind, data))
-        self.bell.set()
+        if len(self.q) == 1 and self.waiting is not None:
+            # a new head: the taker's wait ends when it is due (it is woken once, then,
+            # not now and again then; a frame behind the head changes nothing)
+            self.waiting.deadline = due
 
     async def take(self, link: "Link"):
         """The next frame once it is due; None once the link is cut."""
         while True:
             if link.cut:
                 return None
-            if self.q and self.q[0][0] <= trio.current_time():
-                return self.q.popleft()
+            q = self.q
+            if q and q[0][0] <= trio.current_time():
+                return q.popleft()
             if self.bell.is_set():
                 self.bell = trio.Event()
-            due = self.q[0][0] if self.q else math.inf
-            with trio.move_on_at(due):
-                await self.bell.wait()
+            with trio.move_on_at(q[0][0] if q else math.inf) as self.waiting:
+                try:
+                    await self.bell.wait()
+                finally:
+                    self.waiting = None
 
 
 class Link:

@@ -73,6 +73,7 @@ class World:
         self.net = Net(self.rng)
         self.data_dir = data_dir
         self.violations: list[str] = []
+        self.checker = check.Checker()      # the table's log, checked as it grows
         self._hashes: dict = {}
         self.events = 0
         self.table_ready = trio.Event()
@@ -136,7 +137,7 @@ class World:
             if n is not None:
                 data = data[:n]
         seen = [s for c in self.clients() for s in c.seen]
-        for v in check.check(data, seen, when):
+        for v in self.checker.check(data, seen, when):
             self.violation(v)
 
     async def create_table(self) -> None:

@@ -14,6 +14,7 @@ from wsproto.events import CloseConnection, Ping
 from wildtable.protocol import messages as m
 from wildtable.server import connection, prober
 from wildtable.server.prober import Prober
+from wildtable.server.world import RealWorld
 
 from rawclient import RawClient
 from serverkit import running_server
@@ -101,29 +102,63 @@ async def seated_at_a_fair_table(url: str, name: str) -> RawClient:
     return c
 
 
-async def test_a_seat_that_never_answers_the_pings_is_closed(tmp_path, monkeypatch):
-    """Seated at a fair Run Wild table, a client that reads but never answers a ping is
-    pinged through the prober once (no other while that one is unanswered), looked at every
-    PROBE_EVERY, and closed 1001 once it waited PONG_TIMEOUT (1 s and 0.3 s here; 15 s and
-    5 s by default, which tests/server/test_fair_order_liars.py and the load bench run at)."""
-    monkeypatch.setattr(connection, "PONG_TIMEOUT", 1.0)
-    monkeypatch.setattr(connection, "PROBE_EVERY", 0.3)
-    async with running_server(tmp_path) as (server, url):
-        with trio.fail_after(20):
+class InlineWorld(RealWorld):
+    """The real world, but its blocking calls (the log's fsyncs, the data dir's probe) run
+    in the task, not in a worker thread: trio's mock clock must not jump while one works
+    (it jumps whenever every task waits, and a task waiting for a thread waits)."""
+
+    async def run_sync(self, fn, *args):
+        await trio.lowlevel.checkpoint()
+        return fn(*args)
+
+
+async def mute_seat_closed(tmp_path, **runs_on) -> tuple[float, float]:
+    """A client seated at a fair Run Wild table that reads but never answers a ping: it is
+    pinged through the prober once (no other while that one is unanswered) and closed 1001
+    "no answer to ping"; (when its ping came, when its close came) on trio's clock."""
+    async with running_server(tmp_path, **runs_on) as (server, url):
+        with trio.fail_after(3 * (connection.PONG_TIMEOUT + connection.PROBE_EVERY)):
             c = await seated_at_a_fair_table(url, "mute")
-            pings = 0
+            pings, pinged = 0, None
             while True:
                 ev = await c.event()        # pings read, never answered
                 if isinstance(ev, Ping):
                     pings += 1
+                    pinged = trio.current_time() if pinged is None else pinged
                     assert len(server.prober) == 1
                 elif not isinstance(ev, bytes):
                     break
+            closed = trio.current_time()
             assert isinstance(ev, CloseConnection), ev
             assert ev.code == connection.CLOSE_GOING_AWAY and ev.reason == "no answer to ping"
-            assert pings == 1       # no other while one waits for its pong (wire.Peer.probe)
+            assert pings == 1 and pinged is not None    # no other while one waits for its pong (wire.Peer.probe)
             while len(server.prober):
                 await trio.sleep(0.01)      # forgotten once the connection ended
+    return pinged, closed
+
+
+def closed_in_time(pinged: float, closed: float) -> None:
+    """Closed at the first look after PONG_TIMEOUT passed: the looks are PROBE_EVERY apart."""
+    waited = closed - pinged
+    assert connection.PONG_TIMEOUT < waited <= connection.PONG_TIMEOUT + connection.PROBE_EVERY + 0.5, waited
+
+
+async def test_a_seat_that_never_answers_the_pings_is_closed(tmp_path, monkeypatch):
+    """Seated at a fair Run Wild table, a client that never answers a ping is closed once
+    it waited PONG_TIMEOUT, looked at every PROBE_EVERY: here at 1 s and 0.3 s on the wall
+    clock; at the defaults below."""
+    monkeypatch.setattr(connection, "PONG_TIMEOUT", 1.0)
+    monkeypatch.setattr(connection, "PROBE_EVERY", 0.3)
+    closed_in_time(*await mute_seat_closed(tmp_path))
+
+
+async def test_a_seat_that_never_answers_is_closed_at_the_default_timers(tmp_path, autojump_clock):
+    """As above at the defaults (15 s to answer, a look every 5 s), on trio's mock clock,
+    which jumps to the next deadline whenever every task waits: the 15 to 20 s take no
+    wall time (a real server on real sockets: the kernel hands over loopback data as it
+    is sent, before the clock can jump)."""
+    assert (connection.PONG_TIMEOUT, connection.PROBE_EVERY) == (15.0, 5.0)
+    closed_in_time(*await mute_seat_closed(tmp_path, world=InlineWorld()))
 
 
 async def test_a_seat_closed_by_the_server_is_pinged_no_more(tmp_path):
