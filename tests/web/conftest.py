@@ -1,6 +1,7 @@
 """Fixtures of the browser tests: Debian's Chromium through Playwright (one browser per
-test module, a fresh context per test), a real server in a thread of its own, and pages
-that fail their test on any browser console error and leave a screenshot when it fails."""
+worker for its whole run, a fresh context per test), a real server in a thread of its own,
+and pages that fail their test on any browser console error and leave a screenshot when it
+fails."""
 
 from __future__ import annotations
 
@@ -23,20 +24,45 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
-@pytest.fixture(scope="module")
-def browser():
+@pytest.fixture(scope="session")
+def _chromium():
+    """One Chromium for a whole run of the worker (a launch is a second or more of the
+    suite's time, once per module before): each test still gets a browser context of its
+    own (``players``: its own storage, cookies and cache), so no test sees another's.
+    The browser is launched by ``browser`` (below) when a test first asks for it."""
     if not Path(CHROMIUM).exists():
         pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
     from playwright.sync_api import sync_playwright
     pw = sync_playwright().start()
+    held: list = []
     try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+        yield pw, held
     finally:
-        pw.stop()
+        try:
+            for b in held:
+                b.close()
+        finally:
+            pw.stop()
+
+
+@pytest.fixture
+def browser(_chromium):
+    """The worker's Chromium (above), launched again if a test before crashed it, so that
+    one crash fails one test, not every browser test after it on this worker."""
+    pw, held = _chromium
+    if held and not held[0].is_connected():
+        dead = held.pop()
+        try:
+            dead.close()
+        except Exception:       # noqa: BLE001 - gone already: only its driver's side is let go
+            pass
+    if not held:
+        held.append(pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True))
+    b = held[0]
+    yield b
+    if b.is_connected():
+        for ctx in b.contexts:      # a test's own new_context() it did not close: closed now
+            ctx.close()
 
 
 @pytest.fixture
