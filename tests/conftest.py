@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import logging
 import shutil
 import tempfile
 
@@ -34,7 +35,7 @@ def pytest_configure(config):
     _SESSION_STATE.append(path)
     os.environ["WILDTABLE_STATE_DIR"] = path
     if not hasattr(config, "workerinput"):
-        # the locks of pytest -n 2 (below): made before the workers start, which inherit it
+        # the locks of pytest -n (below): made before the workers start, which inherit it
         locks = tempfile.mkdtemp(prefix="wildtable-test-locks-")
         _SESSION_STATE.append(locks)
         os.environ[_LOCK_DIR] = locks
@@ -54,31 +55,52 @@ def private_state_dir(tmp_path_factory, monkeypatch):
     return path
 
 
+@pytest.fixture(autouse=True)
+def wildtable_log_level():
+    """Each test starts with the "wildtable" logger's level as the run found it: the
+    simulator (cli/sim/run.py's run, in the process of tests/sim) sets it to CRITICAL and
+    leaves it so, and a test after it on the same worker that waits for a server's warning
+    (caplog) never saw it (tests/server/test_finished_dir_as_found.py, at -n 4 with the
+    simulator's shares first on every worker)."""
+    logger = logging.getLogger("wildtable")
+    level = logger.level
+    yield
+    logger.setLevel(level)
+
+
 # the throwaway PostgreSQL of the store and cluster tests (started only by a test that asks)
 from pgkit import files_or_store, pg_cluster, pg_dsn, pg_private  # noqa: E402,F401  (fixtures)
 
 
 
-# ---------------------------------------------------------------- two workers (pytest -n 2)
-# The README's test command runs the suite on two workers (pytest-xdist): most tests wait
-# on sockets, subprocesses and timers far more than they compute. A test marked ``alone``
-# measures how soon the server answers (the steady player's p99 during an attack, fair
-# order by send time, a play racing a timer), so it runs while no test of the other worker
-# does: every other test holds a shared lock on a file for its run (set-up and teardown
-# included), an ``alone`` test an exclusive one, and a turnstile keeps a waiting ``alone``
-# test from being passed over for ever. On the workers the ``alone`` tests come last, so
-# they run one after another at the end instead of each waiting for a test of the other
-# worker to finish. Without xdist (pytest without -n) none of this happens.
+# ---------------------------------------------------------------- workers (pytest -n 4)
+# The README's test command runs the suite on four workers (pytest-xdist) on CI's two
+# cores: most tests wait on sockets, subprocesses and timers far more than they compute (at
+# -n 2 a whole run kept the two cores some 40% busy). A test marked ``alone`` measures how
+# soon the server answers (the steady player's p99 during an attack, fair order by send
+# time, a play racing a timer), so it runs while no test of another worker does: every
+# other test holds a shared lock on a file for its run (set-up and teardown included), an
+# ``alone`` test an exclusive one. On the workers the ``alone`` tests come last, so they run
+# one after another at the end instead of each waiting for the tests of the other workers
+# to finish; and as pytest-xdist hands the tests out in order, every other test has been
+# handed out when the first ``alone`` test starts to wait. A shared lock is granted while
+# an exclusive one waits (flock on Linux), so the other workers run what they were handed
+# meanwhile (before, a turnstile held them all up behind the waiting test: at -n 4 three
+# workers idle while the fourth finished a long test). Without xdist (pytest without -n)
+# none of this happens.
 import fcntl  # noqa: E402
 
 STEADY_PLAYER = ("steady_player", "steady_player_process", "under_attack")     # hostilekit's
 _LOCK_DIR = "WILDTABLE_TEST_LOCK_DIR"
 
 
-# The longest tests first (the order: `pytest -n 2 --durations=0` over the whole suite):
-# pytest-xdist hands the first quarter of the tests out in turn and the rest to whichever
-# worker is free, so a long test that starts near the end keeps one worker busy while the
-# other has nothing left to do; started first, the long ones run beside the many short.
+# The longest tests first (the order: `pytest -n 4 --durations=0` over the whole suite):
+# pytest-xdist (--dist load) hands each worker a run of a quarter of its share of the
+# tests in order at the start, then the rest in order to whichever worker runs short, so a
+# long test that starts near the end keeps one worker busy while the others have nothing
+# left to do. So the longest go first, and are spread over the first runs handed out (the
+# i-th longest the i // n-th test of worker i % n's run): all at the head of one worker's
+# run, they would keep that worker busy for minutes while the others ran everything else.
 LONGEST_FIRST = (
     "tests/sim/test_simulator_seeds.py::test_every_seed_keeps_every_invariant",
     "tests/server/test_updates_leak_no_hidden_card.py::test_engine_streams",
@@ -105,16 +127,32 @@ def _first(item) -> int:
     return len(LONGEST_FIRST)
 
 
+def _spread(items: list, workers: int) -> list:
+    """``items`` (the longest first, as LONGEST_FIRST has them) with the longest spread over
+    the first run of tests pytest-xdist hands each of ``workers`` (its LoadScheduling: a
+    quarter of each worker's share, at least 2)."""
+    run = max(len(items) // workers // 4, 2)
+    longest = [item for item in items if _first(item) < len(LONGEST_FIRST)
+               and item.get_closest_marker("alone") is None]
+    if workers < 2 or len(longest) > run * workers or run * workers > len(items):
+        return items
+    at = {(i % workers) * run + i // workers: item for i, item in enumerate(longest)}
+    placed = {id(item) for item in longest}
+    others = iter(item for item in items if id(item) not in placed)
+    return [at[i] if i in at else next(others) for i in range(len(items))]
+
+
 def pytest_collection_modifyitems(config, items):
     """Every test of a module that seats hostilekit's steady player is ``alone`` (a new
-    attack test cannot forget it); on an xdist worker the longest tests go first and the
-    ``alone`` tests last."""
+    attack test cannot forget it); on an xdist worker the longest tests go first (spread
+    over the workers) and the ``alone`` tests last."""
     for item in items:
         module = getattr(item, "module", None)
         if module is not None and any(hasattr(module, name) for name in STEADY_PLAYER):
             item.add_marker(pytest.mark.alone)
     if "PYTEST_XDIST_WORKER" in os.environ:
         items.sort(key=lambda item: (item.get_closest_marker("alone") is not None, _first(item)))   # stable
+        items[:] = _spread(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
 
 
 @pytest.hookimpl(wrapper=True)
@@ -123,13 +161,8 @@ def pytest_runtest_protocol(item, nextitem):
     if not locks or "PYTEST_XDIST_WORKER" not in os.environ:
         return (yield)
     exclusive = item.get_closest_marker("alone") is not None
-    turnstile = os.open(os.path.join(locks, "turnstile"), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(turnstile, fcntl.LOCK_EX)
-        machine = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-    finally:
-        os.close(turnstile)
+    machine = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     try:
         return (yield)
     finally:

@@ -36,8 +36,35 @@ DESKTOP = {"width": 1100, "height": 900}
 
 # app/drag.js's SLOP: a press that moves less is a click
 SLOP = 6
-# whether the point (x, y) is on the element (the card to drag) now
-ON_SOURCE = """([x, y, el]) => { const at = document.elementFromPoint(x, y); return !!at && el.contains(at); }"""
+# Player.drag's reads of the page, each one call into it (a call is a round trip through
+# Playwright's driver to the page: over half of a drag's time at load, seen at load 11-16,
+# when a drag made a dozen of them): the box of an element is its place in the viewport,
+# what Playwright's bounding_box gives for the page's own elements; an element is there
+# when it is laid out (a box) and not hidden, what Playwright's wait_for calls visible.
+BOX = """const box = (el) => { const r = el.getBoundingClientRect();
+        return {x: r.left, y: r.top, width: r.width, height: r.height}; };
+    const shown = (el) => !!el && el.getClientRects().length > 0 && getComputedStyle(el).visibility !== "hidden"
+        && el.getBoundingClientRect().width > 0;"""
+# the source and the target once both are there, scrolled as SCROLL_BETWEEN does (their
+# middle at the viewport's); their boxes
+PLACES = """([source, target]) => { """ + BOX + """
+    const a = document.querySelector(source), b = document.querySelector(target);
+    if (!shown(a) || !shown(b)) return false;
+    const ra = a.getBoundingClientRect(), rb = b.getBoundingClientRect();
+    const mid = (Math.min(ra.top, rb.top) + Math.max(ra.bottom, rb.bottom)) / 2;
+    window.scrollBy(0, mid - innerHeight / 2);
+    return [box(a), box(b)]; }"""
+# whether the point (x, y) is on the source (the card to drag) now: null if so, else the
+# source's box now (false if it is gone)
+ON_SOURCE = """([x, y, source]) => { """ + BOX + """
+    const el = document.querySelector(source), at = document.elementFromPoint(x, y);
+    if (el && at && el.contains(at)) return null;
+    return shown(el) ? box(el) : false; }"""
+# once pressed and moved: whether the drag began (app/drag.js's ghost), and the target's box
+# now (null if it is gone)
+DRAGGING = """([target]) => { """ + BOX + """
+    const b = document.querySelector(target);
+    return {ghost: document.querySelector(".drag-ghost") !== null, target: shown(b) ? box(b) : null}; }"""
 
 class ServerThread:
     """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
@@ -258,24 +285,17 @@ class Player:
         return True
 
     def drag(self, source: str, target: str, wait: bool = True, timeout: float = 1_000) -> bool:
-        """Drag the element ``source`` onto ``target`` with the mouse (press, moves in
-        steps, release: the page's pointer events, app/drag.js), then, with ``wait``, until
-        the server answered every intent the page sent. False if either is not there and
-        visible within ``timeout`` ms (the table may change under the pointer)."""
+        """Drag the element ``source`` onto ``target`` (CSS selectors: the first element of
+        each) with the mouse (press, moves in steps, release: the page's pointer events,
+        app/drag.js), then, with ``wait``, until the server answered every intent the page
+        sent. False if either is not there and visible within ``timeout`` ms (the table may
+        change under the pointer)."""
         from playwright.sync_api import Error as PlaywrightError
         page = self.page
         try:
-            src = page.locator(source).first
-            dst = page.locator(target).first
-            src.wait_for(timeout=timeout)
-            dst.wait_for(timeout=timeout)
             # both in the viewport, their middle at its middle
-            page.evaluate(SCROLL_BETWEEN, [src.element_handle(timeout=timeout), dst.element_handle(timeout=timeout)])
-            a = src.bounding_box(timeout=timeout)
-            b = dst.bounding_box(timeout=timeout)
+            a, b = page.wait_for_function(PLACES, arg=[source, target], timeout=timeout).json_value()
         except PlaywrightError:          # not there in time, or gone meanwhile
-            return False
-        if a is None or b is None:
             return False
         # The table can move under the pointer between a measure and the press (a trick
         # cleared, a line added): a press beside the card selects text instead of dragging
@@ -289,24 +309,26 @@ class Player:
             for _ in range(5):
                 x, y = a["x"] + a["width"] / 2, a["y"] + a["height"] / 2
                 page.mouse.move(x, y)
-                if not page.evaluate(ON_SOURCE, [x, y, src.element_handle(timeout=timeout)]):
-                    a = src.bounding_box(timeout=timeout)
-                    if a is None:
-                        return False
+                moved = page.evaluate(ON_SOURCE, [x, y, source])
+                if moved is False:
+                    return False
+                if moved is not None:        # not under the pointer: measured again
+                    a = moved
                     continue
                 page.mouse.down()
                 down = True
                 page.mouse.move(x, y - 2 * SLOP, steps=2)
-                if page.locator(".drag-ghost").count():
+                now = page.evaluate(DRAGGING, [target])
+                if now["ghost"]:
+                    b = now["target"] or b          # where the target is now
                     break
                 page.mouse.up()
                 down = False
-                a = src.bounding_box(timeout=timeout)
-                if a is None:
+                a = page.evaluate(ON_SOURCE, [-1, -1, source])
+                if not a:
                     return False
             else:
                 return False
-            b = dst.bounding_box(timeout=timeout) or b          # where the target is now
         except PlaywrightError:
             if down:
                 page.mouse.up()

@@ -26,7 +26,7 @@ from wildtable.client.viewer import Timeline
 from delayproxy import delayed, kernel_delay
 from serverkit import create, join, ready_all, reply_to, running_server
 
-# alone under pytest -n 2 (tests/conftest.py): the race is decided by 25 ms and a measured delay
+# alone under pytest -n (tests/conftest.py): the race is decided by 25 ms and a measured delay
 pytestmark = pytest.mark.alone
 
 FAR = 0.100                 # the far player's one-way delay (s)

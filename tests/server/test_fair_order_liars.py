@@ -22,7 +22,7 @@ from delayproxy import delayed
 from serverkit import create, join, ready_all, reply_to, running_server
 from test_fair_arbitration import FIVES, _meld_of_four, _until, leave, scripted
 
-pytestmark = pytest.mark.alone      # decided by LEAD ms: alone under pytest -n 2
+pytestmark = pytest.mark.alone      # decided by LEAD ms: alone under pytest -n
 
 PONG_HOLD = 0.200
 LEAD = 0.030            # the honest player sends this long before the liar

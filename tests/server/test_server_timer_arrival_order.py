@@ -17,7 +17,7 @@ from wildtable.protocol.logfmt import ActionAccepted, read_log
 
 from serverkit import create, join, reply_to, running_server, server_config
 
-# alone under pytest -n 2 (tests/conftest.py): a play 0.4 s or 0.1 s from the timer's deadline
+# alone under pytest -n (tests/conftest.py): a play 0.4 s or 0.1 s from the timer's deadline
 pytestmark = pytest.mark.alone
 
 TIMER = 1.0

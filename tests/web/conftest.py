@@ -1,6 +1,7 @@
-"""Fixtures of the browser tests: Debian's Chromium through Playwright (one browser per
-test module, a fresh context per test), a real server in a thread of its own, and pages
-that fail their test on any browser console error and leave a screenshot when it fails."""
+"""Fixtures of the browser tests: Debian's Chromium through Playwright (one browser for
+each run of browser tests on a worker, a fresh context per test), a real server in a thread
+of its own, and pages that fail their test on any browser console error and leave a
+screenshot when it fails."""
 
 from __future__ import annotations
 
@@ -23,20 +24,64 @@ def pytest_runtest_makereport(item, call):
     return rep
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
-    from playwright.sync_api import sync_playwright
-    pw = sync_playwright().start()
-    try:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+class _Chromium:
+    """One Chromium for a run of browser tests one after another on a worker (a launch is
+    a second or more: once per module before, and more often when pytest-xdist gave a
+    module's tests to several workers); each test still gets a browser context of its own
+    (``players``: its own storage, cookies and cache), so no test sees another's.
+    Playwright is stopped before a test that does not use the browser: its sync API leaves
+    its asyncio loop set as the thread's running loop, and asyncio.run (the Textual
+    client's tests) then refuses to run (seen: 25 client tests failed after a web test on
+    their worker)."""
+
+    pw = None
+    browser = None
+
+    @classmethod
+    def get(cls):
+        if cls.browser is not None and not cls.browser.is_connected():
+            cls.stop()          # crashed by a test before: one crash fails one test, not all after it
+        if cls.pw is None:
+            if not Path(CHROMIUM).exists():
+                pytest.fail(f"{CHROMIUM} is missing: apt-get install chromium (.ci/run does)")
+            from playwright.sync_api import sync_playwright
+            cls.pw = sync_playwright().start()
+        if cls.browser is None:
+            cls.browser = cls.pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        return cls.browser
+
+    @classmethod
+    def stop(cls) -> None:
+        browser, pw, cls.browser, cls.pw = cls.browser, cls.pw, None, None
         try:
-            yield b
+            if browser is not None:
+                try:
+                    browser.close()
+                except Exception:       # noqa: BLE001 - gone already: only the driver is let go
+                    pass
         finally:
-            b.close()
+            if pw is not None:
+                pw.stop()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    try:
+        return (yield)
     finally:
-        pw.stop()
+        if nextitem is None or "browser" not in nextitem.fixturenames:
+            _Chromium.stop()
+
+
+@pytest.fixture
+def browser():
+    """The worker's Chromium (``_Chromium``), launched for the first of a run of browser
+    tests; a browser context a test made and left open is closed after it."""
+    b = _Chromium.get()
+    yield b
+    if b.is_connected():
+        for ctx in b.contexts:
+            ctx.close()
 
 
 @pytest.fixture
