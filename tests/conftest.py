@@ -18,7 +18,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import logging
 import shutil
 import tempfile
 
@@ -53,19 +52,6 @@ def private_state_dir(tmp_path_factory, monkeypatch):
     path = tmp_path_factory.mktemp("state")
     monkeypatch.setenv("WILDTABLE_STATE_DIR", str(path))      # what headless/seats.py reads
     return path
-
-
-@pytest.fixture(autouse=True)
-def wildtable_log_level():
-    """Each test starts with the "wildtable" logger's level as the run found it: the
-    simulator (cli/sim/run.py's run, in the process of tests/sim) sets it to CRITICAL and
-    leaves it so, and a test after it on the same worker that waits for a server's warning
-    (caplog) never saw it (tests/server/test_finished_dir_as_found.py, at -n 4 with the
-    simulator's shares first on every worker)."""
-    logger = logging.getLogger("wildtable")
-    level = logger.level
-    yield
-    logger.setLevel(level)
 
 
 # the throwaway PostgreSQL of the store and cluster tests (started only by a test that asks)

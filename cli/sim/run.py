@@ -343,7 +343,9 @@ class World:
 def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = False) -> Result:
     """One run; ``plant`` names test-only bugs already planted (tests/sim). One seed in
     CLUSTER_EVERY runs a cluster on a shared store (cluster.py), the others one node."""
-    logging.getLogger("wildtable").setLevel(logging.CRITICAL)
+    logger = logging.getLogger("wildtable")
+    level = logger.level            # given back at the end: the caller's logging is its own
+    logger.setLevel(logging.CRITICAL)
     base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
     tmp = Path(tempfile.mkdtemp(prefix="wtsim-", dir=base))
     try:
@@ -359,3 +361,4 @@ def run(seed: int, plant: set[str] | frozenset = frozenset(), verbose: bool = Fa
                       getattr(world, "store_outages", 0), world.pauses)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+        logger.setLevel(level)
