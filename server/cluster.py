@@ -301,12 +301,14 @@ class Cluster:
             if not lock.locked() and lock.statistics().tasks_waiting == 0:
                 self._locating.pop(table_id, None)      # bounded by the requests waiting now
 
-    def _too_long(self, table_id: str, since: float, what: str) -> IllegalAction:
-        """The answer to a request that waited its whole deadline for ``what``; logged."""
+    def _too_long(self, table_id: str, since: float, what: str, here: bool = True) -> IllegalAction:
+        """The answer to a request that waited its whole deadline for ``what``; logged.
+        ``here``: this node is taking the table over (else another one is)."""
         waited = trio.current_time() - since
         self._warn(f"waited {table_id}", "cluster: a request for table %s waited %.1f s for %s and was answered "
                    "storage_error (is the store slow?)", table_id, waited, what, extra=about(table=table_id))
-        return IllegalAction("storage_error", f"table {table_id} is being taken over by this server, which waited "
+        who = "this server, which" if here else "the cluster; this server"
+        return IllegalAction("storage_error", f"table {table_id} is being taken over by {who} waited "
                              f"{waited:.0f} s for {what}; try again in a few seconds")
 
     async def _locate(self, table_id: str, since: float, deadline: float):
@@ -381,8 +383,10 @@ class Cluster:
         table = srv.tables.get(table_id)              # (served here as the deadline came)
         if table is not None:
             return table
-        raise IllegalAction("no_such_table", f"table {table_id!r} is being taken over by another node of this "
-                            "cluster; try again in a few seconds")
+        # Another node was taking it over all along (each adoption here found it taken): it
+        # is an open table, so the answer says "try again", never no_such_table, which
+        # clients take as final and forget the seat's token for (docs/PROTOCOL.md, "Clusters").
+        raise self._too_long(table_id, since, "another node of this cluster to take it over", here=False)
 
     def gone(self, table_id: str, ended: str) -> str:
         """Why table ``table_id``, which ``ended`` (OVER or EXPIRED), is no table of any node
