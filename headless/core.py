@@ -1,6 +1,7 @@
 """The client's connection layer, plain Trio: one connection kept alive, messages sent and
 read, redirects followed; what the messages mean is the reducer's (headless/reducer.py),
-what typed commands come to is headless/commands.py's. The full-screen UI hosts it in guest
+what typed commands come to is headless/commands.py's (run one at a time by
+headless/typed.py, a base of ClientCore). The full-screen UI hosts it in guest
 mode, the line mode and the bots run it under ``trio.run``; all of them see it only through
 typed notices (headless/notices.py: what to show) and ``command``/``submit`` (what the
 player typed). Why this split: the I/O waits and retries here, the decisions are values in
@@ -8,7 +9,9 @@ and values out elsewhere, tested without sockets (docs/ARCHITECTURE.md, "headles
 
 A dropped connection is reopened by itself with backoff; a seated player resumes the
 seat with its secret token (``rejoin``), a spectator spectates again, and the player is
-told both that the connection dropped and that it is back.
+told both that the connection dropped and that it is back. A rejoin refused "not yet"
+(the table's node is taking it over, its store is away: reducer.NOT_YET) keeps the token
+and asks again after a pause, saying so.
 
 On a cluster (docs/PROTOCOL.md, "Clusters") a node may answer a message with
 ``redirect``: the core connects to the node named, says hello with the same name and
@@ -21,7 +24,6 @@ the node it was on, then at that URL, then at each node of the last ``welcome``.
 
 from __future__ import annotations
 
-import shlex
 import time
 from typing import Any, Callable
 
@@ -30,20 +32,19 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import ProtocolError
 
-from . import commands as cmd
 from . import notices as n
 from .commands import (  # noqa: F401  (the names the UIs and tests import from here)
     LOBBY_ALIASES, LOBBY_COMMANDS, complete_line, completions, seat_bots, split_for_completion,
 )
 from .games import CommandError, Ctx
-from .hint import hint
-from .net import Connection, Mirror, connect, url_problem
+from .net import CannotConnect, Connection, Mirror, NotConnected, connect, url_problem
 from .notices import Notice
 from .reasons import is_network_error, reason
 from .net import Dial
 from .redirects import AskAgain, Chase, GiveUp, Unreachable, decide, sent_again
-from .reducer import Forget, Remember, Reducer, Send, Step
+from .reducer import NOT_YET, NOT_YET_DELAYS, Forget, GoBackLater, Remember, Reducer, Send, Step
 from .seats import SeatTokens
+from .typed import TypedCommands
 from .words import LobbyRow, lobby_row, printable, turn_timer_of, user_words  # noqa: F401  (as above)
 
 REPLY_TIMEOUT = 10.0        # seconds to wait for the server's answer to a lobby request
@@ -54,14 +55,6 @@ BACKOFF = (0.2, 0.5, 1.0, 2.0, 3.0, 5.0)
 COMMAND_QUEUE = 64
 # the messages a cluster's node may send on to another node
 REDIRECTABLE = frozenset((m.CreateTable.TAG, m.Join.TAG, m.Rejoin.TAG, m.Spectate.TAG, m.SeatBots.TAG))  # type: ignore[attr-defined]  # TAG: set by @msg
-
-
-class CannotConnect(Exception):
-    """The first connection to the server failed (later drops are retried, not raised)."""
-
-
-class NotConnected(Exception):
-    """No connection right now (the core is reconnecting); the message says so."""
 
 
 class _Waiter:
@@ -75,7 +68,7 @@ class _Waiter:
 
 
 
-class ClientCore:
+class ClientCore(TypedCommands):
     """One player's (or bot's) connection, mirror and commands."""
 
     def __init__(self, url: str, name: str, notify: Callable[[Notice], None] | None = None, *,
@@ -174,6 +167,8 @@ class ClientCore:
         for effect in step.effects:
             if isinstance(effect, Send):
                 self._spawn(self._send_quietly, effect.msg)
+            elif isinstance(effect, GoBackLater):
+                self._spawn(self._go_back_later, effect.delay, self.conn)
 
     # ---------------------------------------------------------------- lifetime
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
@@ -403,13 +398,22 @@ class ClientCore:
         # only a token this player (this name) kept: never another's who shares the machine
         saved = self.seat_book.find(self.url, table, self.name) if self.seat_book is not None else None
         if saved is not None and seat in (None, saved[0]):
-            self.state.resuming = True
-            try:
-                reply = await self.request(m.Rejoin(table, saved[0], saved[1]), lambda x: isinstance(x, m.Joined))
-            finally:
-                self.state.resuming = False
-            if isinstance(reply, m.Joined) or reply.code == "already_at_table":
-                return reply
+            for delay in NOT_YET_DELAYS:
+                self.state.resuming = True
+                try:
+                    reply = await self.request(m.Rejoin(table, saved[0], saved[1]), lambda x: isinstance(x, m.Joined))
+                finally:
+                    self.state.resuming = False
+                if isinstance(reply, m.Joined) or reply.code == "already_at_table":
+                    return reply
+                if reply.code not in NOT_YET:
+                    break
+                # not yet (the table's node is taking it over, say): the token is kept
+                self.notify(n.NotBackYet(reply, delay))
+                await trio.sleep(delay)
+            else:
+                self.notify(n.ServerError(reply))
+                return reply        # still not yet after them all: the token is kept for later
             self.seat_book.forget(self.url, table, self.name)  # type: ignore[union-attr]  # saved came from it; released, or another server's table
         return await self.request(m.Join(table, seat), lambda x: isinstance(x, m.Joined))
 
@@ -489,6 +493,18 @@ class ClientCore:
             # a seat being taken back: the reconnect at the node takes it back itself
             self._spawn(self._follow, msg, None if self.state.rejoining else self._last_sent_of.get(msg.ref))
 
+    async def _go_back_later(self, delay: float, conn: Connection | None) -> None:
+        """Ask for the seat back again after ``delay``, on the same connection and only if
+        it is still not taken back (a new connection asks by itself)."""
+        await trio.sleep(delay)
+        again = self.state.resume_message() if self.conn is conn and self.state.rejoining else None
+        if again is None:
+            return
+        try:
+            await self._send(again)
+        except NotConnected:
+            pass            # the reconnect sends a rejoin itself
+
     async def _ask_again(self, delay: float, conn: Connection | None, again: Any) -> None:
         """Send ``again`` after ``delay`` on the same connection (another one takes the seat
         back by itself, and a message typed since is the player's latest word)."""
@@ -518,76 +534,3 @@ class ClientCore:
             await self._send(msg)
         except NotConnected as e:
             self.notify(n.Problem(str(e)))
-
-    # ---------------------------------------------------------------- commands
-    def submit(self, text: str) -> None:
-        """Queue a typed command (from the UI's side; never blocks)."""
-        try:
-            self._cmd_send.send_nowait(text)
-        except trio.WouldBlock:
-            self.notify(n.Problem(f"too many commands at once; {text!r} was dropped"))
-
-    async def _command_loop(self) -> None:
-        async for text in self._cmd_recv:
-            await self.command(text)
-
-    def command_words(self) -> dict[str, str]:
-        """Every command word available now, with its help line."""
-        return cmd.command_words(self.state, self.default_game)
-
-    def command_word(self, word: str) -> str:
-        """A typed command word through the aliases (``p`` -> ``play``), lower-cased."""
-        return cmd.command_word(self.state, self.default_game, word)
-
-    def help_text(self, word: str | None = None) -> str:
-        return cmd.help_text(self.state, self.default_game, word)
-
-    async def command(self, text: str) -> None:
-        """Run one typed command; everything it leads to arrives as notices."""
-        text = text.strip()
-        if not text:
-            return
-        self.history.append(text)
-        del self.history[:-200]
-
-        def refused(code: str, why: str) -> None:
-            self.notify(n.IntentRejected(None, code, why, text))
-        try:
-            words = shlex.split(text) if not text.lower().startswith("act ") else text.split(None, 1)
-        except ValueError as e:
-            refused("bad_command", str(e))
-            return
-        try:
-            await self._run_command(cmd.parse(self.state, words, cmd.Defaults(
-                self.default_game, self.bot_level, self.bot_delay)), text)
-        except CommandError as e:
-            refused("bad_command", str(e))
-        except NotConnected as e:
-            refused("not_connected", str(e))
-        except trio.TooSlowError:
-            refused("no_answer", "the server did not answer in time")
-        except Exception as e:
-            # a bug of ours in reading the command must not end the session: say so and go on
-            refused("client_bug", f"the client failed on this command (our bug: {type(e).__name__}: {e}); "
-                                  "nothing was sent, and the game goes on")
-
-    async def _run_command(self, what: cmd.Command, text: str) -> None:
-        if isinstance(what, cmd.Show):
-            self.notify(what.notice)
-        elif isinstance(what, cmd.Quit):
-            self.quit_requested = True
-            self.notify(n.QuitAsked())
-        elif isinstance(what, cmd.Ask):
-            if isinstance(what.msg, m.ListTables):
-                self.state.asked_lists += 1
-            else:
-                self.state.join_created += 1
-            await self._send(what.msg)
-        elif isinstance(what, cmd.SendMsg):
-            await self._send(what.msg)
-        elif isinstance(what, cmd.JoinTable):
-            await self.join(what.table, what.seat)
-        elif isinstance(what, cmd.Hint):
-            self.notify(await hint(what))       # headless/hint.py: a search off the event loop
-        else:
-            await self.act(what.action, text)

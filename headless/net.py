@@ -40,6 +40,14 @@ def url_problem(url: str) -> str | None:
     return None
 
 
+class CannotConnect(Exception):
+    """The first connection to the server failed (later drops are retried, not raised)."""
+
+
+class NotConnected(Exception):
+    """No connection right now (the core is reconnecting); the message says so."""
+
+
 class NotOurServer(Exception):
     """The peer speaks WebSocket but is not a wildtable server (it answered our hello with
     something else); the message says what."""

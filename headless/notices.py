@@ -101,6 +101,20 @@ class BackAtTable(ConnectionNews):
 
 
 @attrs.frozen
+class NotBackYet(ConnectionNews):
+    """The seat (or the spectator's place) could not be taken back just now, for a reason
+    that passes (the table's node is taking it over, its store is away, its disk full):
+    the token is kept and it is asked for again in ``delay`` seconds."""
+    error: m.Error
+    delay: float
+
+    @property
+    def text(self) -> str:
+        return (f"cannot go back to the table yet ({self.error.code}: {user_words(self.error.message)}); "
+                f"trying again in {self.delay:g} s...")
+
+
+@attrs.frozen
 class AskingAgain(ConnectionNews):
     """A redirect led to a node that did not answer: asked again after a pause."""
     why: str

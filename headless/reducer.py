@@ -26,6 +26,13 @@ from .words import user_words, turn_timer_of
 # events a chance outcome (a draw by lot) makes, which may name a seat without its acting
 CHANCE_EVENTS = frozenset(("leader_chosen", "starter_chosen", "first_player_chosen", "dealer_chosen"))
 MINE_KEPT = 64          # seqs of our own accepted intents kept (to tell the timer's moves apart)
+# A rejoin (or spectate) refused for a reason that passes is "not yet", never "gone": the
+# table's node is still taking it over or cannot reach its store (storage_error), its disk
+# is full (storage_full), every node is full (too_many_tables), or we asked too fast
+# (rate_limited). The seat's token is kept and the seat asked for again after each of these
+# delays, the last one repeated (docs/PROTOCOL.md, "Clusters").
+NOT_YET = frozenset(("storage_error", "storage_full", "too_many_tables", "rate_limited"))
+NOT_YET_DELAYS = (1.0, 2.0, 4.0, 8.0, 15.0)
 
 
 # ---------------------------------------------------------------- effects for the shell
@@ -49,7 +56,14 @@ class Send:
     msg: Any
 
 
-Effect = Remember | Forget | Send
+@attrs.frozen
+class GoBackLater:
+    """Ask for the seat (or the spectator's place) back again in ``delay`` seconds, on the
+    same connection (a new one asks by itself), if it is still not taken back then."""
+    delay: float
+
+
+Effect = Remember | Forget | Send | GoBackLater
 
 
 @attrs.frozen
@@ -72,6 +86,7 @@ class Reducer:
         self.turn_clock: tuple[int, float, float] | None = None   # (seat to move, deadline, seconds)
         self.rejoining = False      # a rejoin (or spectate) after a reconnect is under way
         self.resuming = False       # a rejoin with a token from the seat book is under way
+        self.not_yet = 0            # rejoins refused "not yet" since the seat was last held
         self.asked_lists = 0        # list_tables the player asked for, not yet answered
         self.join_created = 0       # create_tables to join once made
         self._accepted_later: list[tuple[int, int, str]] = []   # (seq, intent, command) awaiting their update
@@ -230,6 +245,7 @@ class Reducer:
         else:
             note = n.Watching(msg.table, title)
         self.rejoining = False
+        self.not_yet = 0
         return Step((note, n.TableChanged()), effects)
 
     def _bots_seated(self, msg: m.BotsSeated, now: float) -> Step:
@@ -267,7 +283,11 @@ class Reducer:
 
     def _error(self, msg: m.Error, now: float) -> Step:
         if msg.ref == "rejoin" and self.resuming and msg.code != "already_at_table":
-            return Step()       # the saved token no longer holds the seat: join() asks for a new one
+            return Step()       # join() asks again ("not yet") or for a new seat (the token no longer holds it)
+        if msg.ref in ("rejoin", "spectate") and self.rejoining and msg.code in NOT_YET:
+            delay = NOT_YET_DELAYS[min(self.not_yet, len(NOT_YET_DELAYS) - 1)]
+            self.not_yet += 1
+            return Step((n.NotBackYet(msg, delay),), (GoBackLater(delay),))
         if msg.ref in ("rejoin", "spectate") and self.rejoining:
             self.rejoining = False
             self.mirror = Mirror()

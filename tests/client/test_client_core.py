@@ -150,6 +150,26 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+async def seated_then_server_gone(outer: trio.Nursery, core: ClientCore, data, port: int, seen: Recorder):
+    """A server on ``port`` (data dir ``data``); ``core`` (started in ``outer``) sits at seat 0
+    of a Run Wild table, bob at seat 1, the cards are dealt; then the server stops and the
+    core says its connection dropped. The table's TableCreated."""
+    first = Server(ServerConfig(data_dir=data))
+    async with trio.open_nursery() as first_lifetime:
+        await first_lifetime.start(first.run, "127.0.0.1", port)
+        await outer.start(core.run)
+        reply = await core.create("run-wild", 2, {"rounds": 1})
+        await core.join(reply.table, 0)
+        async with connect(f"ws://127.0.0.1:{port}", "bob") as bob:
+            await bob.send(m.Join(reply.table, 1))
+            await bob.receive_until(lambda x: isinstance(x, m.Joined))
+            await seen.wait(lambda n: n.kind == "event" and "dealt" in n.text)
+        await first.shutdown("restart")
+    # the first server is gone (its run() returned): nothing listens on the port
+    await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
+    return reply
+
+
 async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
     """The server goes away mid-game and comes back (recovering the table from its log):
     the client says the connection dropped, reconnects, rejoins with its seat token,
@@ -160,20 +180,8 @@ async def test_reconnects_by_itself_and_takes_its_seat_back(tmp_path):
     with trio.fail_after(40):
         async with trio.open_nursery() as outer:
             core = ClientCore(url, "ann", seen)
-            first = Server(ServerConfig(data_dir=data))
-            async with trio.open_nursery() as first_lifetime:
-                await first_lifetime.start(first.run, "127.0.0.1", port)
-                await outer.start(core.run)
-                reply = await core.create("run-wild", 2, {"rounds": 1})
-                await core.join(reply.table, 0)
-                async with connect(url, "bob") as bob:
-                    await bob.send(m.Join(reply.table, 1))
-                    await bob.receive_until(lambda x: isinstance(x, m.Joined))
-                    await seen.wait(lambda n: n.kind == "event" and "dealt" in n.text)
-                    hand_before = list(core.mirror.view["hand"])
-                await first.shutdown("restart")
-            # the first server is gone (its run() returned): nothing listens on the port
-            await seen.wait(lambda n: isinstance(n, notices.ConnectionLost))
+            reply = await seated_then_server_gone(outer, core, data, port, seen)
+            hand_before = list(core.mirror.view["hand"])
             seen._pos = len(seen.notices)
             second = Server(ServerConfig(data_dir=data))
             await outer.start(second.run, "127.0.0.1", port)

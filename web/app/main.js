@@ -40,6 +40,9 @@ const app = {
   moves,                   // the cards' last moves on screen (motion.js)
   linking: null,           // the table a link asked to join: a refused join watches it
   linkWatch: null,         // ... and the one it then asked to watch
+  notYet: 0,               // rejoins refused "not yet" since the seat was last held (NOT_YET)
+  notYetTimer: null,       // the one that asks again
+  connText: "",            // the connection line while it is open (a "not yet" covers it)
 };
 window.wildtable = app;    // for the curious and the tests: read only
 
@@ -55,6 +58,7 @@ function onState(state, detail) {
   if (state === "closed" && !detail) return;      // closed on purpose: the line says why already
   connLine.textContent = state === "open" ? `connected as ${app.name} (${detail})` : state === "connecting" ? "connecting..." : detail;
   connLine.dataset.state = state;
+  if (state === "open") app.connText = connLine.textContent;
 }
 
 function send(msg) {
@@ -182,6 +186,34 @@ function onMessage(msg) {
   }
 }
 
+// A rejoin (or spectate) refused for a reason that passes is "not yet", never "gone": the
+// table's node is still taking it over or cannot reach its store (storage_error), its disk
+// is full, every node is full, or we asked too fast. The seat's token is kept and the seat
+// asked for again after each of these pauses, the last one repeated (docs/PROTOCOL.md,
+// "Clusters"); what the page says meanwhile is on its connection line.
+const NOT_YET = new Set(["storage_error", "storage_full", "too_many_tables", "rate_limited"]);
+const NOT_YET_PAUSES = [1, 2, 4, 8, 15];      // seconds
+
+function notYetAgain(msg, text) {
+  const cur = app.at ? { table: app.at.id, spectate: app.at.seat === null } : store.current();
+  if (!cur || !cur.table) return false;
+  const kept = msg.ref === "rejoin" ? store.seat(cur.table, app.name) : null;
+  if (msg.ref === "rejoin" && !kept) return false;
+  const pause = NOT_YET_PAUSES[Math.min(app.notYet, NOT_YET_PAUSES.length - 1)];
+  app.notYet += 1;
+  const conn = app.conn, ws = conn.ws;
+  connLine.textContent = `cannot go back to the table yet (${text}); trying again in ${pause} s...`;
+  connLine.dataset.state = "waiting";
+  clearTimeout(app.notYetTimer);
+  app.notYetTimer = setTimeout(() => {
+    // only on the same connection (a new one asks by itself, onWelcome)
+    if (conn.ws !== ws || !conn.ready) return;
+    send(msg.ref === "rejoin" ? { type: "rejoin", table: cur.table, seat: kept.seat, token: kept.token }
+                              : { type: "spectate", table: cur.table });
+  }, pause * 1000);
+  return true;
+}
+
 function onWelcome() {
   if (app.screen === "replay") return;      // the way back from the replay viewer asks again
   // back to the table this tab sat at (a reload, or a dropped connection), or to the one
@@ -223,6 +255,12 @@ function openLink(table) {
 
 function onSeated(msg, seat, token) {
   app.linking = app.linkWatch = null;
+  if (app.notYet) {         // back after "not yet": the connection line says connected again
+    app.notYet = 0;
+    clearTimeout(app.notYetTimer);
+    connLine.textContent = app.connText;
+    connLine.dataset.state = "open";
+  }
   if (token) store.keepSeat(msg.table, app.name, seat, token, msg.game);
   store.setCurrent({ table: msg.table, spectate: seat === null });
   const same = app.at && app.at.id === msg.table;
@@ -295,6 +333,7 @@ function onError(msg) {
     send({ type: "spectate", table });
     return;
   }
+  if ((msg.ref === "rejoin" || msg.ref === "spectate") && NOT_YET.has(msg.code) && notYetAgain(msg, text)) return;
   if (msg.ref === "rejoin") {
     // the seat is gone (released, forgotten, expired): drop its token, back to the lobby
     const cur = app.at ? app.at.id : (store.current() || {}).table;
