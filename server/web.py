@@ -25,6 +25,7 @@ with old files.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from importlib import resources
@@ -37,7 +38,6 @@ from .health import PATHS as HEALTH_PATHS
 from .replays import FinishedGames, Replays, StoreGames
 
 PACKAGE = "wildtable.web"
-_PACKAGE_FILES: dict[str, tuple[bytes, str, str]] | None = None     # its files, once read (WebFiles)
 
 # What a file may be served as, by its extension; any other file of the package is not served.
 CONTENT_TYPES = {
@@ -70,6 +70,35 @@ SECURITY_HEADERS = {
 }
 
 
+def _served(body: bytes, ctype: str) -> tuple[bytes, str, str]:
+    """A file as served: (body, content type, etag)."""
+    return body, ctype, '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
+
+
+def _read_tree(node: Traversable, prefix: str = "") -> dict[str, tuple[bytes, str, str]]:
+    """Every file under ``node`` that may be served (CONTENT_TYPES), by URL path."""
+    files: dict[str, tuple[bytes, str, str]] = {}
+    for item in node.iterdir():
+        name = item.name
+        if name.startswith((".", "_")):
+            continue
+        if item.is_dir():
+            files.update(_read_tree(item, f"{prefix}/{name}"))
+            continue
+        ctype = CONTENT_TYPES.get(name[name.rfind("."):] if "." in name else "")
+        if ctype is not None:
+            files[f"{prefix}/{name}"] = _served(item.read_bytes(), ctype)
+    return files
+
+
+@functools.cache
+def _package_files() -> dict[str, tuple[bytes, str, str]]:
+    """The package's own files, read and hashed once per process (a node of the simulator
+    starts hundreds of servers: 1.4 ms each); they are part of the installed code, which a
+    running process does not reload either. Callers copy it (WebFiles.files)."""
+    return _read_tree(resources.files(PACKAGE))
+
+
 class WebFiles:
     """The HTTP handler for listener.serve: ``(Request) -> Response | None``."""
 
@@ -77,17 +106,7 @@ class WebFiles:
         self.replays = replays
         self.health = health            # /healthz and /readyz (server/health.py), if given
         self.files: dict[str, tuple[bytes, str, str]] = {}     # URL path -> (body, content type, etag)
-        if root is None:
-            # the package's own files, read and hashed once per process (a node of the
-            # simulator starts hundreds of servers: 1.4 ms each); they are part of the
-            # installed code, which a running process does not reload either
-            global _PACKAGE_FILES
-            if _PACKAGE_FILES is None:
-                self._load(resources.files(PACKAGE), "")
-                _PACKAGE_FILES = dict(self.files)
-            self.files.update(_PACKAGE_FILES)
-        else:
-            self._load(root, "")
+        self.files.update(_package_files() if root is None else _read_tree(root))
         if "/index.html" in self.files:
             self.files["/"] = self.files.pop("/index.html")
         lobby = replays is None or replays.source.lobby
@@ -99,23 +118,8 @@ class WebFiles:
         source = StoreGames(server) if server.store is not None else FinishedGames(server)
         return cls(replays=Replays(source), health=server.health)
 
-    def _load(self, node: Traversable, prefix: str) -> None:
-        for item in node.iterdir():
-            name = item.name
-            if name.startswith((".", "_")):
-                continue
-            if item.is_dir():
-                self._load(item, f"{prefix}/{name}")
-                continue
-            ext = name[name.rfind("."):] if "." in name else ""
-            ctype = CONTENT_TYPES.get(ext)
-            if ctype is None:
-                continue
-            self._add(f"{prefix}/{name}", item.read_bytes(), ctype)
-
     def _add(self, path: str, body: bytes, ctype: str) -> None:
-        etag = '"' + hashlib.sha256(body).hexdigest()[:32] + '"'
-        self.files[path] = (body, ctype, etag)
+        self.files[path] = _served(body, ctype)
 
     @property
     def total_bytes(self) -> int:
