@@ -161,12 +161,15 @@ def _wants_websocket(request: Request) -> bool:
     return any(v.strip().lower() == "websocket" for v in request.headers.get_all("Upgrade"))
 
 
-async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[ServerProtocol, Request | None]:
+async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[ServerProtocol, Request | None, list | None]:
     """Read the request head of the opening handshake, after ``first`` (read already); a
-    bad one is answered here (None)."""
+    bad one is answered here (None). Also the frames read with it (a client may send its
+    first messages before the 101 comes: they are its messages all the same) and what the
+    protocol owes for them: [frames, pongs]."""
     proto = ServerProtocol(max_size=MAX_FRAME, logger=_ws_log)
     received = 0
     request: Request | None = None
+    early: list | None = None
     while request is None:
         if first:
             data, first = first, b""
@@ -177,23 +180,26 @@ async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[Server
                 await trio.lowlevel.wait_readable(sock)
                 continue
         if not data:
-            return proto, None
+            return proto, None, None
         received += len(data)
         proto.receive_data(data)
         events = proto.events_received()
         if events:
             request = events[0]  # type: ignore[assignment]  # a ServerProtocol's first event: the Request
+            # and what came after it: frames, and the pongs the protocol queued for pings
+            # among them, which must follow the 101 (the Peer sends them, under its caps)
+            early = [events[1:], [d for d in proto.data_to_send() if d]]
         elif proto.handshake_exc is not None:
             out = [d for d in proto.data_to_send() if d]
             # not HTTP at all: the protocol just drops it; say why
             await _send_all(sock, out or [_http_response(400, "Bad Request", "this is a wildtable server: it speaks "
                                                          "WebSocket (ws://HOST:PORT)\n")])
-            return proto, None
+            return proto, None, None
         elif received > HANDSHAKE_MAX_BYTES:
             await _send_all(sock, [_http_response(431, "Request Header Fields Too Large",
                                                   f"the request head is over {HANDSHAKE_MAX_BYTES} bytes\n")])
-            return proto, None
-    return proto, request
+            return proto, None, None
+    return proto, request, early
 
 
 async def _answer(sock: socket.socket, proto: ServerProtocol, request: Request, limits: Limits,
@@ -334,13 +340,13 @@ async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, l
     peer = None
     try:
         try:
-            proto = None
+            proto, early = None, None
             with trio.move_on_after(limits.handshake_timeout):
                 proxied = gate is not None and counted is None      # a trusted proxy's
                 first: bytes | None = b""
                 if proxied and limits.proxy_protocol:
                     where, first = await _proxy_header(sock, where)
-                proto, request = await _read_request(sock, first) if first is not None else (None, None)
+                proto, request, early = await _read_request(sock, first) if first is not None else (None, None, None)
                 if request is not None and proxied and gate is not None:
                     where, request = await _behind_proxy(sock, where, request, gate)
                     if request is not None:
@@ -354,7 +360,7 @@ async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, l
                 gate.handshaking -= 1
         if proto is None:
             return
-        peer = Peer(sock, proto, where.host, where.port)
+        peer = Peer(sock, proto, where.host, where.port, early)
         try:
             await handler(peer)
         finally:

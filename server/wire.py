@@ -80,9 +80,9 @@ class Peer:
     __slots__ = ("_sock", "_proto", "remote", "host", "_backlog", "_backlog_bytes", "_head_partial",
                  "_flushing", "_flush_lock", "_closing", "_gone", "_ended", "_messages", "_parts",
                  "_parts_text", "_pong", "_aborted", "wake", "_probe", "on_rtt", "rules", "_tokens", "_spent_at",
-                 "cut", "_unfed", "_fed", "_drained")
+                 "cut", "_unfed", "_fed", "_drained", "_early")
 
-    def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int | None):
+    def __init__(self, sock: socket.socket, proto: ServerProtocol, host: str, port: int | None, early: list | None = None):
         self._sock = sock
         self._proto = proto
         self.host = host
@@ -112,6 +112,9 @@ class Peer:
         self._unfed: bytes | memoryview | None = None   # the rest of a read, not parsed yet (FEED_SLICE at a time)
         self._fed = False                       # a slice was parsed since this task's last schedule point
         self._drained = False                   # the last read was short: wait for the socket before the next
+        # frames that came in the handshake's read (a client may send before the 101): its
+        # first messages, taken at the first receive, under the rules set by then
+        self._early = early if early and (early[0] or early[1]) else None     # [frames, pongs owed]
 
     # ---------------------------------------------------------------- receiving
     async def receive(self) -> bytes | str:
@@ -125,6 +128,9 @@ class Peer:
         schedule points, and a receive cancelled at one loses nothing (docs/ARCHITECTURE.md,
         "The WebSocket layer")."""
         messages = self._messages
+        if self._early is not None:
+            (early, owed), self._early = self._early, None
+            self._charge(early, owed)
         if messages:
             # parsed earlier from one read: a peer that pipelines many messages must not
             # keep every other task waiting while its reader works through them
@@ -184,7 +190,9 @@ class Peer:
         peer's budget first: a peer over it is closed (1008), none of these frames handled."""
         proto = self._proto
         proto.receive_data(data)
-        events = proto.events_received()
+        self._charge(proto.events_received())
+
+    def _charge(self, events: list, owed: list | None = None) -> None:
         if events:
             # the token bucket of FrameRules: refilled at ``rate`` a second up to ``burst``,
             # one token a frame; below 0, the peer is over its budget. Inline: as a function
@@ -199,9 +207,9 @@ class Peer:
             if tokens < 0:
                 self._cut(CLOSE_POLICY, rules.over_rate())
                 return
-        self._take_events(events)
+        self._take_events(events, owed)
 
-    def _take_events(self, events=None) -> None:
+    def _take_events(self, events=None, early_out: list | None = None) -> None:
         """Turn what the protocol parsed into messages; answer what must be answered."""
         proto = self._proto
         for frame in cast("list[Frame]", proto.events_received() if events is None else events):    # after the handshake: frames only
@@ -249,7 +257,7 @@ class Peer:
             else:
                 sent = proto.close_sent
                 self._end(sent.code if sent else None, sent.reason if sent else str(exc))
-        out = proto.data_to_send()
+        out = early_out + proto.data_to_send() if early_out else proto.data_to_send()
         if out and not self._closing:
             self._control([d for d in out if d])
             # what we owe (pongs) waits under the caps our data does (docs/PROTOCOL.md,
