@@ -66,6 +66,28 @@ DRAGGING = """([target]) => { """ + BOX + """
     const b = document.querySelector(target);
     return {ghost: document.querySelector(".drag-ghost") !== null, target: shown(b) ? box(b) : null}; }"""
 
+async def passive_player(url: str, table: str, seat: int) -> None:
+    """A Run Wild opponent that only says ready, draws its pile and says stuck (our own
+    client code): the round ends when the other player goes out or is stuck too, never by
+    this one's doing, so a test's steps cannot lose a race with a bot that went out."""
+    async with connect(url, "bob") as c:
+        await c.send(m.Join(table, seat))
+        joined = await c.receive_until(lambda x: isinstance(x, (m.Joined, m.Error)))
+        assert isinstance(joined, m.Joined), joined
+        view, iid = joined.view, 0
+        while view.get("phase") != "over":
+            me = view["players"][seat]
+            action = None
+            if view.get("phase") == "ready" and not me["ready"]:
+                action = {"kind": "ready"}
+            elif view.get("phase") == "playing" and me["in_round"]:
+                action = {"kind": "draw"} if me["pile"] > 0 else None if me["stuck"] else {"kind": "stuck"}
+            if action is not None:
+                iid += 1
+                await c.send(m.Intent(iid, action))
+            view = (await c.receive_until(lambda x: isinstance(x, m.Update))).view
+
+
 class ServerThread:
     """A wildtable server (serverkit.running_server) under trio.run in a thread, with a
     nursery for bots; ``url`` is its ws:// address and ``http`` the page's. ``config``: a
@@ -120,6 +142,12 @@ class ServerThread:
     def run(self, afn, *args):
         """Run ``afn(*args)`` in the server's thread and wait for its result."""
         return trio.from_thread.run(afn, *args, trio_token=self.token)
+
+    def passive(self, table: str, seat: int) -> None:
+        """Seat ``passive_player`` at ``seat`` of the Run Wild ``table``, until game over."""
+        async def start() -> None:
+            self.nursery.start_soon(passive_player, self.url, table, seat)
+        self.run(start)
 
     def bots(self, table: str, count: int, delay: float = 0.05) -> None:
         """Seat ``count`` bots at ``table`` (the first free seats), each playing until game over."""

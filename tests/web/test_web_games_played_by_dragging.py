@@ -13,8 +13,6 @@ import time
 import pytest
 
 from wildtable.headless.games.run_wild import find_melds
-from wildtable.headless.net import connect
-from wildtable.protocol import messages as m
 
 from webkit import DESKTOP, FIRST_DRAW3, fits, swaps_for
 
@@ -154,37 +152,13 @@ def run_wild_move(p, counts) -> None:
         page.wait_for_function(f"() => window.wildtable.at.seq > {st['seq']}", timeout=10_000)
 
 
-async def passive_player(url: str, table: str, seat: int) -> None:
-    """An opponent that only says ready, draws its pile and says stuck (our own client code):
-    the round ends when ann goes out or is stuck too, never before ann's drags. Against a
-    bot (delay 0.05 s) the round could end before the page had made its second drag on a
-    loaded machine (at -n 6 beside three helpers: one meld, then the bot went out)."""
-    async with connect(url, "bob") as c:
-        await c.send(m.Join(table, seat))
-        joined = await c.receive_until(lambda x: isinstance(x, (m.Joined, m.Error)))
-        assert isinstance(joined, m.Joined), joined
-        view, iid = joined.view, 0
-        while view.get("phase") != "over":
-            me = view["players"][seat]
-            action = None
-            if view.get("phase") == "ready" and not me["ready"]:
-                action = {"kind": "ready"}
-            elif view.get("phase") == "playing" and me["in_round"]:
-                action = {"kind": "draw"} if me["pile"] > 0 else None if me["stuck"] else {"kind": "stuck"}
-            if action is not None:
-                iid += 1
-                await c.send(m.Intent(iid, action))
-            view = (await c.receive_until(lambda x: isinstance(x, m.Update))).view
-
-
 def test_run_wild_played_by_dragging(players, web_server):
     p = players("ann", viewport=DESKTOP).open()
     p.enter("ann")
     table = p.create("run-wild", 2, rounds=1, hand_size=4, idle_timeout=5)
-
-    async def seat_bob() -> None:
-        web_server.nursery.start_soon(passive_player, web_server.url, table, 1)
-    web_server.run(seat_bob)
+    # an opponent that never ends the round: against a bot (0.05 s a move) the round could
+    # end before the page's second drag on a loaded machine (one meld, then the bot was out)
+    web_server.passive(table, 1)
     page = p.page
     page.wait_for_function("() => window.wildtable.at.view.phase === 'ready'", timeout=10_000)
     counts = {k: 0 for k in ("ready", "meld", "add", "swap", "draw3", "draw", "stuck", "take")}
