@@ -36,6 +36,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 from adversarial_kit import start_serve
+from alonekit import ALONE_ENV
 from proc import LineReader
 from serverkit import running_server
 from waitkit import wait_until
@@ -490,6 +491,15 @@ CALM_FACTOR = 10.0
 JUDGED = 0.95
 
 
+def seated_alone() -> None:
+    """Fail a test that seats the steady player but is not ``alone`` (tests/alonekit.py:
+    tests/conftest.py marks those it finds; this catches the rest): beside other tests it
+    measures them, not the attack."""
+    if os.environ.get(ALONE_ENV) == "0":
+        raise AssertionError("this test seats the steady player, so it must be marked alone "
+                             "(pytestmark = pytest.mark.alone; see tests/alonekit.py)")
+
+
 def p99_bound(limit: float, calm: "Steady") -> float:
     """What the attack's p95 must stay under: ``limit``, or CALM_FACTOR times the calm p95."""
     return max(limit, CALM_FACTOR * calm.quantile(JUDGED))
@@ -647,6 +657,7 @@ async def steady_player(url: str, *, pace: float = PACE, limit: float = P99_LIMI
     Intent-to-update: from sending an intent to receiving the update of the seq it was
     accepted at (or its rejection, which has no update). One intent in flight at a time;
     the seats take turns."""
+    seated_alone()
     stats = Steady()
     # This process's own cyclic collections (a whole test session's objects) would show as
     # the server's delay: collect now, and not while measuring.
@@ -678,6 +689,7 @@ async def steady_player_process(url: str, *, pace: float = PACE, limit: float = 
     own traffic from this process would otherwise show in the measurement. The same
     checks at exit, over at least 100 intents (it plays on until it has them): over fewer,
     the p95 is one of the slowest few, and a hiccup of the machine fails a short attack."""
+    seated_alone()
     proc = await trio.lowlevel.open_process(
         [sys.executable, str(Path(__file__).with_name("steady_main.py")), url, str(pace), str(min_intents)],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
