@@ -625,11 +625,13 @@ async def _run_wild_pair(url: str, prefix: str, pace: float, stats: Steady, answ
                     await s.done.wait()
                 if not s.done.is_set():
                     stats.unanswered.append(f"intent {iid} {action} of seat {s.seat}: {s.outcome!r}")
+                    stop.set()          # the player gives up: a caller waiting for answers stops too
                     return
                 if isinstance(s.outcome, m.Rejected) and s.outcome.code == "rate_limited":
                     # an answer, but not the server's judgement of the game: the pace is wrong
                     stats.unanswered.append(f"intent {iid} {action} of seat {s.seat} rate limited "
                                             f"(pace {pace:g} s): {s.outcome!r}")
+                    stop.set()
                     return
                 stats.latencies.append(time.perf_counter() - t0)
                 s.waiting = None
