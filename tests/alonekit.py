@@ -1,4 +1,4 @@
-"""Which tests seat hostilekit's steady player, and so must run ``alone`` under pytest -n
+"""Which tests seat the steady player (tests/steadykit.py), and so must run ``alone`` under pytest -n
 (tests/conftest.py): those that name it, or call a function of tests/ that does, at any
 depth (floodkit.attacked, a module's own helper, a fixture of the module).
 
@@ -6,7 +6,7 @@ Found by reading the names each function's code uses (``co_names``, its inner fu
 too): an attribute named like the player counts as well as a global, so ``kit.under_attack``
 is found as ``under_attack`` is. What this misses (a call through a variable, a fixture
 of another file) the player itself catches when it is seated: it fails a test that is not
-``alone`` (hostilekit.steady_player, ALONE_ENV), so a new attack test cannot forget it."""
+``alone`` (steadykit.steady_player, ALONE_ENV), so a new attack test cannot forget it."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import inspect
 import types
 from pathlib import Path
 
-STEADY_PLAYER = frozenset({"steady_player", "steady_player_process", "under_attack"})     # hostilekit's
+STEADY_PLAYER = frozenset({"steady_player", "steady_player_process", "under_attack"})     # steadykit's, and hostilekit's under_attack
 ALONE_ENV = "WILDTABLE_TEST_ALONE"      # "1" while an ``alone`` test runs, "0" while another does
 TESTS = str(Path(__file__).resolve().parent)
 
