@@ -76,7 +76,8 @@ from pgkit import files_or_store, pg_cluster, pg_dsn, pg_private  # noqa: E402,F
 # none of this happens.
 import fcntl  # noqa: E402
 
-STEADY_PLAYER = ("steady_player", "steady_player_process", "under_attack")     # hostilekit's
+from alonekit import ALONE_ENV, must_be_alone  # noqa: E402
+
 _LOCK_DIR = "WILDTABLE_TEST_LOCK_DIR"
 
 
@@ -129,12 +130,12 @@ def _spread(items: list, workers: int) -> list:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Every test of a module that seats hostilekit's steady player is ``alone`` (a new
-    attack test cannot forget it); on an xdist worker the longest tests go first (spread
-    over the workers) and the ``alone`` tests last."""
+    """Every test that seats hostilekit's steady player is ``alone`` (tests/alonekit.py: a
+    new attack test cannot forget it), and only those (and those marked so): the others of
+    its module run beside other tests; on an xdist worker the longest tests go first
+    (spread over the workers) and the ``alone`` tests last."""
     for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and any(hasattr(module, name) for name in STEADY_PLAYER):
+        if item.get_closest_marker("alone") is None and must_be_alone(item):
             item.add_marker(pytest.mark.alone)
     if "PYTEST_XDIST_WORKER" in os.environ:
         items.sort(key=lambda item: (item.get_closest_marker("alone") is not None, _first(item)))   # stable
@@ -143,10 +144,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item, nextitem):
+    exclusive = item.get_closest_marker("alone") is not None
+    os.environ[ALONE_ENV] = "1" if exclusive else "0"       # what the steady player checks
     locks = os.environ.get(_LOCK_DIR)
     if not locks or "PYTEST_XDIST_WORKER" not in os.environ:
         return (yield)
-    exclusive = item.get_closest_marker("alone") is not None
     machine = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
     try:

@@ -1,7 +1,7 @@
-"""The well-behaved player of hostilekit.steady_player, in a process of its own, so that
+"""The well-behaved player of steadykit.steady_player, in a process of its own, so that
 an attack driven from the test process does not share its event loop: what it measures
 is the server. Prints "seated" once at its table, then "calm [latencies]" once it has
-played hostilekit.CALM intents before any attack (hostilekit.p99_bound); on "stop" (or the end of stdin) prints
+played steadykit.CALM intents before any attack (steadykit.p99_bound); on "stop" (or the end of stdin) prints
 what it measured as one JSON line and exits.
 
     python tests/steady_main.py URL [PACE] [MIN_INTENTS]
@@ -18,7 +18,7 @@ import trio
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from hostilekit import CALM, PACE, Steady, _run_wild_pair  # noqa: E402
+from steadykit import CALM, PACE, Steady, _run_wild_pair  # noqa: E402
 
 
 async def main(url: str, pace: float, min_intents: int) -> None:

@@ -297,7 +297,7 @@ def render_snapshot(snap: dict, ctx: Ctx) -> list[str]:
     rnd = snap.get("round", 1)
     hits = data.ROUND_OVERVIEW[min(max(rnd, 1), len(data.ROUND_OVERVIEW)) - 1]
     phase = snap.get("phase")
-    head = f"Wild Shots - round {rnd} of {len(data.ROUND_OVERVIEW)} (hits: {hits_words(hits)}) - {phase}"
+    head = f"Wild Shots - round {rnd} of {rules.get('rounds', len(data.ROUND_OVERVIEW))} (hits: {hits_words(hits)}) - {phase}"
     if phase == "playing":
         trump = snap.get("trump", -1)
         head += (f" - trick {snap.get('trick_number')} - trump: {data.SYMBOLS[trump] if trump >= 0 else '?'}"

@@ -178,7 +178,8 @@ def _spread_after(view: dict, n: int) -> float:
     rounds after this one: how much the game may still turn."""
     names = view.get("symbols") or []
     rnd = view.get("round") or 1
-    var = sum((ROUND_SD * t / n) ** 2 for t in _round_totals(names, n)[rnd:])
+    last = view.get("rounds") or len(data.ROUND_OVERVIEW)      # setting rounds: fewer to come
+    var = sum((ROUND_SD * t / n) ** 2 for t in _round_totals(names, n)[rnd:last])
     return math.sqrt(2 * var)
 
 

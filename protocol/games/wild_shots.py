@@ -81,6 +81,7 @@ class Rules:
     first_player: int                   # -1: chance; else the host's chosen seat
     rotate: bool                        # later rounds: rotate the starter instead of the active player
     turn_timer: float
+    rounds: int = ROUNDS                # the game ends after this many (setting rounds; docs/RULES.md)
 
 
 @attrs.frozen
@@ -154,6 +155,7 @@ def default_settings() -> dict:
         "rotate_starter": False,  # docs/DECISIONS.md "Wild Shots": later rounds start with the active player (setting: rotate)
         "symbols": dict(data.CARD_SYMBOLS),   # docs/DECISIONS.md "Wild Shots": symbol table replaceable by a table option
         "snake_oil": dict(data.SNAKE_OIL),    # docs/DECISIONS.md "Wild Shots": Snake Oil split replaceable too
+        "rounds": ROUNDS,         # docs/RULES.md "Wild Shots" Settings: the first 1..4 of the overview card
     }
 
 
@@ -166,6 +168,12 @@ def _check_timer(v: float) -> str | None:
 def _check_first(v: int) -> str | None:
     if v < -1 or v >= MAX_PLAYERS:
         return "must be -1 (chance) or the seat number (0, 1, ...) of the starting player"
+    return None
+
+
+def _check_rounds(v: int) -> str | None:
+    if not 1 <= v <= ROUNDS:
+        return f"must be 1 to {ROUNDS} (the rounds of the overview card, played in its order)"
     return None
 
 
@@ -194,7 +202,7 @@ def _check_oil(v: dict) -> str | None:
 
 
 _CHECKS = {"turn_timer": _check_timer, "first_player": _check_first,
-           "symbols": _check_symbols, "snake_oil": _check_oil}
+           "symbols": _check_symbols, "snake_oil": _check_oil, "rounds": _check_rounds}
 
 
 def _tables(card_symbols: dict, snake_oil: dict) -> tuple:
@@ -228,7 +236,7 @@ def new_table(config: TableConfig) -> State:
         symbols, oil, hits = _DEFAULT_TABLES     # most tables (and every replay of one): made once
     else:
         symbols, oil, hits = _tables(s["symbols"], s["snake_oil"])
-    rules = Rules(n, symbols, oil, hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]))
+    rules = Rules(n, symbols, oil, hits, s["first_player"], s["rotate_starter"], float(s["turn_timer"]), s["rounds"])
     first = s["first_player"]
     empty = ((),) * n
     return State(
@@ -490,8 +498,8 @@ def _score_round(state: State, hands, won, last: LastTrick, events: list | None)
                        "won": [list(x) for x in won]})
     w = last.winner
     empty = ((),) * n
-    if state.round + 1 >= ROUNDS:
-        # "End of the Game": after the 4th round, fewest penalty points wins (ties shared).
+    if state.round + 1 >= r.rounds:
+        # "End of the Game": after the 4th round (setting rounds), fewest penalty points wins (ties shared).
         if events is not None:
             events.append({"event": "game_over", "totals": list(totals), "winners": list(_winners(totals))})
         return build(State, (r, "over", state.round, state.starter, hands, state.aside, state.oil,
@@ -576,7 +584,7 @@ def public_view(state: State) -> dict:
         "phase": state.phase,
         "turn": state.turn if playing else None,
         "round": state.round + 1,
-        "rounds": ROUNDS,
+        "rounds": r.rounds,
         "hits": dict(data.ROUND_OVERVIEW[state.round]),
         "starter": state.starter if state.starter >= 0 else None,
         "trick_number": state.trick_no + 1 if playing else None,
@@ -605,11 +613,14 @@ def public_view(state: State) -> dict:
 def snapshot(state: State) -> dict:
     """The all-seeing state as plain data (state hash, ``replay --json``)."""
     r = state.rules
+    rules = {"symbols": list(r.symbols), "snake_oil": list(r.oil), "first_player": r.first_player,
+             "rotate_starter": r.rotate, "turn_timer": r.turn_timer}
+    if r.rounds != ROUNDS:      # only then: the hashes of the logs of 4-round games stay as they were
+        rules["rounds"] = r.rounds
     return {
         "game": NAME,
         "seats": r.seats,
-        "rules": {"symbols": list(r.symbols), "snake_oil": list(r.oil), "first_player": r.first_player,
-                  "rotate_starter": r.rotate, "turn_timer": r.turn_timer},
+        "rules": rules,
         "phase": state.phase,
         "round": state.round + 1,
         "starter": state.starter,

@@ -218,3 +218,11 @@ def test_go_wild_at_level_expert_searches():
         mp.setattr(gx, "expert_candidates", search)
         action = mind.choose(plugin, view, 0.0)
     assert calls and action is not None
+
+
+def test_a_wild_shots_expert_counts_only_the_rounds_the_table_plays():
+    """Setting rounds (docs/RULES.md "Wild Shots"): in the last round nothing is still to
+    come, whatever rounds the overview card has after it."""
+    view = wsg.view(wsg.new_table(wsg.TableConfig(wsg.NAME, 3, {"rounds": 1})), 0)
+    assert view["round"] == 1 and wx._spread_after(view, 3) == 0
+    assert wx._spread_after(wsg.view(wsg.new_table(wsg.TableConfig(wsg.NAME, 3, {})), 0), 3) > 0

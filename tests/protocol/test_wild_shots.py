@@ -225,6 +225,10 @@ def test_rejections():
     (2, {"snake_oil": {"star": 13}}, "add up to 14"),
     (2, {"snake_oil": {"moon": 14}}, "unknown symbol"),
     (2, {"snake_oil": {"star": 15, "hat": -1}}, "0 or more"),
+    (2, {"rounds": 0}, "must be 1 to 4"),
+    (3, {"rounds": 5}, "must be 1 to 4"),
+    (2, {"rounds": 2.0}, "must be int"),
+    (2, {"rounds": True}, "must be int"),
 ])
 def test_bad_settings(seats, given, words):
     with pytest.raises(IllegalAction) as e:
@@ -476,3 +480,30 @@ def test_playouts(seats, seed, rotate, first, custom):
     result = replay_mod.fold(ws, start_state, contents.records)
     assert result.state == final and state_hash(ws, result.state) == state_hash(ws, final)
     assert result.hashes_checked >= p.steps // 16
+
+
+@pytest.mark.parametrize("rounds", [1, 2, 3])
+def test_a_game_of_fewer_rounds_ends_after_them_and_replays(rounds):
+    """Setting rounds (docs/RULES.md "Wild Shots" Settings): the first rounds of the
+    overview card, in its order, then the end; the view says how many."""
+    seats = 3
+    p = play(ws, seats, {"rounds": rounds}, seed=rounds, hash_every=16)
+    final = p.state
+    assert ws.outcome(final).over and final.phase == "over" and len(final.tally.penalties) == rounds
+    assert p.steps == 1 + rounds * (2 + 10 * seats)
+    v = ws.view(final, 0)
+    assert v["rounds"] == rounds and v["round"] == rounds and v["hits"] == dict(data.ROUND_OVERVIEW[rounds - 1])
+    log = encode_record(p.header) + b"".join(encode_record(r) for r in p.records)
+    contents = read_log(log)
+    start_state = ws.new_table(TableConfig(ws.NAME, contents.header.seats, dict(contents.header.settings)))
+    result = replay_mod.fold(ws, start_state, contents.records)
+    assert result.state == final and result.hashes_checked >= p.steps // 16
+
+
+def test_a_four_round_table_hashes_as_before_the_rounds_setting():
+    """The snapshot (the state hash) names rounds only when it is not 4: the logs of
+    4-round games written before the setting came still replay with their hashes."""
+    plain, four, one = (ws.new_table(TableConfig(ws.NAME, 2, given)) for given in ({}, {"rounds": 4}, {"rounds": 1}))
+    assert "rounds" not in ws.snapshot(plain)["rules"] and ws.snapshot(one)["rules"]["rounds"] == 1
+    assert state_hash(ws, plain) == state_hash(ws, four) != state_hash(ws, one)
+    assert ws.view(plain, None)["rounds"] == 4

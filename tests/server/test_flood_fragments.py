@@ -8,14 +8,11 @@ player's intent ~300 ms, and nothing was ever closed)."""
 
 from __future__ import annotations
 
-import pytest
 import trio
 
 from floodkit import ATTACKER, attacked, chunk_of, flood_until_close, logged
 from hostilekit import (OP_BINARY, OP_CONT, OP_PING, OP_PONG, client_frame, pack, port_of, said_hello,
                        serve_process)
-
-pytestmark = pytest.mark.alone
 
 FIRST = client_frame(OP_BINARY, b"", fin=False)
 MORE = client_frame(OP_CONT, b"", fin=False)
