@@ -8,7 +8,8 @@ chunk by chunk (``--chunk`` logs at a time, the parts in turn), each chunk's tim
 minimum of ``--repeat`` runs, summed over the chunks:
   frame     CRC check + msgpack decode of every frame (bench/engine.py's floor)
   read      read_log: frames + the typed records
-  fold      replay's fold over the records read (decode each action, advance, hashes)
+  fold      replay's fold over the records read (decode each action, advance, hashes;
+            LogContents.decoded, where the checkout has it, as replay folds)
   advance   the engine alone: the game's advance (apply(...)[0] where it has none) over
             the decoded steps of the same logs
 and the share of the floor that read + fold reach (issue #25 asks for 40%). Only public
@@ -45,6 +46,7 @@ def parts(game, tables: int, repeat: int, chunk: int, seed: int) -> dict:
     runs = []
     for c in contents:
         _, state = initial_state(c.header)
+        # (c.records types every record, built here once, outside the timed parts)
         steps = []
         for r in c.records:
             if type(r) is ActionAccepted:
@@ -66,7 +68,8 @@ def parts(game, tables: int, repeat: int, chunk: int, seed: int) -> dict:
     def folded(i, j):
         for c in contents[i:j]:
             g, state = initial_state(c.header)
-            fold(g, state, c.records)
+            # what replay folds: the records as read (``decoded``, where a checkout has it)
+            fold(g, state, c.decoded if hasattr(c, "decoded") else c.records)
 
     def engine(i, j):
         for state, steps in runs[i:j]:

@@ -303,6 +303,11 @@ def _plan(cls: type) -> tuple:
 _MISSING = object()
 
 
+#: values each generated decoder keeps to share (an action repeats: a card played, a meld
+#: added to); past this many, it builds each new one
+_FAST_MEMO = 4096
+
+
 def _fast_decoder(cls: type, tag_key: str | None):
     """A generated decoder for classes whose fields are all scalars or tuples of ints
     (every action of the four games): it accepts a well-formed map in one pass, or
@@ -368,7 +373,13 @@ def _fast_decoder(cls: type, tag_key: str | None):
     extra = f" + ({tag_key!r} in obj)" if tag_key is not None else ""
     lines.append(f"    if len(obj) != n{extra}:")
     lines.append("        return None")
-    lines.append(f"    return cls({', '.join(args)})")
+    # the value for these fields, built once and shared (values are immutable): every
+    # field was checked to be of its one type above (int, str, bool, a tuple of ints, or
+    # None where optional), so equal keys are equal values (no 1 / 1.0 / True); bounded
+    env["_memo"], env["_cap"] = {}, _FAST_MEMO
+    key = args[0] if len(args) == 1 else f"({', '.join(args)},)" if args else "()"
+    lines += [f"    k = {key}", "    v = _memo.get(k)", "    if v is None:", f"        v = cls({', '.join(args)})",
+              "        if len(_memo) < _cap:", "            _memo[k] = v", "    return v"]
     exec("\n".join(lines), env)
     cache[tag_key] = env["fast"]
     return env["fast"]

@@ -14,6 +14,7 @@ debugging races. See docs/LOG-FORMAT.md.
 
 from __future__ import annotations
 
+import functools
 import struct
 import zlib
 from typing import Any, Iterator
@@ -135,14 +136,32 @@ class TornTail:
 
 @attrs.frozen
 class LogContents:
+    """A log as read. ``decoded`` holds every record after the header as the reader left
+    it: a plain action record (its four keys ``t``, ``seq``, ``seat``, ``action``, checked
+    like any record, nearly every record of a log) as its msgpack map, any other record
+    typed. ``records`` types them all, built on first use: replay folds ``decoded`` and
+    builds no ActionAccepted (docs/LOG-FORMAT.md, 5)."""
     header: Header
-    records: tuple       # every record after the header, decoded
+    decoded: tuple       # every record after the header: a plain action record's map, or the record
     good_length: int     # bytes up to the end of the last whole record
     torn: TornTail | None
-    offsets: tuple       # byte offset of each record in ``records``
+    offsets: tuple       # byte offset of each record in ``decoded`` (and ``records``)
     #: read_prefix only: what stopped the reader before the end (the records before it
     #: are all here, ``good_length`` ends the last of them); None: the log read to its end
     damage: LogError | None = None
+
+    @functools.cached_property
+    def records(self) -> tuple:
+        """Every record after the header, typed (an ActionAccepted for each action record)."""
+        return typed_records(self.decoded)
+
+
+def typed_records(decoded: Any) -> tuple:
+    """``decoded`` (LogContents.decoded) with each plain action record's map as its
+    ActionAccepted (the other fields at their defaults, as the strict path reads them)."""
+    new_action = _new_action
+    return tuple(new_action(r["seq"], r["seat"], r["action"], None, "player", None, None, None, None)
+                 if type(r) is dict else r for r in decoded)
 
 
 def _whole_record_after(view: memoryview, pos: int) -> int | None:
@@ -311,7 +330,6 @@ def _read_prefix(data: bytes) -> LogContents:
     crc32 = zlib.crc32
     unpack_from = _FRAME.unpack_from
     unpack = _unpackb_default
-    new_action = _new_action
     append_record = records.append
     append_offset = offsets.append
     try:
@@ -341,7 +359,7 @@ def _read_prefix(data: bytes) -> LogContents:
                 if (type(seq) is int and seq == last_seq + 1 and type(action) is dict and obj.get("t") == "action"
                         and (seat is None or (type(seat) is int and INT_MIN <= seat <= INT_MAX))):
                     last_seq = seq
-                    append_record(new_action(seq, seat, action, None, "player", None, None, None, None))
+                    append_record(obj)      # typed only if asked for (LogContents.records)
                     append_offset(off)
                     good = off = end
                     continue

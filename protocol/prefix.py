@@ -42,7 +42,7 @@ def replay_prefix(data: bytes, *, upto: int | None = None) -> Prefix:
     g, state = initial_state(contents.header)
     damage = contents.damage
     try:
-        result = fold(g, state, contents.records, verify_hashes=True, upto=upto)
+        result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto)
         bad_seat = _bad_seat(contents)
         if bad_seat is not None:
             raise bad_seat
@@ -50,11 +50,11 @@ def replay_prefix(data: bytes, *, upto: int | None = None) -> Prefix:
         # the fast fold says what, not at which record: walk again, record by record
         index, err, result = _walk(g, state, contents)
         cut = contents.offsets[index]
-        contents = attrs.evolve(contents, records=contents.records[:index], offsets=contents.offsets[:index],
+        contents = attrs.evolve(contents, decoded=contents.decoded[:index], offsets=contents.offsets[:index],
                                 good_length=cut, torn=None, damage=err)
         damage = err
         if upto is not None and not damage_after(err, upto):
-            result = fold(g, state, contents.records, verify_hashes=True, upto=upto)
+            result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto)
     later = None
     if damage_after(damage, upto):
         later, damage = damage, None
@@ -63,7 +63,7 @@ def replay_prefix(data: bytes, *, upto: int | None = None) -> Prefix:
 
 def _bad_seat(contents: LogContents) -> LogError | None:
     seats = contents.header.seats
-    for off, r in zip(contents.offsets, contents.records):
+    for off, r in zip(contents.offsets, contents.decoded):
         if type(r) is SeatClaimed and not 0 <= r.seat < seats:
             return LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats "
                             f"0..{seats - 1}", offset=off)

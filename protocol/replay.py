@@ -70,14 +70,14 @@ def step(g: ModuleType, state: Any, record: Any) -> Any:
 def replay(contents: LogContents, *, verify_hashes: bool = True, upto: int | None = None) -> ReplayResult:
     g, state = initial_state(contents.header)
     check_seats(contents)
-    return fold(g, state, contents.records, verify_hashes=verify_hashes, upto=upto)
+    return fold(g, state, contents.decoded, verify_hashes=verify_hashes, upto=upto)
 
 
 def check_seats(contents: LogContents) -> None:
     """A seat record names a seat of the table, or the log cannot be trusted (the fold
     does not look at seat records: they change who holds a seat, not the game)."""
     seats = contents.header.seats
-    for off, r in zip(contents.offsets, contents.records):
+    for off, r in zip(contents.offsets, contents.decoded):
         if type(r) is SeatClaimed and not 0 <= r.seat < seats:
             raise LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats 0..{seats - 1}",
                            offset=off)
@@ -85,6 +85,8 @@ def check_seats(contents: LogContents) -> None:
 
 def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bool = True,
          upto: int | None = None) -> ReplayResult:
+    """Replay ``records`` from ``state``: typed records, or LogContents.decoded (where a
+    plain action record is still its map, already checked by the reader: read_prefix)."""
     seq = actions = chances = checked = 0
     cache: dict = {}
     advance = advancer(g)
@@ -96,48 +98,57 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
     limit = upto if upto is not None else INT_MAX + 1
     for r in records:
         t = type(r)
-        if t is ActionAccepted:
-            if r.seq > limit:
-                break
-            # the hot path of replay, inlined: decode, apply. An action that is its kind
-            # alone ({"kind": "draw"}, ...) is decoded once per fold and shared (actions
-            # are immutable): those are the ones that repeat, and a lone str is a key that
-            # cannot be mistaken for another value (1, 1.0 and True are equal dict keys:
-            # a record with "card": 5.0 must not pass for an earlier one with "card": 5).
-            # Any other is decoded by its kind's one-pass decoder, or (a map that decoder
-            # does not accept, or an unknown kind) by ``decode``, which names what is wrong.
+        if t is dict:
+            # a plain action record as read (nearly every record): its map, no ActionAccepted
+            r_seq = r["seq"]
+            seat = r["seat"]
+            data = r["action"]
+        elif t is ActionAccepted:
+            r_seq = r.seq
+            seat = r.seat
             data = r.action
-            try:
-                kind = data.get(tag_key)
-                if len(data) == 1:
-                    action = cache.get(kind) if type(kind) is str else None
-                    if action is None:
-                        action = decode(data, "$.action")
-                        if type(kind) is str:
-                            cache[kind] = action
-                else:
-                    one_pass = fast.get(kind) if type(kind) is str else None
-                    action = one_pass(data) if one_pass is not None else None
-                    if action is None:
-                        action = decode(data, "$.action")
-                state = advance(state, r.seat, action)
-            except (IllegalAction, ProtocolError) as e:
-                raise LogError("diverged", f"logged action no longer applies: {e}", seq=r.seq) from None
-            seq = r.seq
-            actions += 1
-        elif t is ChanceRecorded:
-            if r.seq > limit:
-                break
-            state = step(g, state, r)
-            seq = r.seq
-            chances += 1
-        elif t is StateHashed and verify_hashes:
-            if r.seq != seq:
-                # the writer puts a hash right after the record it hashes: one that names
-                # another seq was moved or edited, and would otherwise check nothing
-                raise LogError("misplaced_hash", f"a hash record for seq {r.seq} follows seq {seq}; "
-                               "hash records follow the record they hash", seq=r.seq)
-            if state_hash(g, state) != r.hash:
-                raise LogError("hash_mismatch", "replayed state differs from the logged hash", seq=r.seq)
-            checked += 1
+        else:
+            if t is ChanceRecorded:
+                if r.seq > limit:
+                    break
+                state = step(g, state, r)
+                seq = r.seq
+                chances += 1
+            elif t is StateHashed and verify_hashes:
+                if r.seq != seq:
+                    # the writer puts a hash right after the record it hashes: one that names
+                    # another seq was moved or edited, and would otherwise check nothing
+                    raise LogError("misplaced_hash", f"a hash record for seq {r.seq} follows seq {seq}; "
+                                   "hash records follow the record they hash", seq=r.seq)
+                if state_hash(g, state) != r.hash:
+                    raise LogError("hash_mismatch", "replayed state differs from the logged hash", seq=r.seq)
+                checked += 1
+            continue
+        if r_seq > limit:
+            break
+        # the hot path of replay, inlined: decode, apply. An action that is its kind
+        # alone ({"kind": "draw"}, ...) is decoded once per fold and shared (actions
+        # are immutable): those are the ones that repeat, and a lone str is a key that
+        # cannot be mistaken for another value (1, 1.0 and True are equal dict keys:
+        # a record with "card": 5.0 must not pass for an earlier one with "card": 5).
+        # Any other is decoded by its kind's one-pass decoder, or (a map that decoder
+        # does not accept, or an unknown kind) by ``decode``, which names what is wrong.
+        try:
+            kind = data.get(tag_key)
+            if len(data) == 1:
+                action = cache.get(kind) if type(kind) is str else None
+                if action is None:
+                    action = decode(data, "$.action")
+                    if type(kind) is str:
+                        cache[kind] = action
+            else:
+                one_pass = fast.get(kind) if type(kind) is str else None
+                action = one_pass(data) if one_pass is not None else None
+                if action is None:
+                    action = decode(data, "$.action")
+            state = advance(state, seat, action)
+        except (IllegalAction, ProtocolError) as e:
+            raise LogError("diverged", f"logged action no longer applies: {e}", seq=r_seq) from None
+        seq = r_seq
+        actions += 1
     return ReplayResult(g, state, seq, actions, chances, checked)

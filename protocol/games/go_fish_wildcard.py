@@ -729,6 +729,13 @@ def public_view(state: State) -> dict:
 
 def snapshot(state: State) -> dict:
     """The all-seeing state as plain data (state hash, ``replay --json``)."""
+    snap = snapshot_head(state)
+    snap["asks"] = _asks(state)
+    return snap
+
+
+def snapshot_head(state: State) -> dict:
+    """``snapshot`` but its last key, ``asks`` (``packed_snapshot`` packs those from a cache)."""
     return {
         "game": NAME,
         "phase": state.phase,
@@ -745,10 +752,9 @@ def snapshot(state: State) -> dict:
         "bonus": hand_ids(state.bonus),
         "last_asks": list(state.last_order),
         "drawer": state.drawer,
-        "asks": _asks(state),
     }
 
 
 # ---------------------------------------------------------------------------- replay
 
-from .go_fish_wildcard_fast import advance as advance  # noqa: E402  (it uses this module's names)
+from .go_fish_wildcard_fast import advance as advance, packed_snapshot as packed_snapshot  # noqa: E402,I001  (they use this module's names)

@@ -12,10 +12,11 @@ tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 
 from __future__ import annotations
 
+from ..codec import packb
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M5, _any_set, _forced_choice, _shape, apply,
+    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    _M1, _M3, _M5, _any_set, _forced_choice, _shape, _asks, apply, snapshot_head,
 )
 
 
@@ -183,3 +184,38 @@ def _natural_three(nat: int) -> tuple | None:
     b = m & -m
     m ^= b
     return (a.bit_length() - 1, b.bit_length() - 1, (m & -m).bit_length() - 1)
+
+
+# ---------------------------------------------------------------------------- state hash
+
+_MAP16 = b"\xde\x00\x10"           # msgpack: a map of 16 keys (snapshot's)
+_ASKS_KEY = packb("asks")
+_packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
+_MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
+
+
+def packed_snapshot(state: State) -> bytes:
+    """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional): the
+    closing hash of a game covers every ask made (``asks``), and each ask's map is packed
+    once per process, not once per hash. tests/protocol/test_packed_snapshot.py holds it
+    to ``packb(snapshot(state))``."""
+    head = packb(snapshot_head(state))
+    history = state.history
+    if head[0] != 0x8F:                             # not the 15 keys of a fixmap: pack it whole
+        return packb({**snapshot_head(state), "asks": _asks(state)})
+    n = len(history)
+    arr = bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
+    cache = _packed_asks
+    parts = [_MAP16, head[1:], _ASKS_KEY, arr]
+    for ask in history:
+        p = cache.get(ask)
+        s, t, r, k, d = ask
+        # a bool equals 1 or 0 as a key, but packs otherwise: the seats (an Ask built in
+        # process, not decoded, may hold one) are looked up only as ints; the rank and
+        # counts are the engine's own ints
+        if p is None or type(s) is not int or type(t) is not int:
+            p = packb({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
+            if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
+                cache[ask] = p
+        parts.append(p)
+    return b"".join(parts)

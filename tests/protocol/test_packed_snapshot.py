@@ -1,0 +1,42 @@
+"""``packed_snapshot`` (Go Fish Wildcard's state hash at less cost:
+protocol/games/go_fish_wildcard_fast.py) is ``packb(snapshot(state))`` byte for byte, for
+every state random games pass through, and for asks that hold a bool where a seat goes
+(equal to 1 or 0 as a key, packed otherwise)."""
+
+from __future__ import annotations
+
+import random
+
+from wildtable.protocol.codec import packb
+from wildtable.protocol.engine import ChanceOutcome, TableConfig, state_hash
+from wildtable.protocol.games import go_fish_wildcard as gfw
+from wildtable.selfplay import play
+
+
+def test_packed_snapshot_is_the_packed_snapshot_of_every_state():
+    rng = random.Random(7)
+    states = 0
+    for _ in range(30):
+        seen = []
+        play(gfw, rng.randint(gfw.MIN_PLAYERS, gfw.MAX_PLAYERS), {}, rng=rng,
+             on_step=lambda before, after, *_: seen.append(after))
+        for st in seen:
+            assert gfw.packed_snapshot(st) == packb(gfw.snapshot(st))
+        states += len(seen)
+    assert states > 1000
+    # the lengths where msgpack's array header changes: 15/16 asks, 65,535/65,536
+    for n in (15, 16, 65_535, 65_536):
+        long = seen[-1]._replace(history=(seen[-1].history * (n // len(seen[-1].history) + 1))[:n])
+        assert gfw.packed_snapshot(long) == packb(gfw.snapshot(long))
+
+
+def test_a_bool_seat_in_an_ask_packs_as_a_bool():
+    st = gfw.new_table(TableConfig(gfw.NAME, 3))
+    st = gfw.apply(st, None, ChanceOutcome("dealer", (0, 1, 2)))[0]
+    st = gfw.apply(st, None, ChanceOutcome("deal", tuple(range(gfw.DECK_SIZE))))[0]
+    as_int = st._replace(history=((1, 0, 4, 0, 1), (0, 1, 4, 2, 0)))
+    as_bool = st._replace(history=((True, False, 4, 0, 1), (False, True, 4, 2, 0)))
+    # the int asks first: they are cached, and must not stand in for the bool ones
+    assert gfw.packed_snapshot(as_int) == packb(gfw.snapshot(as_int))
+    assert gfw.packed_snapshot(as_bool) == packb(gfw.snapshot(as_bool))
+    assert state_hash(gfw, as_int) != state_hash(gfw, as_bool)
