@@ -22,7 +22,6 @@ STILL_OVER = {
     "headless/games/run_wild.py",           # a game's client plug-in and its bot
     "headless/games/go_fish_wildcard.py",   # a game's client plug-in and its bot
     "bench/loadgen.py",                     # the load generator's clients
-    "tests/hostilekit.py",                  # the hostile peers' kit
     "tests/protocol/test_run_wild.py",      # an engine's tests, one file a game
     "tests/protocol/test_go_wild.py",       # an engine's tests, one file a game
     "tests/protocol/test_go_fish_wildcard.py",  # an engine's tests, one file a game
