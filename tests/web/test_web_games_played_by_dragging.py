@@ -126,8 +126,15 @@ def run_wild_move(p, counts) -> None:
     hand = sorted(view.get("hand") or [])
     draw3 = [c for c in hand if c >= FIRST_DRAW3]
     found = find_melds([c for c in hand if c < FIRST_DRAW3], view["settings"])
+    # a meld that leaves a card in the hand where there is one: a first meld of the whole
+    # hand (a run of the 4 dealt) is "out!", which ended the game after one drag
+    found = [f for f in found if len(f[0]) < len(hand)] or found
     if found:
         cards = found[0][0]
+        if len(cards) == len(hand) > 3:
+            # still the whole hand: a set of four numbers (find_melds lists a run's shorter
+            # runs, not a set's smaller sets); three of it are a set too
+            cards = cards[:3]
         for c in cards[:-1]:
             if not p.try_click(f'.hand [data-card="{c}"]'):
                 return
