@@ -14,6 +14,7 @@ import attrs
 import trio
 
 from wildtable.headless import games, redirects
+from wildtable.headless.reducer import NOT_YET, NOT_YET_DELAYS
 from wildtable.protocol import messages as m
 from wildtable.protocol.views import ViewMirror
 from wildtable.server import diskfull
@@ -220,6 +221,7 @@ class Player(Client):
             ask = m.Rejoin(w.table_id, self.seat, self.token)
         self.send(ask)
         chase = None
+        not_yet = 0
         while True:
             msg = await self.next()
             if type(msg) is m.Joined:
@@ -232,6 +234,12 @@ class Player(Client):
                 if msg.code in ("table_full", "seat_taken", "bad_token", "game_over", "no_such_table"):
                     self.over = True         # told why: it plays no more
                     return
+                if type(ask) is m.Rejoin and msg.code in NOT_YET:
+                    # "not yet" (the table is being taken over): asked again later, the token
+                    # kept, as the real clients do (headless/reducer.py)
+                    await trio.sleep(NOT_YET_DELAYS[min(not_yet, len(NOT_YET_DELAYS) - 1)])
+                    not_yet += 1
+                    self.send(ask)
         self.connected = True
         self.plugin = games.plugin_for(msg.game)
         lost = None
