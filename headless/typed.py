@@ -7,7 +7,7 @@ what the player types, one command at a time, in the order typed (a bounded queu
 from __future__ import annotations
 
 import shlex
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -34,17 +34,14 @@ class TypedCommands:
     _cmd_send: trio.MemorySendChannel[str]
     _cmd_recv: trio.MemoryReceiveChannel[str]
 
-    def notify(self, notice: Notice) -> None:
-        raise NotImplementedError
+    if TYPE_CHECKING:       # ClientCore's own, which these commands use (declared for the type checker)
+        def notify(self, notice: Notice) -> None: ...
 
-    async def _send(self, msg: Any) -> None:
-        raise NotImplementedError
+        async def _send(self, msg: Any) -> None: ...
 
-    async def join(self, table: str, seat: int | None = None) -> Any:
-        raise NotImplementedError
+        async def join(self, table: str, seat: int | None = None) -> Any: ...
 
-    async def act(self, action: dict, label: str) -> int:
-        raise NotImplementedError
+        async def act(self, action: dict, label: str) -> int: ...
 
     def submit(self, text: str) -> None:
         """Queue a typed command (from the UI's side; never blocks)."""
