@@ -73,7 +73,7 @@ def test_one_seed_is_one_run():
     """Two runs of a seed hear the same messages at the same times (the trace hash);
     another seed is another run. The seeds tried hold a crash and a cut, and one a cluster
     whose nodes are paused (timers stopped, late on resume: pause.py)."""
-    first = [run(seed) for seed in range(40)]
+    first = [run(seed) for seed in range(PAUSED + 1)]
     rough = [r for r in first if r.crashes and r.cuts][:3]
     assert len(rough) == 3
     rough.append(first[PAUSED])
