@@ -2,10 +2,11 @@
 API, optional; protocol/engine.py).
 
 An ask, a placed set or the end of a turn is applied with all it makes happen (the forced
-sets, the empty-hand draw, the next turn or last ask) in one pass, every check of
-``apply`` made, one State built, no event. What a fast path does not cover (the pile
-running out in the play phase, a turn that starts empty, the deal) and every refusal go
-to ``apply``, so a refusal is always ``apply``'s, with its reason. The rules are
+sets, the empty-hand draw, the next turn, a turn that starts empty, the pile running out
+and the last asks it begins, the end of the game) in one pass, every check of ``apply``
+made, one State built, no event; the forced sets are picked with bit counts
+(``_forced``, ``_wild_choice``). The deal and every refusal go to ``apply``, so a
+refusal is always ``apply``'s, with its reason. The rules are
 ``go_fish_wildcard``'s, cited there (docs/RULES.md "Go Fish Wildcard");
 tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 """
@@ -16,7 +17,7 @@ from ..codec import packb
 from ..states import build
 from .go_fish_wildcard import (
     DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M5, _any_set, _forced_choice, _shape, _asks, apply, snapshot_head,
+    _M1, _M3, _M4, _M5, _M6, _reach, _shape, _asks, apply, snapshot_head,
 )
 
 
@@ -123,41 +124,55 @@ def _place(state: State, seat: int, a: Place) -> State | None:
 
 
 def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: tuple, scores: tuple,
-               history: tuple) -> State | None:
+               history: tuple) -> State:
     """``_end_turn`` for ``seat``, whose hand is ``h[seat]``, with the table as given: the
-    forced sets, the empty-hand draw, then ``_begin_turn`` of the next seat or
-    ``_next_last_ask``. None where the pile runs out in the play phase (the last asks
-    begin) or the next turn starts empty."""
+    forced sets, the empty-hand draw, then ``_begin_turn`` of the next seat (who draws 2
+    if they start empty, and whose turn ends at once if that was the last card) or, once
+    the pile is out, ``_start_last_asks``; in the last asks, ``_next_last_ask``."""
     (n, dealer, turn_timer, phase, _, _, _, _, _, _, _, _, last_order, drawer, _) = state
-    play = phase == "play"
-    if play and not pile:
-        return None
     mine = h[seat]
-    if _any_set(mine, wild):
-        sc = list(scores)
-        while _any_set(mine, wild):
-            cards = _natural_three(mine & ~WILD_CARDS[wild]) or _forced_choice(mine, wild)
-            mine &= ~((1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]))
-            sets = sets + ((seat, cards),)
-            wild |= (1 << RANK_OF[cards[0]]) | (1 << RANK_OF[cards[1]]) | (1 << RANK_OF[cards[2]])
-            sc[seat] += 1
-        scores = tuple(sc)
-    if play:
-        if not mine:
+    forced = _forced(mine, wild)
+    if forced is not None:
+        mine, wild, placed = forced
+        sets, scores = _scored(seat, placed, sets, scores)
+    if phase == "play":
+        if not mine and pile:
             # the empty-hand draw: 2, or what is left
             got = pile[:EMPTY_DRAW]
             pile = pile[len(got):]
             for c in got:
                 mine |= 1 << c
-            if not pile:
-                return None     # the last card was drawn: the last asks begin
         h[seat] = mine
-        nxt = (seat + 1) % n
-        if not h[nxt]:
-            return None         # the next turn starts empty (_begin_turn draws)
-        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
-                             last_order, drawer, history))
-    h[seat] = mine
+        if pile:
+            nxt = seat + 1 if seat + 1 < n else 0
+            if h[nxt]:
+                return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                     last_order, drawer, history))
+            # _begin_turn: the next seat starts empty and draws 2 (or what is left)
+            got = pile[:EMPTY_DRAW]
+            pile = pile[len(got):]
+            mine = 0
+            for c in got:
+                mine |= 1 << c
+            if pile:
+                h[nxt] = mine
+                return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                     last_order, drawer, history))
+            # that was the last card: the turn ends at once (_end_turn: forced sets; no
+            # card left to draw)
+            seat = nxt
+            forced = _forced(mine, wild)
+            if forced is not None:
+                mine, wild, placed = forced
+                sets, scores = _scored(seat, placed, sets, scores)
+            h[seat] = mine
+        # _start_last_asks: the pile is out; every seat from the drawer's left to the
+        # drawer gets one last ask
+        phase = "last_asks"
+        drawer = seat
+        last_order = tuple([(seat + i) % n for i in range(1, n + 1)])
+    else:
+        h[seat] = mine
     # _next_last_ask: the next seat due a last ask that holds cards; else the game is over
     while last_order:
         s = last_order[0]
@@ -167,6 +182,103 @@ def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: t
                                  last_order, drawer, history))
     return build(State, (n, dealer, turn_timer, "over", tuple(h), pile, wild, sets, scores, None, "", 0,
                          (), drawer, history))
+
+
+def _scored(seat: int, placed: list, sets: tuple, scores: tuple) -> tuple[tuple, tuple]:
+    """The sets and scores after ``seat``'s forced sets ``placed`` (``_place``)."""
+    sc = list(scores)
+    sc[seat] += len(placed)
+    return sets + tuple([(seat, c) for c in placed]), tuple(sc)
+
+
+def _forced(mine: int, wild: int) -> tuple | None:
+    """``_end_turn``'s forced sets (docs/RULES.md "Go Fish Wildcard": every set you can
+    still form is placed for you): None when the hand can make none (most turns), else
+    (the hand after, the wild mask after, the sets placed in order). Each round is
+    ``_any_set``'s test (inline), then ``_natural_three``'s or ``_wild_choice``'s pick,
+    which is ``_forced_choice``'s (tests/protocol/test_advance_fast_paths.py)."""
+    placed = None
+    while True:
+        wc = WILD_CARDS[wild]
+        nat = mine & ~wc
+        wm = mine & wc
+        w = wm.bit_count()
+        if w < SET_SIZE:
+            if w == 2:
+                if not nat:
+                    break
+            else:
+                t = nat - ((nat >> 1) & _M5)
+                t = (t & _M3) + ((t >> 2) & _M3)          # every nibble: its rank's count
+                if w == 1:
+                    if not t & _M6:
+                        break
+                elif not (t & (t >> 1) & _M1) | (t & _M4):
+                    break
+        cards = _natural_three(nat) or _wild_choice(wm, nat)
+        x, y, z = cards             # (_any_set's test passed: a set exists)
+        mine &= ~((1 << x) | (1 << y) | (1 << z))
+        wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
+        if placed is None:
+            placed = [cards]
+        else:
+            placed.append(cards)
+    return None if placed is None else (mine, wild, placed)
+
+
+def _wild_choice(wm: int, nat: int) -> tuple | None:
+    """``_forced_choice`` for a hand with no rank of 3 or 4 that is not wild (after
+    ``_natural_three``): ``wm`` its wild cards, ``nat`` the rest, 0 to 2 of a rank. The
+    same reading of the rule, counted with bits: the most sets first (``_reach``), then
+    the lowest card ids, among the 3 lowest wilds, a pair with the lowest wild (or one of
+    it with the 2 lowest: the other turns wild, so the same count; of the two, the one
+    with the lower third card), a single with the 2 lowest wilds."""
+    w = wm.bit_count()
+    if not w:
+        return None
+    t = nat - ((nat >> 1) & _M5)
+    t = (t & _M3) + ((t >> 2) & _M3)                  # every nibble: its rank's count (0-2)
+    ones = t & _M1                                    # bit 0 of a rank held once
+    twos = (t >> 1) & _M1                             # bit 0 of a rank held twice
+    pairs = twos.bit_count()
+    singles = ones.bit_count()
+    total = _reach(pairs, singles, w)
+    if total == 0:
+        return None
+    lo = wm & -wm
+    x = lo.bit_length() - 1                           # the lowest wild
+    rest = wm ^ lo
+    y = (rest & -rest).bit_length() - 1 if w >= 2 else DECK_SIZE   # the second (none: past every card)
+    best = None
+    if w >= SET_SIZE and _reach(pairs, singles, w - SET_SIZE) == total - 1:
+        rest ^= rest & -rest
+        best = (x, y, (rest & -rest).bit_length() - 1)
+    if twos and _reach(pairs - 1, singles, w - 1) == total - 1:
+        m = twos
+        while m:
+            low = m & -m
+            m ^= low
+            r = nat & (low * 0xF)                     # the pair's two cards
+            a = r & -r
+            b = (r ^ a).bit_length() - 1
+            a = a.bit_length() - 1
+            c = b if b < y else y                     # b > a, y > x: sorted (a, x, c)
+            if a < x:
+                cand = (a, x, c) if x < c else (a, c, x) if a < c else (c, a, x)
+            else:
+                cand = (x, a, c) if a < c else (x, c, a) if x < c else (c, x, a)
+            if best is None or cand < best:
+                best = cand
+    if ones and w >= 2 and _reach(pairs, singles - 1, w - 2) == total - 1:
+        m = ones
+        while m:
+            low = m & -m
+            m ^= low
+            a = (nat & (low * 0xF)).bit_length() - 1  # the single card
+            cand = (a, x, y) if a < x else (x, a, y) if a < y else (x, y, a)
+            if best is None or cand < best:
+                best = cand
+    return best
 
 
 def _natural_three(nat: int) -> tuple | None:

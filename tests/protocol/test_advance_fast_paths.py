@@ -125,3 +125,31 @@ def test_the_natural_set_counted_with_bits_is_the_forced_choice():
             assert got == gfw._forced_choice(hand, wild), (hand, wild)
             found += 1
     assert found > 2_000
+
+
+def test_the_forced_sets_counted_with_bits_are_apply_s():
+    """go_fish_wildcard_fast._forced: the forced sets of a hand, placed one after another
+    as _end_turn places them (_any_set, then _forced_choice, until no set is left), and
+    None when _any_set finds none."""
+    from wildtable.protocol.games import go_fish_wildcard_fast as fast
+
+    rng = random.Random(11)
+    found = [0, 0]
+    for _ in range(20_000):
+        k = rng.randint(1, 14)
+        hand = gfw.hand_mask(rng.sample(range(gfw.DECK_SIZE), k))
+        wild = rng.getrandbits(13) & rng.getrandbits(13) & rng.getrandbits(13)
+        want, h, wl = [], hand, wild
+        while gfw._any_set(h, wl):
+            cards = gfw._forced_choice(h, wl)
+            want.append(cards)
+            h &= ~sum(1 << c for c in cards)
+            for c in cards:
+                wl |= 1 << gfw.RANK_OF[c]
+        got = fast._forced(hand, wild)
+        if not want:
+            assert got is None, (hand, wild)
+        else:
+            assert got == (h, wl, want), (hand, wild)
+            found[len(want) > 1] += 1
+    assert found[0] > 2_000 and found[1] > 500, found
