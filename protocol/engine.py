@@ -120,8 +120,23 @@ def check_permutation(outcome: ChanceOutcome, request: ChanceRequest | None) -> 
     if outcome.purpose != request.purpose:
         raise IllegalAction("wrong_chance", f"expected a chance outcome for {request.purpose!r}")
     p = outcome.permutation
-    if len(p) != request.size or sorted(p) != list(range(request.size)):
+    # every one of 0..size-1, as many items as that (so each once): the set of the items
+    # equals the range's, as ``sorted(p) == list(range(size))`` would say, in 2/3 the time
+    n = request.size
+    if len(p) != n or set(p) != (_RANGES.get(n) or _range_set(n)):
         raise IllegalAction("bad_permutation", f"expected a permutation of {request.size} items")
+
+
+#: size -> frozenset(range(size)), for the sizes of permutations games ask for (a deck's
+#: at most: bounded in count and size)
+_RANGES: dict[int, frozenset] = {}
+
+
+def _range_set(n: int) -> frozenset:
+    r = frozenset(range(n))
+    if len(_RANGES) < 256 and n <= 4096:
+        _RANGES[n] = r
+    return r
 
 
 def rules_version(config: TableConfig, current: int) -> int:

@@ -61,7 +61,7 @@ def step(g: ModuleType, state: Any, record: Any) -> Any:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=record.seq) from None
     if type(record) is ChanceRecorded:
         try:
-            return g.apply(state, None, ChanceOutcome(record.purpose, record.permutation))[0]
+            return advancer(g)(state, None, ChanceOutcome(record.purpose, record.permutation))
         except IllegalAction as e:
             raise LogError("diverged", f"logged chance outcome no longer applies: {e}", seq=record.seq) from None
     return state
@@ -111,7 +111,10 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             if t is ChanceRecorded:
                 if r.seq > limit:
                     break
-                state = step(g, state, r)
+                try:
+                    state = advance(state, None, ChanceOutcome(r.purpose, r.permutation))
+                except IllegalAction as e:
+                    raise LogError("diverged", f"logged chance outcome no longer applies: {e}", seq=r.seq) from None
                 seq = r.seq
                 chances += 1
             elif t is StateHashed and verify_hashes:
