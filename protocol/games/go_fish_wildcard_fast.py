@@ -33,7 +33,7 @@ def advance(state: State, seat: int | None, action: object) -> State:
             st = _place(state, seat, action)        # type: ignore[arg-type]  # (t is Place)
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
-                            state.history)
+                            state.history, _forced(state.hands[seat], state.wild))
     return st if st is not None else apply(state, seat, action)[0]
 
 
@@ -75,11 +75,21 @@ def _ask(state: State, seat: int, a: Ask) -> State | None:
     else:
         history = history + ((seat, target, r, 0, 0),)
     h[seat] = mine
-    if phase == "play" and pile and reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
-        # _bonus_open: the asked-for card can go into a set with no wilds
-        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, "bonus",
-                             reached, last_order, drawer, history))
-    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+    if phase == "play" and pile:
+        if reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
+            # _bonus_open: the asked-for card can go into a set with no wilds
+            return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, "bonus",
+                                 reached, last_order, drawer, history))
+        forced = _forced(mine, wild)
+        nxt = seat + 1 if seat + 1 < n else 0
+        if forced is None and h[nxt]:
+            # the turn ends as most do (_turn_over's first case, inline): no forced set, a
+            # card still in hand, the next seat holds cards
+            return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                 last_order, drawer, history))
+    else:
+        forced = _forced(mine, wild)
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history, forced)
 
 
 def _place(state: State, seat: int, a: Place) -> State | None:
@@ -117,21 +127,20 @@ def _place(state: State, seat: int, a: Place) -> State | None:
             b = bonus & hand        # _bonus_open
             r = RANK_OF[(b & -b).bit_length() - 1] if b else 0
             if not b or wild >> r & 1 or (hand & RANK_MASK[r]).bit_count() < SET_SIZE:
-                return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+                return _turn_over(state, seat, h, pile, wild, sets, scores, history, _forced(hand, wild))
         return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, step, bonus,
                              last_order, drawer, history))
-    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history, _forced(hand, wild))
 
 
 def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: tuple, scores: tuple,
-               history: tuple) -> State:
+               history: tuple, forced: tuple | None) -> State:
     """``_end_turn`` for ``seat``, whose hand is ``h[seat]``, with the table as given: the
-    forced sets, the empty-hand draw, then ``_begin_turn`` of the next seat (who draws 2
+    forced sets (``forced``: ``_forced(h[seat], wild)``), the empty-hand draw, then ``_begin_turn`` of the next seat (who draws 2
     if they start empty, and whose turn ends at once if that was the last card) or, once
     the pile is out, ``_start_last_asks``; in the last asks, ``_next_last_ask``."""
     (n, dealer, turn_timer, phase, _, _, _, _, _, _, _, _, last_order, drawer, _) = state
     mine = h[seat]
-    forced = _forced(mine, wild)
     if forced is not None:
         mine, wild, placed = forced
         sets, scores = _scored(seat, placed, sets, scores)
@@ -195,65 +204,78 @@ def _forced(mine: int, wild: int) -> tuple | None:
     """``_end_turn``'s forced sets (docs/RULES.md "Go Fish Wildcard": every set you can
     still form is placed for you): None when the hand can make none (most turns), else
     (the hand after, the wild mask after, the sets placed in order). Each round is
-    ``_any_set``'s test (inline), then ``_natural_three``'s or ``_wild_choice``'s pick,
-    which is ``_forced_choice``'s (tests/protocol/test_advance_fast_paths.py)."""
+    ``_any_set``'s test, then ``_forced_choice``'s pick: three of a rank held 3 or 4
+    times that is not wild (the three lowest of the lowest), else ``_wild_choice``'s; the ranks'
+    counts taken once a round (tests/protocol/test_advance_fast_paths.py)."""
     placed = None
     while True:
         wc = WILD_CARDS[wild]
-        nat = mine & ~wc
         wm = mine & wc
+        nat = mine ^ wm
         w = wm.bit_count()
-        if w < SET_SIZE:
-            if w == 2:
-                if not nat:
-                    break
-            else:
-                t = nat - ((nat >> 1) & _M5)
-                t = (t & _M3) + ((t >> 2) & _M3)          # every nibble: its rank's count
-                if w == 1:
+        if nat:
+            t = nat - ((nat >> 1) & _M5)
+            t = (t & _M3) + ((t >> 2) & _M3)              # every nibble: its rank's count
+            # _any_set: 3 wilds, 2 and any card, 1 and a pair, or 3 of a rank
+            if w < 2:
+                if w:
                     if not t & _M6:
                         break
                 elif not (t & (t >> 1) & _M1) | (t & _M4):
                     break
-        cards = _natural_three(nat) or _wild_choice(wm, nat)
-        x, y, z = cards             # (_any_set's test passed: a set exists)
+            big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)  # bit 0 of a rank held 3 or 4 times
+        elif w < SET_SIZE:
+            break
+        else:
+            t = big = 0
+        if big:
+            # the three lowest cards of the lowest such rank (_forced_choice's first choice)
+            m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+            lo = m & -m
+            m ^= lo
+            x = lo.bit_length() - 1
+            lo = m & -m
+            y = lo.bit_length() - 1
+            m ^= lo
+            z = (m & -m).bit_length() - 1
+        else:
+            x, y, z = _wild_choice(wm, nat, t, w)
         mine &= ~((1 << x) | (1 << y) | (1 << z))
         wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
         if placed is None:
-            placed = [cards]
+            placed = [(x, y, z)]
         else:
-            placed.append(cards)
+            placed.append((x, y, z))
     return None if placed is None else (mine, wild, placed)
 
 
-def _wild_choice(wm: int, nat: int) -> tuple | None:
-    """``_forced_choice`` for a hand with no rank of 3 or 4 that is not wild (after
-    ``_natural_three``): ``wm`` its wild cards, ``nat`` the rest, 0 to 2 of a rank. The
-    same reading of the rule, counted with bits: the most sets first (``_reach``), then
-    the lowest card ids, among the 3 lowest wilds, a pair with the lowest wild (or one of
-    it with the 2 lowest: the other turns wild, so the same count; of the two, the one
-    with the lower third card), a single with the 2 lowest wilds."""
-    w = wm.bit_count()
-    if not w:
-        return None
-    t = nat - ((nat >> 1) & _M5)
-    t = (t & _M3) + ((t >> 2) & _M3)                  # every nibble: its rank's count (0-2)
+#: _REACH[pairs][singles][wilds] = _reach(pairs, singles, wilds), for every hand (13 ranks, 52 cards)
+_REACH = tuple(tuple(tuple(_reach(p, s, w) for w in range(DECK_SIZE + 1)) for s in range(14)) for p in range(14))
+
+
+def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
+    """``_forced_choice`` for a hand that can make a set but holds no rank of 3 or 4 that
+    is not wild: ``wm`` its ``w`` wild cards, ``nat`` the rest (0 to 2 of a rank), ``t``
+    their count per rank (a nibble each). The same reading of the rule, counted with
+    bits: the most sets first (``_reach``), then the lowest card ids, among the 3 lowest
+    wilds, a pair with the lowest wild (or one of it with the 2 lowest: the other turns
+    wild, so the same count; of the two, the one with the lower third card), a single
+    with the 2 lowest wilds."""
     ones = t & _M1                                    # bit 0 of a rank held once
     twos = (t >> 1) & _M1                             # bit 0 of a rank held twice
     pairs = twos.bit_count()
     singles = ones.bit_count()
-    total = _reach(pairs, singles, w)
-    if total == 0:
-        return None
+    by_pairs = _REACH[pairs]
+    total = by_pairs[singles][w]
     lo = wm & -wm
     x = lo.bit_length() - 1                           # the lowest wild
     rest = wm ^ lo
     y = (rest & -rest).bit_length() - 1 if w >= 2 else DECK_SIZE   # the second (none: past every card)
     best = None
-    if w >= SET_SIZE and _reach(pairs, singles, w - SET_SIZE) == total - 1:
+    if w >= SET_SIZE and by_pairs[singles][w - SET_SIZE] == total - 1:
         rest ^= rest & -rest
         best = (x, y, (rest & -rest).bit_length() - 1)
-    if twos and _reach(pairs - 1, singles, w - 1) == total - 1:
+    if twos and _REACH[pairs - 1][singles][w - 1] == total - 1:
         m = twos
         while m:
             low = m & -m
@@ -269,7 +291,7 @@ def _wild_choice(wm: int, nat: int) -> tuple | None:
                 cand = (x, a, c) if a < c else (x, c, a) if x < c else (c, x, a)
             if best is None or cand < best:
                 best = cand
-    if ones and w >= 2 and _reach(pairs, singles - 1, w - 2) == total - 1:
+    if ones and w >= 2 and by_pairs[singles - 1][w - 2] == total - 1:
         m = ones
         while m:
             low = m & -m
@@ -278,24 +300,7 @@ def _wild_choice(wm: int, nat: int) -> tuple | None:
             cand = (a, x, y) if a < x else (x, a, y) if a < y else (x, y, a)
             if best is None or cand < best:
                 best = cand
-    return best
-
-
-def _natural_three(nat: int) -> tuple | None:
-    """``_forced_choice``'s first choice, counted with bits: the three lowest cards of the
-    lowest rank of which ``nat`` (the hand's cards of ranks not wild) holds 3 or 4; None
-    when no rank has 3."""
-    t = nat - ((nat >> 1) & _M5)
-    t = (t & _M3) + ((t >> 2) & _M3)            # every nibble now holds its rank's count
-    big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)   # bit 0 of a nibble: a count of 3 or 4
-    if not big:
-        return None
-    m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
-    a = m & -m
-    m ^= a
-    b = m & -m
-    m ^= b
-    return (a.bit_length() - 1, b.bit_length() - 1, (m & -m).bit_length() - 1)
+    return best                 # (a set exists: one of the three kinds is best)
 
 
 # ---------------------------------------------------------------------------- state hash
