@@ -43,15 +43,19 @@ def _meld_at(melds: tuple[TableMeld, ...], meld_id: Any) -> int:
 
 
 def _add(state: State, seat: int, a: Add) -> State | None:
-    """``_add`` (a hand card into a meld), short of going out."""
-    melds = state.melds
+    """``_add`` (a hand card into a meld), short of going out; the state unpacked once."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
     c = a.card
     value = a.value
-    i = _meld_at(melds, a.meld)
-    if i < 0 or type(c) is not int or not 0 <= c < FIRST_DRAW3:     # _meldable: no Draw-3
+    meld_id = a.meld
+    # _meld_at: where _find_meld looks first; _meldable: no Draw-3
+    if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < FIRST_DRAW3:
+        return None
+    i = meld_id - melds[0][0]
+    if not 0 <= i < len(melds):
         return None
     bit = 1 << c
-    hand = state.hands[seat]
+    hand = hands[seat]
     if not hand & bit:
         return None
     # _value: a number card stands for itself, a wild for its declared 1..12
@@ -64,8 +68,10 @@ def _add(state: State, seat: int, a: Add) -> State | None:
     else:
         return None
     mid, kind, cards, vals, history = melds[i]
+    if mid != meld_id:
+        return None
     if kind == "set":
-        cap = state.rules.max_set_size
+        cap = rules.max_set_size
         if v != vals[0] or (cap and len(cards) >= cap):
             return None
         k = bisect.bisect(cards, c)     # a set's cards sit in id order
@@ -83,18 +89,29 @@ def _add(state: State, seat: int, a: Add) -> State | None:
     hand &= ~bit
     if not hand:
         return None                     # out: the round ends (_after_play)
-    return _with_meld(state, seat, hand, i, build(TableMeld, (mid, kind, cs, vs, history | bit)))
+    ms = list(melds)
+    ms[i] = build(TableMeld, (mid, kind, cs, vs, history | bit))
+    hs = list(hands)
+    hs[seat] = hand
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]   # _with_hand: cleared by their next action
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, tuple(ms), next_meld, draw3s, stuck, ready,
+                         score))
 
 
 def _take(state: State, seat: int, a: Take) -> State | None:
-    """``_take`` (a card from a meld to the hand)."""
-    melds = state.melds
+    """``_take`` (a card from a meld to the hand), the state unpacked once."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
     c = a.card
-    i = _meld_at(melds, a.meld)
-    if i < 0 or type(c) is not int or not 0 <= c < DECK_SIZE:
+    meld_id = a.meld
+    # _meld_at: where _find_meld looks first
+    if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < DECK_SIZE:
+        return None
+    i = meld_id - melds[0][0]
+    if not 0 <= i < len(melds):
         return None
     mid, kind, cards, vals, history = melds[i]
-    if c not in cards:
+    if mid != meld_id or c not in cards:
         return None
     k = cards.index(c)
     size = len(cards)
@@ -102,10 +119,16 @@ def _take(state: State, seat: int, a: Take) -> State | None:
     if size <= 3 or (kind == "run" and 0 < k < size - 1):
         return None
     rest = cards[:k] + cards[k + 1:]
-    if c < FIRST_WILD and not state.rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
+    if c < FIRST_WILD and not rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
         return None
-    meld = build(TableMeld, (mid, kind, rest, vals[:k] + vals[k + 1:], history))
-    return _with_meld(state, seat, state.hands[seat] | 1 << c, i, meld)
+    ms = list(melds)
+    ms[i] = build(TableMeld, (mid, kind, rest, vals[:k] + vals[k + 1:], history))
+    hs = list(hands)
+    hs[seat] |= 1 << c
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]   # _with_hand: cleared by their next action
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, tuple(ms), next_meld, draw3s, stuck, ready,
+                         score))
 
 
 def _with_meld(state: State, seat: int, hand: int, i: int, meld: TableMeld) -> State:
