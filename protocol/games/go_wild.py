@@ -28,7 +28,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
-from ..states import build, evolve
+from ..states import build
 from ..cards import ids_of
 
 NAME = "go-wild"
@@ -456,24 +456,31 @@ def _refill(state: State, events: list | None) -> State:
 def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     perm = outcome.permutation
     purpose = outcome.purpose
+    # the state's fields, for the states built below (by position: see State)
+    (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one, rnd, trick_no,
+     scores, winners, deal_next, last_trick) = state
     if purpose == "first_player":
         # docs/DECISIONS.md "Go Wild!": who leads the first trick is a logged chance outcome: permutation[0].
         lead = perm[0]
         if events is not None:
             events.append({"event": "leader_chosen", "seat": lead})
-        return evolve(state, phase=DEALING, leader=lead)
+        return build(State, (rules, DEALING, hands, deck, discard, trick, best, best_size, lead, turn, wild_one,
+                             rnd, trick_no, scores, winners, deal_next, last_trick))
     if purpose == "deal":
         # Rulebook "Setup": shuffle, deal twelve each (one at a time, clockwise from the first
         # leader), the rest is the deck.
         if events is not None:
             events.append({"event": "deck_shuffled", "cards": DECK_SIZE})
-        return _refill(evolve(state, deck=tuple(perm), deal_next=state.leader), events)
-    # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new deck;
-    # the interrupted refill goes on from the seat it stopped at.
-    pile = cards_of(state.discard)
-    if events is not None:
-        events.append({"event": "discards_shuffled", "cards": len(pile)})
-    return _refill(evolve(state, deck=tuple(map(pile.__getitem__, perm)), discard=0), events)
+        deck, deal_next = tuple(perm), leader
+    else:
+        # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new
+        # deck; the interrupted refill goes on from the seat it stopped at.
+        pile = cards_of(discard)
+        if events is not None:
+            events.append({"event": "discards_shuffled", "cards": len(pile)})
+        deck, discard = tuple(map(pile.__getitem__, perm)), 0
+    return _refill(build(State, (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one,
+                                 rnd, trick_no, scores, winners, deal_next, last_trick)), events)
 
 
 # ----------------------------------------------------------------------------- bots, timers

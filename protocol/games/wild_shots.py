@@ -25,7 +25,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
-from ..states import build, evolve
+from ..states import build
 from . import wild_shots_data as data
 
 NAME = "wild-shots"
@@ -356,26 +356,31 @@ def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events
 def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     check_permutation(outcome, pending_chance(state))
     p = tuple(outcome.permutation)
-    n = state.rules.seats
-    if outcome.purpose == "first_player":
+    # the state's fields, for the states built below (by position: see State)
+    r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won, last, tally = state
+    purpose = outcome.purpose
+    if purpose == "first_player":
         # docs/DECISIONS.md "Wild Shots": the first round's starter is a logged chance outcome.
         s = p[0]
         if events is not None:
             events.append({"event": "starter_chosen", "seat": s})
-        return evolve(state, phase="dealing", starter=s)
-    if outcome.purpose == "deal":
+        return build(State, (r, "dealing", rnd, s, hands, aside, oil, trick_no, leader, turn, trump, trick, won,
+                             last, tally))
+    if purpose == "deal":
         # Setup: 10 cards each; with 2 or 3 players the rest is set aside unseen.
-        hands = tuple(tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n))
+        n = r.seats
+        hands = tuple([tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n)])
         aside = tuple(sorted(p[n * HAND:]))
         if events is not None:
-            events.append({"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
+            events.append({"event": "cards_dealt", "round": rnd + 1, "hand_sizes": [HAND] * n,
                            "set_aside": len(aside)})
-        return evolve(state, hands=hands, aside=aside)
+        return build(State, (r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won,
+                             last, tally))
     # "snake_oil": the face-down pile, top first; the round starts and the starter reveals.
     if events is not None:
-        events.append({"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)})
-    return evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter, trick=(),
-                  last=None, trump=_revealed(state.rules, p, 0, state.starter, events))
+        events.append({"event": "snake_oil_shuffled", "round": rnd + 1, "cards": len(p)})
+    return build(State, (r, "playing", rnd, starter, hands, aside, p, 0, starter, starter,
+                         _revealed(r, p, 0, starter, events), (), won, None, tally))
 
 
 def _turn_name(seat: int) -> str:
