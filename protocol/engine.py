@@ -25,7 +25,12 @@ then builds and encodes the public part once per update (every bundled game has 
 private part is encoded again only when its key changed (server/delivery.py).
 With ``advance(state, seat, action) -> State``: the state ``apply`` returns, and the same
 IllegalAction for an action ``apply`` refuses, without building the events (replay drops
-them; protocol/replay.py folds with it). With ``packed_snapshot(state) -> bytes``: exactly
+them; protocol/replay.py folds with it). With ``RAW_ADVANCE``, a dict of action kinds to
+``step(state, seat, action_map) -> State | None``: ``advance`` of an action as the log holds
+it (its msgpack map), without building the action; for a map the ACTIONS decoder would not
+take, always None, and None wherever the step leaves it to ``advance`` (replay then decodes
+the map as usual), so a refusal is the decoder's or ``advance``'s own
+(tests/protocol/test_raw_advance.py). With ``packed_snapshot(state) -> bytes``: exactly
 ``packb(snapshot(state))``, cheaper (``state_hash`` digests it).
 
 Rules versions: a log's header names the rules version it was written under, and replay

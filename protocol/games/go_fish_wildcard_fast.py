@@ -13,6 +13,8 @@ tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 
 from __future__ import annotations
 
+import attrs
+
 from ..codec import packb
 from ..states import build
 from .go_fish_wildcard import (
@@ -28,7 +30,7 @@ def advance(state: State, seat: int | None, action: object) -> State:
     # apply's checks for every player action: the table dealt, not over, the seat's turn
     if type(seat) is int and seat == state.turn and state.phase != "deal" and state.phase != "over":
         if t is Ask:
-            st = _ask(state, seat, action)          # type: ignore[arg-type]  # (t is Ask)
+            st = _ask(state, seat, action.target, action.rank)  # type: ignore[attr-defined]  # (t is Ask)
         elif t is Place:
             st = _place(state, seat, action)        # type: ignore[arg-type]  # (t is Place)
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
@@ -37,13 +39,30 @@ def advance(state: State, seat: int | None, action: object) -> State:
     return st if st is not None else apply(state, seat, action)[0]
 
 
-def _ask(state: State, seat: int, a: Ask) -> State | None:
+def _ask_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of an ask as the log holds it, ``{"kind": "ask", "target": t, "rank":
+    r}``: only the maps Ask's decoder takes (``target`` an int from 0 to 5, ``rank`` a
+    str of at most 2 characters, no other key), else None (replay then decodes it;
+    RAW_ADVANCE, protocol/engine.py); None too where ``_ask`` leaves it to ``apply``."""
+    target = action.get("target")
+    rank = action.get("rank")
+    if (type(target) is int and 0 <= target <= _MAX_TARGET and type(rank) is str and len(rank) <= _MAX_RANK
+            and len(action) == 3 and type(seat) is int and seat == state.turn and state.phase != "deal"
+            and state.phase != "over"):
+        return _ask(state, seat, target, rank)
+    return None
+
+
+_MAX_TARGET = attrs.fields(Ask).target.metadata["max"]
+_MAX_RANK = attrs.fields(Ask).rank.metadata["max_len"]
+RAW_ADVANCE = {"ask": _ask_map}
+
+
+def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
     """``_ask``: after it, the asker may place the set that earns another ask (step
     "bonus"), or the turn ends (``_turn_over``)."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    rank = a.rank
-    target = a.target
     if (step == "bonus" or type(rank) is not str or type(target) is not int or target == seat
             or not 0 <= target < n):
         return None

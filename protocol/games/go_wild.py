@@ -218,6 +218,26 @@ def advance(state: State, seat: int | None, action: Any) -> State:
     return _other(state, seat, action, None)
 
 
+_MAX_PLAYED = attrs.fields(Play).cards.metadata["max_items"]
+
+
+def _play_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a play as the log holds it, ``{"kind": "play", "cards": [...]}``:
+    only the maps Play's decoder takes (``cards`` a list of at most 108 ints from 0 to
+    107, no other key), else None (replay then decodes it; RAW_ADVANCE,
+    protocol/engine.py)."""
+    cards = action.get("cards")
+    if type(cards) is not list or len(action) != 2 or len(cards) > _MAX_PLAYED:
+        return None
+    for c in cards:
+        if type(c) is not int or not 0 <= c < DECK_SIZE:
+            return None
+    return _play(state, seat, tuple(cards), None)
+
+
+RAW_ADVANCE = {"play": _play_map}
+
+
 def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
     if type(action) is ChanceOutcome:
         if seat is not None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from ..codec import INT_MAX, INT_MIN
 from ..states import build
 from .run_wild import (
     COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, PlayMeld, State, Swap, TableMeld, Take,
@@ -42,12 +43,9 @@ def _meld_at(melds: tuple[TableMeld, ...], meld_id: Any) -> int:
     return i if 0 <= i < len(melds) and melds[i].id == meld_id else -1
 
 
-def _add(state: State, seat: int, a: Add) -> State | None:
+def _add(state: State, seat: int, meld_id: Any, c: Any, value: Any) -> State | None:
     """``_add`` (a hand card into a meld), short of going out; the state unpacked once."""
     (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
-    c = a.card
-    value = a.value
-    meld_id = a.meld
     # _meld_at: where _find_meld looks first; _meldable: no Draw-3
     if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < FIRST_DRAW3:
         return None
@@ -99,11 +97,9 @@ def _add(state: State, seat: int, a: Add) -> State | None:
                          score))
 
 
-def _take(state: State, seat: int, a: Take) -> State | None:
+def _take(state: State, seat: int, meld_id: Any, c: Any) -> State | None:
     """``_take`` (a card from a meld to the hand), the state unpacked once."""
     (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
-    c = a.card
-    meld_id = a.meld
     # _meld_at: where _find_meld looks first
     if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < DECK_SIZE:
         return None
@@ -237,4 +233,46 @@ def _swap(state: State, seat: int, a: Swap) -> State | None:
     return _with_meld(state, seat, (hand & ~bit) | 1 << out_c, i, meld)
 
 
-_FAST: dict[type, Any] = {Add: _add, Take: _take, Draw: _draw, PlayMeld: _meld, Swap: _swap}
+_FAST: dict[type, Any] = {
+    Add: lambda state, seat, a: _add(state, seat, a.meld, a.card, a.value),
+    Take: lambda state, seat, a: _take(state, seat, a.meld, a.card),
+    Draw: _draw, PlayMeld: _meld, Swap: _swap,
+}
+
+
+def _in_play(state: State, seat: Any) -> bool:
+    """``advance``'s checks for every play: a seat of the table, the round under way, in it."""
+    return type(seat) is int and 0 <= seat < state.seats and state.phase == "playing" and state.deal.in_round[seat]
+
+
+def _add_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of an add as the log holds it, ``{"kind": "add", "meld": m, "card": c}``
+    and a ``value`` or not: only the maps Add's decoder takes (``meld`` an int from 0,
+    ``card`` a card id (0 to 71), ``value`` an int or None, no other key), else None (replay
+    then decodes it; RAW_ADVANCE, protocol/engine.py); None too where ``_add`` leaves it
+    to ``apply``."""
+    meld = action.get("meld")
+    card = action.get("card")
+    value = action.get("value")
+    n = len(action)
+    if (type(meld) is int and type(card) is int and 0 <= meld <= INT_MAX and 0 <= card < DECK_SIZE
+            and (n == 3 or (n == 4 and "value" in action
+                            and (value is None or (type(value) is int and INT_MIN <= value <= INT_MAX))))
+            and _in_play(state, seat)):
+        return _add(state, seat, meld, card, value)     # (_in_play: seat is an int)
+    return None
+
+
+def _take_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a take as the log holds it, ``{"kind": "take", "meld": m, "card":
+    c}``: only the maps Take's decoder takes (``meld`` an int from 0, ``card`` a card id,
+    no other key), else None (as ``_add_map``)."""
+    meld = action.get("meld")
+    card = action.get("card")
+    if (type(meld) is int and type(card) is int and 0 <= meld <= INT_MAX and 0 <= card < DECK_SIZE
+            and len(action) == 3 and _in_play(state, seat)):
+        return _take(state, seat, meld, card)           # (_in_play: seat is an int)
+    return None
+
+
+RAW_ADVANCE = {"add": _add_map, "take": _take_map}

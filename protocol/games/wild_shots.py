@@ -333,6 +333,19 @@ def advance(state: State, seat: int | None, action: Any) -> State:
     return _other(state, seat, action, None)
 
 
+def _play_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a play as the log holds it, ``{"kind": "play", "card": c}``: only
+    the maps Play's decoder takes (``card`` an int from 0 to 39, no other key), else None
+    (replay then decodes it; RAW_ADVANCE, protocol/engine.py)."""
+    card = action.get("card")
+    if type(card) is int and 0 <= card < N_CARDS and len(action) == 2:
+        return _play(state, seat, card, None)
+    return None
+
+
+RAW_ADVANCE = {"play": _play_map}
+
+
 def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
     if type(action) is ChanceOutcome:
         if seat is not None:
