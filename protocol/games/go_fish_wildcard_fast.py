@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import attrs
 
+from ..cards import int_items
 from ..codec import packb
 from ..states import build
 from .go_fish_wildcard import (
@@ -32,7 +33,7 @@ def advance(state: State, seat: int | None, action: object) -> State:
         if t is Ask:
             st = _ask(state, seat, action.target, action.rank)  # type: ignore[attr-defined]  # (t is Ask)
         elif t is Place:
-            st = _place(state, seat, action)        # type: ignore[arg-type]  # (t is Place)
+            st = _place(state, seat, action.cards)  # type: ignore[attr-defined]  # (t is Place)
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
                             state.history, _forced(state.hands[seat], state.wild))
@@ -53,9 +54,20 @@ def _ask_map(state: State, seat: int | None, action: dict) -> State | None:
     return None
 
 
+def _place_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a set placed as the log holds it, ``{"kind": "place", "cards":
+    [...]}``: only the maps Place's decoder takes (``cards`` a list of at most 52 card
+    ids, no other key), else None (as ``_ask_map``)."""
+    cards = int_items(action.get("cards"), DECK_SIZE, 0, DECK_SIZE - 1)
+    if (cards is not None and len(action) == 2 and type(seat) is int and seat == state.turn
+            and state.phase != "deal" and state.phase != "over"):
+        return _place(state, seat, cards)
+    return None
+
+
 _MAX_TARGET = attrs.fields(Ask).target.metadata["max"]
 _MAX_RANK = attrs.fields(Ask).rank.metadata["max_len"]
-RAW_ADVANCE = {"ask": _ask_map}
+RAW_ADVANCE = {"ask": _ask_map, "place": _place_map}
 
 
 def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
@@ -111,12 +123,11 @@ def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
     return _turn_over(state, seat, h, pile, wild, sets, scores, history, forced)
 
 
-def _place(state: State, seat: int, a: Place) -> State | None:
+def _place(state: State, seat: int, cards: tuple) -> State | None:
     """``_place_action``: a set from the hand; then another ask earned, the turn on, or
     over (``_turn_over``)."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    cards = a.cards
     if type(cards) is not tuple or len(cards) != SET_SIZE:
         return None
     x, y, z = cards

@@ -29,7 +29,7 @@ from ..engine import (
 )
 from ..errors import IllegalAction
 from ..states import build
-from ..cards import ids_of
+from ..cards import ids_of, int_items
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
@@ -226,13 +226,10 @@ def _play_map(state: State, seat: int | None, action: dict) -> State | None:
     only the maps Play's decoder takes (``cards`` a list of at most 108 ints from 0 to
     107, no other key), else None (replay then decodes it; RAW_ADVANCE,
     protocol/engine.py)."""
-    cards = action.get("cards")
-    if type(cards) is not list or len(action) != 2 or len(cards) > _MAX_PLAYED:
+    cards = int_items(action.get("cards"), _MAX_PLAYED, 0, DECK_SIZE - 1)
+    if cards is None or len(action) != 2:
         return None
-    for c in cards:
-        if type(c) is not int or not 0 <= c < DECK_SIZE:
-            return None
-    return _play(state, seat, tuple(cards), None)
+    return _play(state, seat, cards, None)
 
 
 RAW_ADVANCE = {"play": _play_map}

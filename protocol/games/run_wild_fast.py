@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from ..cards import int_items
 from ..codec import INT_MAX, INT_MIN
 from ..states import build
 from .run_wild import (
@@ -166,10 +167,8 @@ def _value(card: int, value: Any) -> int:
     return value if type(value) is int and 1 <= value <= 12 else -1
 
 
-def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
+def _meld(state: State, seat: int, cards: Any, given: Any) -> State | None:
     """``_meld`` (a new set or run from the hand), short of going out."""
-    cards = a.cards
-    given = a.values
     if type(cards) is not tuple or type(given) is not tuple or (given and len(given) != len(cards)):
         return None
     hand = state.hands[seat]
@@ -201,11 +200,9 @@ def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
                          ready, score))
 
 
-def _swap(state: State, seat: int, a: Swap) -> State | None:
+def _swap(state: State, seat: int, meld_id: Any, out_c: Any, g: Any, value: Any) -> State | None:
     """``_swap`` (a hand card for the meld card it stands in for)."""
-    out_c = a.take
-    g = a.give
-    i = _meld_at(state.melds, a.meld)
+    i = _meld_at(state.melds, meld_id)
     if (i < 0 or type(out_c) is not int or not 0 <= out_c < DECK_SIZE or type(g) is not int
             or not 0 <= g < FIRST_DRAW3):
         return None
@@ -214,7 +211,7 @@ def _swap(state: State, seat: int, a: Swap) -> State | None:
     bit = 1 << g
     if out_c not in cards or not hand & bit:
         return None
-    v = _value(g, a.value)
+    v = _value(g, value)
     k = cards.index(out_c)
     if v != vals[k]:
         return None
@@ -236,7 +233,9 @@ def _swap(state: State, seat: int, a: Swap) -> State | None:
 _FAST: dict[type, Any] = {
     Add: lambda state, seat, a: _add(state, seat, a.meld, a.card, a.value),
     Take: lambda state, seat, a: _take(state, seat, a.meld, a.card),
-    Draw: _draw, PlayMeld: _meld, Swap: _swap,
+    Draw: _draw,
+    PlayMeld: lambda state, seat, a: _meld(state, seat, a.cards, a.values),
+    Swap: lambda state, seat, a: _swap(state, seat, a.meld, a.take, a.give, a.value),
 }
 
 
@@ -275,4 +274,41 @@ def _take_map(state: State, seat: int | None, action: dict) -> State | None:
     return None
 
 
-RAW_ADVANCE = {"add": _add_map, "take": _take_map}
+def _meld_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a new meld as the log holds it, ``{"kind": "meld", "cards": [...]}``
+    and ``values`` or not: only the maps PlayMeld's decoder takes (``cards`` card ids,
+    ``values`` ints, each a list of at most 72, no other key), else None (as
+    ``_add_map``)."""
+    cards = int_items(action.get("cards"), DECK_SIZE, 0, DECK_SIZE - 1)
+    n = len(action)
+    if n == 2:
+        values: tuple | None = ()
+    elif n == 3 and "values" in action:
+        values = int_items(action["values"], DECK_SIZE, INT_MIN, INT_MAX)
+    else:
+        return None
+    if cards is None or values is None or not _in_play(state, seat):
+        return None
+    return _meld(state, seat, cards, values)             # (_in_play: seat is an int)
+
+
+def _swap_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a swap as the log holds it, ``{"kind": "swap", "meld": m, "take": c,
+    "give": d}`` and a ``value`` or not: only the maps Swap's decoder takes (``meld`` an
+    int from 0, ``take`` and ``give`` card ids, ``value`` an int or None, no other key),
+    else None (as ``_add_map``)."""
+    meld = action.get("meld")
+    take = action.get("take")
+    give = action.get("give")
+    value = action.get("value")
+    n = len(action)
+    if (type(meld) is int and type(take) is int and type(give) is int and 0 <= meld <= INT_MAX
+            and 0 <= take < DECK_SIZE and 0 <= give < DECK_SIZE
+            and (n == 4 or (n == 5 and "value" in action
+                            and (value is None or (type(value) is int and INT_MIN <= value <= INT_MAX))))
+            and _in_play(state, seat)):
+        return _swap(state, seat, meld, take, give, value)   # (_in_play: seat is an int)
+    return None
+
+
+RAW_ADVANCE = {"add": _add_map, "take": _take_map, "meld": _meld_map, "swap": _swap_map}
