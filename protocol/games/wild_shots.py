@@ -254,11 +254,24 @@ def pending_chance(state: State) -> ChanceRequest | None:
     ph = state.phase
     if ph == "dealing":
         if not state.hands:
-            return ChanceRequest("deal", N_CARDS)
-        return ChanceRequest("snake_oil", len(state.rules.oil))
+            return _DEAL
+        return _request("snake_oil", len(state.rules.oil))
     if ph == "choosing_first":
-        return ChanceRequest("first_player", state.rules.seats)
+        return _request("first_player", state.rules.seats)
     return None
+
+
+_DEAL = ChanceRequest("deal", N_CARDS)
+_REQUESTS: dict = {}     # (purpose, size) -> the ChanceRequest (immutable: one each, made once)
+
+
+def _request(purpose: str, size: int) -> ChanceRequest:
+    req = _REQUESTS.get((purpose, size))
+    if req is None:
+        req = ChanceRequest(purpose, size)
+        if len(_REQUESTS) < 64:
+            _REQUESTS[(purpose, size)] = req
+    return req
 
 
 def to_move(state: State) -> tuple[int, ...]:
@@ -453,24 +466,6 @@ def _play(state: State, seat: int | None, card: int, events: list | None) -> Sta
     return _finish_trick(state, hands, trick, events)
 
 
-def _trick_winner(symbols: tuple[int, ...], trump: int, trick: tuple[int, ...]) -> int:
-    """Index in ``trick`` of the winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner):
-    the highest card bearing the trump symbol in any suit, equal values going to the
-    earlier card; if none, the highest card of the led suit."""
-    best = -1
-    best_v = 0
-    for i, c in enumerate(trick):
-        if symbols[c] == trump and VALUE[c] > best_v:
-            best, best_v = i, VALUE[c]
-    if best >= 0:
-        return best
-    led = SUIT[trick[0]]
-    for i, c in enumerate(trick):
-        if SUIT[c] == led and VALUE[c] > best_v:
-            best, best_v = i, VALUE[c]
-    return best
-
-
 #: LastTrick(...) without attrs' frozen __init__ (codec.builder: the same value)
 _last_trick = builder(LastTrick)
 
@@ -478,7 +473,25 @@ _last_trick = builder(LastTrick)
 def _finish_trick(state: State, hands, trick, events: list | None) -> State:
     r, _phase, rnd, starter, _hands, aside, oil, trick_no, leader, _turn, trump, _trick, won, _last, tally = state
     n = r.seats
-    w = leader + _trick_winner(r.symbols, trump, trick)
+    # The winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner): the highest
+    # card bearing the trump symbol in any suit, equal values going to the earlier card; if
+    # none, the highest card of the led suit. ``best``: its index in the trick.
+    symbols = r.symbols
+    best = -1
+    best_v = 0
+    i = 0
+    for c in trick:
+        if symbols[c] == trump and VALUE[c] > best_v:
+            best, best_v = i, VALUE[c]
+        i += 1
+    if best < 0:
+        led = SUIT[trick[0]]
+        i = 0
+        for c in trick:
+            if SUIT[c] == led and VALUE[c] > best_v:
+                best, best_v = i, VALUE[c]
+            i += 1
+    w = leader + best
     if w >= n:
         w -= n
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
@@ -495,8 +508,8 @@ def _finish_trick(state: State, hands, trick, events: list | None) -> State:
     no = trick_no + 1
     if no < TRICKS:
         # the winner leads the next trick and reveals its trump: one State built, not two
-        return build(State, (r, "playing", rnd, starter, hands, aside, oil, no, w, w,
-                             _revealed(r, oil, no, w, events), (), won, last, tally))
+        trump = r.oil[oil[no]] if events is None else _revealed(r, oil, no, w, events)   # (as _revealed)
+        return build(State, (r, "playing", rnd, starter, hands, aside, oil, no, w, w, trump, (), won, last, tally))
     return _score_round(state, hands, won, last, events)
 
 
