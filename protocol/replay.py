@@ -145,6 +145,14 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         # wrong.
         try:
             kind = data.get(tag_key)
+            one_step = raw.get(kind) if type(kind) is str else None
+            if one_step is not None:
+                st = one_step(state, seat, data)
+                if st is not None:
+                    state = st
+                    seq = r_seq
+                    actions += 1
+                    continue
             if len(data) == 1:
                 action = cache.get(kind) if type(kind) is str else None
                 if action is None:
@@ -152,13 +160,6 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
                     if type(kind) is str:
                         cache[kind] = action
             elif type(kind) is str:
-                one_step = raw.get(kind)
-                st = one_step(state, seat, data) if one_step is not None else None
-                if st is not None:
-                    state = st
-                    seq = r_seq
-                    actions += 1
-                    continue
                 one_pass = fast.get(kind)
                 action = one_pass(data) if one_pass is not None else None
                 if action is None:
