@@ -8,8 +8,9 @@ chunk by chunk (``--chunk`` logs at a time, the parts in turn), each chunk's tim
 minimum of ``--repeat`` runs, summed over the chunks:
   frame     CRC check + msgpack decode of every frame (bench/engine.py's floor)
   read      read_log: frames + the typed records
-  fold      replay's fold over the records read (decode each action, advance, hashes;
-            LogContents.decoded, where the checkout has it, as replay folds)
+  fold      replay's fold over the records read (decode each action and advance, or
+            the game's step from the map where it has one, RAW_ADVANCE; chance records;
+            hashes; LogContents.decoded, where the checkout has it, as replay folds)
   advance   the engine alone: the game's advance (apply(...)[0] where it has none) over
             the decoded steps of the same logs
 and the share of the floor that read + fold reach (issue #25 asks for 40%). Only public

@@ -32,3 +32,16 @@ def _ids_by_bit(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+def int_items(items: object, cap: int, lo: int, hi: int) -> tuple | None:
+    """A list of ints as an action's decoder takes it (a msgpack array of at most ``cap``
+    ints, each from ``lo`` to ``hi``: protocol/codec.py, a ``tuple[int, ...]`` field), as
+    the tuple it decodes to; None for anything else. For the engines' steps from a log's
+    maps (``RAW_ADVANCE``, protocol/engine.py), which must take no map the decoder refuses."""
+    if type(items) is not list or len(items) > cap:
+        return None
+    for x in items:
+        if type(x) is not int or not lo <= x <= hi:
+            return None
+    return tuple(items)

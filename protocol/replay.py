@@ -61,7 +61,7 @@ def step(g: ModuleType, state: Any, record: Any) -> Any:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=record.seq) from None
     if type(record) is ChanceRecorded:
         try:
-            return g.apply(state, None, ChanceOutcome(record.purpose, record.permutation))[0]
+            return advancer(g)(state, None, ChanceOutcome(record.purpose, record.permutation))
         except IllegalAction as e:
             raise LogError("diverged", f"logged chance outcome no longer applies: {e}", seq=record.seq) from None
     return state
@@ -95,6 +95,9 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
     tag_key = registry.tag_key
     # kind -> the game's one-pass decoder of that kind (None: none, decode checks it all)
     fast: dict = {tag: registry.fast_decoder(tag) for tag in registry.classes}
+    # kind -> the game's step straight from an action's map (engine API, optional:
+    # RAW_ADVANCE), which takes only maps its decoder takes, or gives None
+    raw: dict = getattr(g, "RAW_ADVANCE", None) or {}
     limit = upto if upto is not None else INT_MAX + 1
     for r in records:
         t = type(r)
@@ -111,7 +114,10 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             if t is ChanceRecorded:
                 if r.seq > limit:
                     break
-                state = step(g, state, r)
+                try:
+                    state = advance(state, None, ChanceOutcome(r.purpose, r.permutation))
+                except IllegalAction as e:
+                    raise LogError("diverged", f"logged chance outcome no longer applies: {e}", seq=r.seq) from None
                 seq = r.seq
                 chances += 1
             elif t is StateHashed and verify_hashes:
@@ -131,21 +137,35 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         # are immutable): those are the ones that repeat, and a lone str is a key that
         # cannot be mistaken for another value (1, 1.0 and True are equal dict keys:
         # a record with "card": 5.0 must not pass for an earlier one with "card": 5).
-        # Any other is decoded by its kind's one-pass decoder, or (a map that decoder
-        # does not accept, or an unknown kind) by ``decode``, which names what is wrong.
+        # Any other goes first to the game's step from the map itself (RAW_ADVANCE, where
+        # the game has one for the kind: the action is never built; it takes only maps the
+        # decoder takes, and gives None for any other, or where it leaves the step to
+        # ``advance``); then it is decoded by its kind's one-pass decoder, or (a map that
+        # decoder does not accept, or an unknown kind) by ``decode``, which names what is
+        # wrong.
         try:
             kind = data.get(tag_key)
+            one_step = raw.get(kind) if type(kind) is str else None
+            if one_step is not None:
+                st = one_step(state, seat, data)
+                if st is not None:
+                    state = st
+                    seq = r_seq
+                    actions += 1
+                    continue
             if len(data) == 1:
                 action = cache.get(kind) if type(kind) is str else None
                 if action is None:
                     action = decode(data, "$.action")
                     if type(kind) is str:
                         cache[kind] = action
-            else:
-                one_pass = fast.get(kind) if type(kind) is str else None
+            elif type(kind) is str:
+                one_pass = fast.get(kind)
                 action = one_pass(data) if one_pass is not None else None
                 if action is None:
                     action = decode(data, "$.action")
+            else:
+                action = decode(data, "$.action")
             state = advance(state, seat, action)
         except (IllegalAction, ProtocolError) as e:
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=r_seq) from None

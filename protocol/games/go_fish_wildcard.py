@@ -757,4 +757,6 @@ def snapshot_head(state: State) -> dict:
 
 # ---------------------------------------------------------------------------- replay
 
-from .go_fish_wildcard_fast import advance as advance, packed_snapshot as packed_snapshot  # noqa: E402,I001  (they use this module's names)
+from .go_fish_wildcard_fast import (  # noqa: E402,I001  (they use this module's names)
+    RAW_ADVANCE as RAW_ADVANCE, advance as advance, packed_snapshot as packed_snapshot,
+)

@@ -2,21 +2,25 @@
 API, optional; protocol/engine.py).
 
 An ask, a placed set or the end of a turn is applied with all it makes happen (the forced
-sets, the empty-hand draw, the next turn or last ask) in one pass, every check of
-``apply`` made, one State built, no event. What a fast path does not cover (the pile
-running out in the play phase, a turn that starts empty, the deal) and every refusal go
-to ``apply``, so a refusal is always ``apply``'s, with its reason. The rules are
+sets, the empty-hand draw, the next turn, a turn that starts empty, the pile running out
+and the last asks it begins, the end of the game) in one pass, every check of ``apply``
+made, one State built, no event; the forced sets are picked with bit counts
+(``_forced``, ``_wild_choice``). The deal and every refusal go to ``apply``, so a
+refusal is always ``apply``'s, with its reason. The rules are
 ``go_fish_wildcard``'s, cited there (docs/RULES.md "Go Fish Wildcard");
 tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 """
 
 from __future__ import annotations
 
+import attrs
+
+from ..cards import int_items
 from ..codec import packb
 from ..states import build
 from .go_fish_wildcard import (
     DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M5, _any_set, _forced_choice, _shape, _asks, apply, snapshot_head,
+    _M1, _M3, _M4, _M5, _M6, _reach, _shape, _asks, apply, snapshot_head,
 )
 
 
@@ -27,22 +31,50 @@ def advance(state: State, seat: int | None, action: object) -> State:
     # apply's checks for every player action: the table dealt, not over, the seat's turn
     if type(seat) is int and seat == state.turn and state.phase != "deal" and state.phase != "over":
         if t is Ask:
-            st = _ask(state, seat, action)          # type: ignore[arg-type]  # (t is Ask)
+            st = _ask(state, seat, action.target, action.rank)  # type: ignore[attr-defined]  # (t is Ask)
         elif t is Place:
-            st = _place(state, seat, action)        # type: ignore[arg-type]  # (t is Place)
+            st = _place(state, seat, action.cards)  # type: ignore[attr-defined]  # (t is Place)
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
-                            state.history)
+                            state.history, _forced(state.hands[seat], state.wild))
     return st if st is not None else apply(state, seat, action)[0]
 
 
-def _ask(state: State, seat: int, a: Ask) -> State | None:
+def _ask_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of an ask as the log holds it, ``{"kind": "ask", "target": t, "rank":
+    r}``: only the maps Ask's decoder takes (``target`` an int from 0 to 5, ``rank`` a
+    str of at most 2 characters, no other key), else None (replay then decodes it;
+    RAW_ADVANCE, protocol/engine.py); None too where ``_ask`` leaves it to ``apply``."""
+    target = action.get("target")
+    rank = action.get("rank")
+    if (type(target) is int and 0 <= target <= _MAX_TARGET and type(rank) is str and len(rank) <= _MAX_RANK
+            and len(action) == 3 and type(seat) is int and seat == state.turn and state.phase != "deal"
+            and state.phase != "over"):
+        return _ask(state, seat, target, rank)
+    return None
+
+
+def _place_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a set placed as the log holds it, ``{"kind": "place", "cards":
+    [...]}``: only the maps Place's decoder takes (``cards`` a list of at most 52 card
+    ids, no other key), else None (as ``_ask_map``)."""
+    cards = int_items(action.get("cards"), DECK_SIZE, 0, DECK_SIZE - 1)
+    if (cards is not None and len(action) == 2 and type(seat) is int and seat == state.turn
+            and state.phase != "deal" and state.phase != "over"):
+        return _place(state, seat, cards)
+    return None
+
+
+_MAX_TARGET = attrs.fields(Ask).target.metadata["max"]
+_MAX_RANK = attrs.fields(Ask).rank.metadata["max_len"]
+RAW_ADVANCE = {"ask": _ask_map, "place": _place_map}
+
+
+def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
     """``_ask``: after it, the asker may place the set that earns another ask (step
     "bonus"), or the turn ends (``_turn_over``)."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    rank = a.rank
-    target = a.target
     if (step == "bonus" or type(rank) is not str or type(target) is not int or target == seat
             or not 0 <= target < n):
         return None
@@ -74,19 +106,28 @@ def _ask(state: State, seat: int, a: Ask) -> State | None:
     else:
         history = history + ((seat, target, r, 0, 0),)
     h[seat] = mine
-    if phase == "play" and pile and reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
-        # _bonus_open: the asked-for card can go into a set with no wilds
-        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, "bonus",
-                             reached, last_order, drawer, history))
-    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+    if phase == "play" and pile:
+        if reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
+            # _bonus_open: the asked-for card can go into a set with no wilds
+            return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, "bonus",
+                                 reached, last_order, drawer, history))
+        forced = _forced(mine, wild)
+        nxt = seat + 1 if seat + 1 < n else 0
+        if forced is None and h[nxt]:
+            # the turn ends as most do (_turn_over's first case, inline): no forced set, a
+            # card still in hand, the next seat holds cards
+            return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                 last_order, drawer, history))
+    else:
+        forced = _forced(mine, wild)
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history, forced)
 
 
-def _place(state: State, seat: int, a: Place) -> State | None:
+def _place(state: State, seat: int, cards: tuple) -> State | None:
     """``_place_action``: a set from the hand; then another ask earned, the turn on, or
     over (``_turn_over``)."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    cards = a.cards
     if type(cards) is not tuple or len(cards) != SET_SIZE:
         return None
     x, y, z = cards
@@ -116,48 +157,61 @@ def _place(state: State, seat: int, a: Place) -> State | None:
             b = bonus & hand        # _bonus_open
             r = RANK_OF[(b & -b).bit_length() - 1] if b else 0
             if not b or wild >> r & 1 or (hand & RANK_MASK[r]).bit_count() < SET_SIZE:
-                return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+                return _turn_over(state, seat, h, pile, wild, sets, scores, history, _forced(hand, wild))
         return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, turn, step, bonus,
                              last_order, drawer, history))
-    return _turn_over(state, seat, h, pile, wild, sets, scores, history)
+    return _turn_over(state, seat, h, pile, wild, sets, scores, history, _forced(hand, wild))
 
 
 def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: tuple, scores: tuple,
-               history: tuple) -> State | None:
+               history: tuple, forced: tuple | None) -> State:
     """``_end_turn`` for ``seat``, whose hand is ``h[seat]``, with the table as given: the
-    forced sets, the empty-hand draw, then ``_begin_turn`` of the next seat or
-    ``_next_last_ask``. None where the pile runs out in the play phase (the last asks
-    begin) or the next turn starts empty."""
+    forced sets (``forced``: ``_forced(h[seat], wild)``), the empty-hand draw, then ``_begin_turn`` of the next seat (who draws 2
+    if they start empty, and whose turn ends at once if that was the last card) or, once
+    the pile is out, ``_start_last_asks``; in the last asks, ``_next_last_ask``."""
     (n, dealer, turn_timer, phase, _, _, _, _, _, _, _, _, last_order, drawer, _) = state
-    play = phase == "play"
-    if play and not pile:
-        return None
     mine = h[seat]
-    if _any_set(mine, wild):
-        sc = list(scores)
-        while _any_set(mine, wild):
-            cards = _natural_three(mine & ~WILD_CARDS[wild]) or _forced_choice(mine, wild)
-            mine &= ~((1 << cards[0]) | (1 << cards[1]) | (1 << cards[2]))
-            sets = sets + ((seat, cards),)
-            wild |= (1 << RANK_OF[cards[0]]) | (1 << RANK_OF[cards[1]]) | (1 << RANK_OF[cards[2]])
-            sc[seat] += 1
-        scores = tuple(sc)
-    if play:
-        if not mine:
+    if forced is not None:
+        mine, wild, placed = forced
+        sets, scores = _scored(seat, placed, sets, scores)
+    if phase == "play":
+        if not mine and pile:
             # the empty-hand draw: 2, or what is left
             got = pile[:EMPTY_DRAW]
             pile = pile[len(got):]
             for c in got:
                 mine |= 1 << c
-            if not pile:
-                return None     # the last card was drawn: the last asks begin
         h[seat] = mine
-        nxt = (seat + 1) % n
-        if not h[nxt]:
-            return None         # the next turn starts empty (_begin_turn draws)
-        return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
-                             last_order, drawer, history))
-    h[seat] = mine
+        if pile:
+            nxt = seat + 1 if seat + 1 < n else 0
+            if h[nxt]:
+                return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                     last_order, drawer, history))
+            # _begin_turn: the next seat starts empty and draws 2 (or what is left)
+            got = pile[:EMPTY_DRAW]
+            pile = pile[len(got):]
+            mine = 0
+            for c in got:
+                mine |= 1 << c
+            if pile:
+                h[nxt] = mine
+                return build(State, (n, dealer, turn_timer, phase, tuple(h), pile, wild, sets, scores, nxt, "ask", 0,
+                                     last_order, drawer, history))
+            # that was the last card: the turn ends at once (_end_turn: forced sets; no
+            # card left to draw)
+            seat = nxt
+            forced = _forced(mine, wild)
+            if forced is not None:
+                mine, wild, placed = forced
+                sets, scores = _scored(seat, placed, sets, scores)
+            h[seat] = mine
+        # _start_last_asks: the pile is out; every seat from the drawer's left to the
+        # drawer gets one last ask
+        phase = "last_asks"
+        drawer = seat
+        last_order = tuple([(seat + i) % n for i in range(1, n + 1)])
+    else:
+        h[seat] = mine
     # _next_last_ask: the next seat due a last ask that holds cards; else the game is over
     while last_order:
         s = last_order[0]
@@ -169,21 +223,114 @@ def _turn_over(state: State, seat: int, h: list, pile: tuple, wild: int, sets: t
                          (), drawer, history))
 
 
-def _natural_three(nat: int) -> tuple | None:
-    """``_forced_choice``'s first choice, counted with bits: the three lowest cards of the
-    lowest rank of which ``nat`` (the hand's cards of ranks not wild) holds 3 or 4; None
-    when no rank has 3."""
-    t = nat - ((nat >> 1) & _M5)
-    t = (t & _M3) + ((t >> 2) & _M3)            # every nibble now holds its rank's count
-    big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)   # bit 0 of a nibble: a count of 3 or 4
-    if not big:
-        return None
-    m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
-    a = m & -m
-    m ^= a
-    b = m & -m
-    m ^= b
-    return (a.bit_length() - 1, b.bit_length() - 1, (m & -m).bit_length() - 1)
+def _scored(seat: int, placed: list, sets: tuple, scores: tuple) -> tuple[tuple, tuple]:
+    """The sets and scores after ``seat``'s forced sets ``placed`` (``_place``)."""
+    sc = list(scores)
+    sc[seat] += len(placed)
+    return sets + tuple([(seat, c) for c in placed]), tuple(sc)
+
+
+def _forced(mine: int, wild: int) -> tuple | None:
+    """``_end_turn``'s forced sets (docs/RULES.md "Go Fish Wildcard": every set you can
+    still form is placed for you): None when the hand can make none (most turns), else
+    (the hand after, the wild mask after, the sets placed in order). Each round is
+    ``_any_set``'s test, then ``_forced_choice``'s pick: three of a rank held 3 or 4
+    times that is not wild (the three lowest of the lowest), else ``_wild_choice``'s; the ranks'
+    counts taken once a round (tests/protocol/test_advance_fast_paths.py)."""
+    placed = None
+    while True:
+        wc = WILD_CARDS[wild]
+        wm = mine & wc
+        nat = mine ^ wm
+        w = wm.bit_count()
+        if nat:
+            t = nat - ((nat >> 1) & _M5)
+            t = (t & _M3) + ((t >> 2) & _M3)              # every nibble: its rank's count
+            # _any_set: 3 wilds, 2 and any card, 1 and a pair, or 3 of a rank
+            if w < 2:
+                if w:
+                    if not t & _M6:
+                        break
+                elif not (t & (t >> 1) & _M1) | (t & _M4):
+                    break
+            big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)  # bit 0 of a rank held 3 or 4 times
+        elif w < SET_SIZE:
+            break
+        else:
+            t = big = 0
+        if big:
+            # the three lowest cards of the lowest such rank (_forced_choice's first choice)
+            m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+            lo = m & -m
+            m ^= lo
+            x = lo.bit_length() - 1
+            lo = m & -m
+            y = lo.bit_length() - 1
+            m ^= lo
+            z = (m & -m).bit_length() - 1
+        else:
+            x, y, z = _wild_choice(wm, nat, t, w)
+        mine &= ~((1 << x) | (1 << y) | (1 << z))
+        wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
+        if placed is None:
+            placed = [(x, y, z)]
+        else:
+            placed.append((x, y, z))
+    return None if placed is None else (mine, wild, placed)
+
+
+#: _REACH[pairs][singles][wilds] = _reach(pairs, singles, wilds), for every hand (13 ranks, 52 cards)
+_REACH = tuple(tuple(tuple(_reach(p, s, w) for w in range(DECK_SIZE + 1)) for s in range(14)) for p in range(14))
+
+
+def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
+    """``_forced_choice`` for a hand that can make a set but holds no rank of 3 or 4 that
+    is not wild: ``wm`` its ``w`` wild cards, ``nat`` the rest (0 to 2 of a rank), ``t``
+    their count per rank (a nibble each). The same reading of the rule, counted with
+    bits: the most sets first (``_reach``), then the lowest card ids, among the 3 lowest
+    wilds, a pair with the lowest wild (or one of it with the 2 lowest: the other turns
+    wild, so the same count; of the two, the one with the lower third card), a single
+    with the 2 lowest wilds."""
+    ones = t & _M1                                    # bit 0 of a rank held once
+    twos = (t >> 1) & _M1                             # bit 0 of a rank held twice
+    pairs = twos.bit_count()
+    singles = ones.bit_count()
+    by_pairs = _REACH[pairs]
+    total = by_pairs[singles][w]
+    lo = wm & -wm
+    x = lo.bit_length() - 1                           # the lowest wild
+    rest = wm ^ lo
+    y = (rest & -rest).bit_length() - 1 if w >= 2 else DECK_SIZE   # the second (none: past every card)
+    best = None
+    if w >= SET_SIZE and by_pairs[singles][w - SET_SIZE] == total - 1:
+        rest ^= rest & -rest
+        best = (x, y, (rest & -rest).bit_length() - 1)
+    if twos and _REACH[pairs - 1][singles][w - 1] == total - 1:
+        m = twos
+        while m:
+            low = m & -m
+            m ^= low
+            r = nat & (low * 0xF)                     # the pair's two cards
+            a = r & -r
+            b = (r ^ a).bit_length() - 1
+            a = a.bit_length() - 1
+            c = b if b < y else y                     # b > a, y > x: sorted (a, x, c)
+            if a < x:
+                cand = (a, x, c) if x < c else (a, c, x) if a < c else (c, a, x)
+            else:
+                cand = (x, a, c) if a < c else (x, c, a) if x < c else (c, x, a)
+            if best is None or cand < best:
+                best = cand
+    if ones and w >= 2 and by_pairs[singles - 1][w - 2] == total - 1:
+        m = ones
+        while m:
+            low = m & -m
+            m ^= low
+            a = (nat & (low * 0xF)).bit_length() - 1  # the single card
+            cand = (a, x, y) if a < x else (x, a, y) if a < y else (x, y, a)
+            if best is None or cand < best:
+                best = cand
+    return best                 # (a set exists: one of the three kinds is best)
 
 
 # ---------------------------------------------------------------------------- state hash

@@ -28,8 +28,8 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
-from ..states import build, evolve
-from ..cards import ids_of
+from ..states import build
+from ..cards import ids_of, int_items
 
 NAME = "go-wild"
 TITLE = "Go Wild!"
@@ -216,6 +216,23 @@ def advance(state: State, seat: int | None, action: Any) -> State:
     if type(action) is Play:
         return _play(state, seat, action.cards, None)
     return _other(state, seat, action, None)
+
+
+_MAX_PLAYED = attrs.fields(Play).cards.metadata["max_items"]
+
+
+def _play_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a play as the log holds it, ``{"kind": "play", "cards": [...]}``:
+    only the maps Play's decoder takes (``cards`` a list of at most 108 ints from 0 to
+    107, no other key), else None (replay then decodes it; RAW_ADVANCE,
+    protocol/engine.py)."""
+    cards = int_items(action.get("cards"), _MAX_PLAYED, 0, DECK_SIZE - 1)
+    if cards is None or len(action) != 2:
+        return None
+    return _play(state, seat, cards, None)
+
+
+RAW_ADVANCE = {"play": _play_map}
 
 
 def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
@@ -456,24 +473,31 @@ def _refill(state: State, events: list | None) -> State:
 def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     perm = outcome.permutation
     purpose = outcome.purpose
+    # the state's fields, for the states built below (by position: see State)
+    (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one, rnd, trick_no,
+     scores, winners, deal_next, last_trick) = state
     if purpose == "first_player":
         # docs/DECISIONS.md "Go Wild!": who leads the first trick is a logged chance outcome: permutation[0].
         lead = perm[0]
         if events is not None:
             events.append({"event": "leader_chosen", "seat": lead})
-        return evolve(state, phase=DEALING, leader=lead)
+        return build(State, (rules, DEALING, hands, deck, discard, trick, best, best_size, lead, turn, wild_one,
+                             rnd, trick_no, scores, winners, deal_next, last_trick))
     if purpose == "deal":
         # Rulebook "Setup": shuffle, deal twelve each (one at a time, clockwise from the first
         # leader), the rest is the deck.
         if events is not None:
             events.append({"event": "deck_shuffled", "cards": DECK_SIZE})
-        return _refill(evolve(state, deck=tuple(perm), deal_next=state.leader), events)
-    # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new deck;
-    # the interrupted refill goes on from the seat it stopped at.
-    pile = cards_of(state.discard)
-    if events is not None:
-        events.append({"event": "discards_shuffled", "cards": len(pile)})
-    return _refill(evolve(state, deck=tuple(map(pile.__getitem__, perm)), discard=0), events)
+        deck, deal_next = tuple(perm), leader
+    else:
+        # "reshuffle": the discard pile (listed lowest id first), shuffled, becomes the new
+        # deck; the interrupted refill goes on from the seat it stopped at.
+        pile = cards_of(discard)
+        if events is not None:
+            events.append({"event": "discards_shuffled", "cards": len(pile)})
+        deck, discard = tuple(map(pile.__getitem__, perm)), 0
+    return _refill(build(State, (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one,
+                                 rnd, trick_no, scores, winners, deal_next, last_trick)), events)
 
 
 # ----------------------------------------------------------------------------- bots, timers

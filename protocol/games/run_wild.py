@@ -1224,4 +1224,4 @@ def legal_actions(state: State, seat: int) -> list:
 
 # ------------------------------------------------------------------ replay
 
-from .run_wild_fast import advance as advance  # noqa: E402  (it uses this module's names)
+from .run_wild_fast import RAW_ADVANCE as RAW_ADVANCE, advance as advance  # noqa: E402  (they use this module's names)

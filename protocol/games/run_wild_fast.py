@@ -15,6 +15,8 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from ..cards import int_items
+from ..codec import INT_MAX, INT_MIN
 from ..states import build
 from .run_wild import (
     COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, PlayMeld, State, Swap, TableMeld, Take,
@@ -42,16 +44,17 @@ def _meld_at(melds: tuple[TableMeld, ...], meld_id: Any) -> int:
     return i if 0 <= i < len(melds) and melds[i].id == meld_id else -1
 
 
-def _add(state: State, seat: int, a: Add) -> State | None:
-    """``_add`` (a hand card into a meld), short of going out."""
-    melds = state.melds
-    c = a.card
-    value = a.value
-    i = _meld_at(melds, a.meld)
-    if i < 0 or type(c) is not int or not 0 <= c < FIRST_DRAW3:     # _meldable: no Draw-3
+def _add(state: State, seat: int, meld_id: Any, c: Any, value: Any) -> State | None:
+    """``_add`` (a hand card into a meld), short of going out; the state unpacked once."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    # _meld_at: where _find_meld looks first; _meldable: no Draw-3
+    if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < FIRST_DRAW3:
+        return None
+    i = meld_id - melds[0][0]
+    if not 0 <= i < len(melds):
         return None
     bit = 1 << c
-    hand = state.hands[seat]
+    hand = hands[seat]
     if not hand & bit:
         return None
     # _value: a number card stands for itself, a wild for its declared 1..12
@@ -64,8 +67,10 @@ def _add(state: State, seat: int, a: Add) -> State | None:
     else:
         return None
     mid, kind, cards, vals, history = melds[i]
+    if mid != meld_id:
+        return None
     if kind == "set":
-        cap = state.rules.max_set_size
+        cap = rules.max_set_size
         if v != vals[0] or (cap and len(cards) >= cap):
             return None
         k = bisect.bisect(cards, c)     # a set's cards sit in id order
@@ -83,18 +88,27 @@ def _add(state: State, seat: int, a: Add) -> State | None:
     hand &= ~bit
     if not hand:
         return None                     # out: the round ends (_after_play)
-    return _with_meld(state, seat, hand, i, build(TableMeld, (mid, kind, cs, vs, history | bit)))
+    ms = list(melds)
+    ms[i] = build(TableMeld, (mid, kind, cs, vs, history | bit))
+    hs = list(hands)
+    hs[seat] = hand
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]   # _with_hand: cleared by their next action
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, tuple(ms), next_meld, draw3s, stuck, ready,
+                         score))
 
 
-def _take(state: State, seat: int, a: Take) -> State | None:
-    """``_take`` (a card from a meld to the hand)."""
-    melds = state.melds
-    c = a.card
-    i = _meld_at(melds, a.meld)
-    if i < 0 or type(c) is not int or not 0 <= c < DECK_SIZE:
+def _take(state: State, seat: int, meld_id: Any, c: Any) -> State | None:
+    """``_take`` (a card from a meld to the hand), the state unpacked once."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    # _meld_at: where _find_meld looks first
+    if not melds or type(meld_id) is not int or type(c) is not int or not 0 <= c < DECK_SIZE:
+        return None
+    i = meld_id - melds[0][0]
+    if not 0 <= i < len(melds):
         return None
     mid, kind, cards, vals, history = melds[i]
-    if c not in cards:
+    if mid != meld_id or c not in cards:
         return None
     k = cards.index(c)
     size = len(cards)
@@ -102,10 +116,16 @@ def _take(state: State, seat: int, a: Take) -> State | None:
     if size <= 3 or (kind == "run" and 0 < k < size - 1):
         return None
     rest = cards[:k] + cards[k + 1:]
-    if c < FIRST_WILD and not state.rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
+    if c < FIRST_WILD and not rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
         return None
-    meld = build(TableMeld, (mid, kind, rest, vals[:k] + vals[k + 1:], history))
-    return _with_meld(state, seat, state.hands[seat] | 1 << c, i, meld)
+    ms = list(melds)
+    ms[i] = build(TableMeld, (mid, kind, rest, vals[:k] + vals[k + 1:], history))
+    hs = list(hands)
+    hs[seat] |= 1 << c
+    if stuck[seat]:
+        stuck = stuck[:seat] + (False,) + stuck[seat + 1:]   # _with_hand: cleared by their next action
+    return build(State, (seats, rules, deal, phase, tuple(hs), pos, tuple(ms), next_meld, draw3s, stuck, ready,
+                         score))
 
 
 def _with_meld(state: State, seat: int, hand: int, i: int, meld: TableMeld) -> State:
@@ -147,10 +167,8 @@ def _value(card: int, value: Any) -> int:
     return value if type(value) is int and 1 <= value <= 12 else -1
 
 
-def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
+def _meld(state: State, seat: int, cards: Any, given: Any) -> State | None:
     """``_meld`` (a new set or run from the hand), short of going out."""
-    cards = a.cards
-    given = a.values
     if type(cards) is not tuple or type(given) is not tuple or (given and len(given) != len(cards)):
         return None
     hand = state.hands[seat]
@@ -182,11 +200,9 @@ def _meld(state: State, seat: int, a: PlayMeld) -> State | None:
                          ready, score))
 
 
-def _swap(state: State, seat: int, a: Swap) -> State | None:
+def _swap(state: State, seat: int, meld_id: Any, out_c: Any, g: Any, value: Any) -> State | None:
     """``_swap`` (a hand card for the meld card it stands in for)."""
-    out_c = a.take
-    g = a.give
-    i = _meld_at(state.melds, a.meld)
+    i = _meld_at(state.melds, meld_id)
     if (i < 0 or type(out_c) is not int or not 0 <= out_c < DECK_SIZE or type(g) is not int
             or not 0 <= g < FIRST_DRAW3):
         return None
@@ -195,7 +211,7 @@ def _swap(state: State, seat: int, a: Swap) -> State | None:
     bit = 1 << g
     if out_c not in cards or not hand & bit:
         return None
-    v = _value(g, a.value)
+    v = _value(g, value)
     k = cards.index(out_c)
     if v != vals[k]:
         return None
@@ -214,4 +230,85 @@ def _swap(state: State, seat: int, a: Swap) -> State | None:
     return _with_meld(state, seat, (hand & ~bit) | 1 << out_c, i, meld)
 
 
-_FAST: dict[type, Any] = {Add: _add, Take: _take, Draw: _draw, PlayMeld: _meld, Swap: _swap}
+_FAST: dict[type, Any] = {
+    Add: lambda state, seat, a: _add(state, seat, a.meld, a.card, a.value),
+    Take: lambda state, seat, a: _take(state, seat, a.meld, a.card),
+    Draw: _draw,
+    PlayMeld: lambda state, seat, a: _meld(state, seat, a.cards, a.values),
+    Swap: lambda state, seat, a: _swap(state, seat, a.meld, a.take, a.give, a.value),
+}
+
+
+def _in_play(state: State, seat: Any) -> bool:
+    """``advance``'s checks for every play: a seat of the table, the round under way, in it."""
+    return type(seat) is int and 0 <= seat < state.seats and state.phase == "playing" and state.deal.in_round[seat]
+
+
+def _add_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of an add as the log holds it, ``{"kind": "add", "meld": m, "card": c}``
+    and a ``value`` or not: only the maps Add's decoder takes (``meld`` an int from 0,
+    ``card`` a card id (0 to 71), ``value`` an int or None, no other key), else None (replay
+    then decodes it; RAW_ADVANCE, protocol/engine.py); None too where ``_add`` leaves it
+    to ``apply``."""
+    meld = action.get("meld")
+    card = action.get("card")
+    value = action.get("value")
+    n = len(action)
+    if (type(meld) is int and type(card) is int and 0 <= meld <= INT_MAX and 0 <= card < DECK_SIZE
+            and (n == 3 or (n == 4 and "value" in action
+                            and (value is None or (type(value) is int and INT_MIN <= value <= INT_MAX))))
+            and _in_play(state, seat)):
+        return _add(state, seat, meld, card, value)     # (_in_play: seat is an int)
+    return None
+
+
+def _take_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a take as the log holds it, ``{"kind": "take", "meld": m, "card":
+    c}``: only the maps Take's decoder takes (``meld`` an int from 0, ``card`` a card id,
+    no other key), else None (as ``_add_map``)."""
+    meld = action.get("meld")
+    card = action.get("card")
+    if (type(meld) is int and type(card) is int and 0 <= meld <= INT_MAX and 0 <= card < DECK_SIZE
+            and len(action) == 3 and _in_play(state, seat)):
+        return _take(state, seat, meld, card)           # (_in_play: seat is an int)
+    return None
+
+
+def _meld_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a new meld as the log holds it, ``{"kind": "meld", "cards": [...]}``
+    and ``values`` or not: only the maps PlayMeld's decoder takes (``cards`` card ids,
+    ``values`` ints, each a list of at most 72, no other key), else None (as
+    ``_add_map``)."""
+    cards = int_items(action.get("cards"), DECK_SIZE, 0, DECK_SIZE - 1)
+    n = len(action)
+    if n == 2:
+        values: tuple | None = ()
+    elif n == 3 and "values" in action:
+        values = int_items(action["values"], DECK_SIZE, INT_MIN, INT_MAX)
+    else:
+        return None
+    if cards is None or values is None or not _in_play(state, seat):
+        return None
+    return _meld(state, seat, cards, values)             # (_in_play: seat is an int)
+
+
+def _swap_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a swap as the log holds it, ``{"kind": "swap", "meld": m, "take": c,
+    "give": d}`` and a ``value`` or not: only the maps Swap's decoder takes (``meld`` an
+    int from 0, ``take`` and ``give`` card ids, ``value`` an int or None, no other key),
+    else None (as ``_add_map``)."""
+    meld = action.get("meld")
+    take = action.get("take")
+    give = action.get("give")
+    value = action.get("value")
+    n = len(action)
+    if (type(meld) is int and type(take) is int and type(give) is int and 0 <= meld <= INT_MAX
+            and 0 <= take < DECK_SIZE and 0 <= give < DECK_SIZE
+            and (n == 4 or (n == 5 and "value" in action
+                            and (value is None or (type(value) is int and INT_MIN <= value <= INT_MAX))))
+            and _in_play(state, seat)):
+        return _swap(state, seat, meld, take, give, value)   # (_in_play: seat is an int)
+    return None
+
+
+RAW_ADVANCE = {"add": _add_map, "take": _take_map, "meld": _meld_map, "swap": _swap_map}

@@ -25,7 +25,7 @@ from ..engine import (
     rules_version,
 )
 from ..errors import IllegalAction
-from ..states import build, evolve
+from ..states import build
 from . import wild_shots_data as data
 
 NAME = "wild-shots"
@@ -254,11 +254,24 @@ def pending_chance(state: State) -> ChanceRequest | None:
     ph = state.phase
     if ph == "dealing":
         if not state.hands:
-            return ChanceRequest("deal", N_CARDS)
-        return ChanceRequest("snake_oil", len(state.rules.oil))
+            return _DEAL
+        return _request("snake_oil", len(state.rules.oil))
     if ph == "choosing_first":
-        return ChanceRequest("first_player", state.rules.seats)
+        return _request("first_player", state.rules.seats)
     return None
+
+
+_DEAL = ChanceRequest("deal", N_CARDS)
+_REQUESTS: dict = {}     # (purpose, size) -> the ChanceRequest (immutable: one each, made once)
+
+
+def _request(purpose: str, size: int) -> ChanceRequest:
+    req = _REQUESTS.get((purpose, size))
+    if req is None:
+        req = ChanceRequest(purpose, size)
+        if len(_REQUESTS) < 64:
+            _REQUESTS[(purpose, size)] = req
+    return req
 
 
 def to_move(state: State) -> tuple[int, ...]:
@@ -333,6 +346,19 @@ def advance(state: State, seat: int | None, action: Any) -> State:
     return _other(state, seat, action, None)
 
 
+def _play_map(state: State, seat: int | None, action: dict) -> State | None:
+    """``advance`` of a play as the log holds it, ``{"kind": "play", "card": c}``: only
+    the maps Play's decoder takes (``card`` an int from 0 to 39, no other key), else None
+    (replay then decodes it; RAW_ADVANCE, protocol/engine.py)."""
+    card = action.get("card")
+    if type(card) is int and 0 <= card < N_CARDS and len(action) == 2:
+        return _play(state, seat, card, None)
+    return None
+
+
+RAW_ADVANCE = {"play": _play_map}
+
+
 def _other(state: State, seat: int | None, action: Any, events: list | None) -> State:
     if type(action) is ChanceOutcome:
         if seat is not None:
@@ -356,26 +382,31 @@ def _revealed(r: Rules, oil: tuple[int, ...], trick_no: int, leader: int, events
 def _chance(state: State, outcome: ChanceOutcome, events: list | None) -> State:
     check_permutation(outcome, pending_chance(state))
     p = tuple(outcome.permutation)
-    n = state.rules.seats
-    if outcome.purpose == "first_player":
+    # the state's fields, for the states built below (by position: see State)
+    r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won, last, tally = state
+    purpose = outcome.purpose
+    if purpose == "first_player":
         # docs/DECISIONS.md "Wild Shots": the first round's starter is a logged chance outcome.
         s = p[0]
         if events is not None:
             events.append({"event": "starter_chosen", "seat": s})
-        return evolve(state, phase="dealing", starter=s)
-    if outcome.purpose == "deal":
+        return build(State, (r, "dealing", rnd, s, hands, aside, oil, trick_no, leader, turn, trump, trick, won,
+                             last, tally))
+    if purpose == "deal":
         # Setup: 10 cards each; with 2 or 3 players the rest is set aside unseen.
-        hands = tuple(tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n))
+        n = r.seats
+        hands = tuple([tuple(sorted(p[i * HAND:(i + 1) * HAND])) for i in range(n)])
         aside = tuple(sorted(p[n * HAND:]))
         if events is not None:
-            events.append({"event": "cards_dealt", "round": state.round + 1, "hand_sizes": [HAND] * n,
+            events.append({"event": "cards_dealt", "round": rnd + 1, "hand_sizes": [HAND] * n,
                            "set_aside": len(aside)})
-        return evolve(state, hands=hands, aside=aside)
+        return build(State, (r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won,
+                             last, tally))
     # "snake_oil": the face-down pile, top first; the round starts and the starter reveals.
     if events is not None:
-        events.append({"event": "snake_oil_shuffled", "round": state.round + 1, "cards": len(p)})
-    return evolve(state, oil=p, phase="playing", trick_no=0, leader=state.starter, turn=state.starter, trick=(),
-                  last=None, trump=_revealed(state.rules, p, 0, state.starter, events))
+        events.append({"event": "snake_oil_shuffled", "round": rnd + 1, "cards": len(p)})
+    return build(State, (r, "playing", rnd, starter, hands, aside, p, 0, starter, starter,
+                         _revealed(r, p, 0, starter, events), (), won, None, tally))
 
 
 def _turn_name(seat: int) -> str:
@@ -435,24 +466,6 @@ def _play(state: State, seat: int | None, card: int, events: list | None) -> Sta
     return _finish_trick(state, hands, trick, events)
 
 
-def _trick_winner(symbols: tuple[int, ...], trump: int, trick: tuple[int, ...]) -> int:
-    """Index in ``trick`` of the winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner):
-    the highest card bearing the trump symbol in any suit, equal values going to the
-    earlier card; if none, the highest card of the led suit."""
-    best = -1
-    best_v = 0
-    for i, c in enumerate(trick):
-        if symbols[c] == trump and VALUE[c] > best_v:
-            best, best_v = i, VALUE[c]
-    if best >= 0:
-        return best
-    led = SUIT[trick[0]]
-    for i, c in enumerate(trick):
-        if SUIT[c] == led and VALUE[c] > best_v:
-            best, best_v = i, VALUE[c]
-    return best
-
-
 #: LastTrick(...) without attrs' frozen __init__ (codec.builder: the same value)
 _last_trick = builder(LastTrick)
 
@@ -460,7 +473,25 @@ _last_trick = builder(LastTrick)
 def _finish_trick(state: State, hands, trick, events: list | None) -> State:
     r, _phase, rnd, starter, _hands, aside, oil, trick_no, leader, _turn, trump, _trick, won, _last, tally = state
     n = r.seats
-    w = leader + _trick_winner(r.symbols, trump, trick)
+    # The winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner): the highest
+    # card bearing the trump symbol in any suit, equal values going to the earlier card; if
+    # none, the highest card of the led suit. ``best``: its index in the trick.
+    symbols = r.symbols
+    best = -1
+    best_v = 0
+    i = 0
+    for c in trick:
+        if symbols[c] == trump and VALUE[c] > best_v:
+            best, best_v = i, VALUE[c]
+        i += 1
+    if best < 0:
+        led = SUIT[trick[0]]
+        i = 0
+        for c in trick:
+            if SUIT[c] == led and VALUE[c] > best_v:
+                best, best_v = i, VALUE[c]
+            i += 1
+    w = leader + best
     if w >= n:
         w -= n
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
@@ -477,8 +508,8 @@ def _finish_trick(state: State, hands, trick, events: list | None) -> State:
     no = trick_no + 1
     if no < TRICKS:
         # the winner leads the next trick and reveals its trump: one State built, not two
-        return build(State, (r, "playing", rnd, starter, hands, aside, oil, no, w, w,
-                             _revealed(r, oil, no, w, events), (), won, last, tally))
+        trump = r.oil[oil[no]] if events is None else _revealed(r, oil, no, w, events)   # (as _revealed)
+        return build(State, (r, "playing", rnd, starter, hands, aside, oil, no, w, w, trump, (), won, last, tally))
     return _score_round(state, hands, won, last, events)
 
 

@@ -108,20 +108,32 @@ def test_advance_refuses_what_apply_refuses_with_the_same_reason(name):
     assert seen["state"] > 20 and seen["refused"] > 200, seen
 
 
-def test_the_natural_set_counted_with_bits_is_the_forced_choice():
-    """go_fish_wildcard_fast._natural_three: the forced set of a hand holding 3+ of a
-    rank that is not wild, as _forced_choice picks it; None when no rank has 3."""
+def test_the_forced_sets_counted_with_bits_are_apply_s():
+    """go_fish_wildcard_fast._forced: the forced sets of a hand, placed one after another
+    as _end_turn places them (_any_set, then _forced_choice, until no set is left), and
+    None when _any_set finds none; among them hands with 3 or 4 of a rank not wild (the
+    natural set first) and hands whose sets need wilds."""
     from wildtable.protocol.games import go_fish_wildcard_fast as fast
 
-    rng = random.Random(7)
-    found = 0
+    rng = random.Random(11)
+    found = [0, 0]
+    natural = 0
     for _ in range(20_000):
-        hand = rng.getrandbits(52) & rng.getrandbits(52) | rng.getrandbits(52) & rng.getrandbits(52) & rng.getrandbits(52)
-        wild = rng.getrandbits(13) & rng.getrandbits(13)
-        got = fast._natural_three(hand & ~gfw.WILD_CARDS[wild])
-        has_three = any(len(ids) >= 3 for ids in gfw._groups(hand & ~gfw.WILD_CARDS[wild]))
-        assert (got is not None) == has_three, (hand, wild)
-        if got is not None:
-            assert got == gfw._forced_choice(hand, wild), (hand, wild)
-            found += 1
-    assert found > 2_000
+        k = rng.randint(1, 14)
+        hand = gfw.hand_mask(rng.sample(range(gfw.DECK_SIZE), k))
+        wild = rng.getrandbits(13) & rng.getrandbits(13) & rng.getrandbits(13)
+        want, h, wl = [], hand, wild
+        while gfw._any_set(h, wl):
+            cards = gfw._forced_choice(h, wl)
+            want.append(cards)
+            h &= ~sum(1 << c for c in cards)
+            for c in cards:
+                wl |= 1 << gfw.RANK_OF[c]
+        got = fast._forced(hand, wild)
+        if not want:
+            assert got is None, (hand, wild)
+        else:
+            assert got == (h, wl, want), (hand, wild)
+            found[len(want) > 1] += 1
+            natural += len({gfw.RANK_OF[c] for c in want[0]}) == 1 and not wild >> gfw.RANK_OF[want[0][0]] & 1
+    assert found[0] > 2_000 and found[1] > 500 and 500 < natural < sum(found) - 500, (found, natural)
