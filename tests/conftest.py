@@ -65,8 +65,9 @@ from pgkit import files_or_store, pg_cluster, pg_dsn, pg_private  # noqa: E402,F
 # -n 2 a whole run kept the two cores some 40% busy). A test marked ``alone`` measures how
 # soon the server answers (the steady player's p99 during an attack, fair order by send
 # time, a play racing a timer), so it runs while no test of another worker does: every
-# other test holds a shared lock on a file for its run (set-up and teardown included), an
-# ``alone`` test an exclusive one. On the workers the ``alone`` tests come last, so they run
+# other test holds a shared lock on a file for its run (set-up and teardown included; a
+# worker keeps it from one such test to its next, and lets it go before a worker's last
+# teardown, which is the session's), an ``alone`` test an exclusive one. On the workers the ``alone`` tests come last, so they run
 # one after another at the end instead of each waiting for the tests of the other workers
 # to finish; and as pytest-xdist hands the tests out in order, every other test has been
 # handed out when the first ``alone`` test starts to wait. A shared lock is granted while
