@@ -72,7 +72,7 @@ except (AttributeError, ValueError, OSError):     # not a Unix
 
 def start() -> Baseline:
     """Before serving: collect what starting made, freeze it (never looked at again: the
-    modules, the config, what recovery kept) and turn the automatic passes off."""
+    modules, the config; recovery runs after) and turn the automatic passes off."""
     gc.collect()
     gc.freeze()
     gc.disable()

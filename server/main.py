@@ -60,6 +60,8 @@ async def serve_until_signalled(server: Server, host: str, port: int, drain: flo
 
 
 async def _collect(scope: trio.CancelScope, base: collector.Baseline, sleep) -> None:
+    """The collector's loop, until ``scope`` is cancelled (the server has shut down: the
+    nursery then waits for nothing of it)."""
     with scope:
         await collector.run(base, sleep)
 
