@@ -14,11 +14,12 @@ measured window: the tables opened and the players seated before it) and the tot
 batch of task steps between two waits on epoll that took MS or more of wall time is
 printed with its CPU time, the GC passes inside it, and its task steps over MS/4 (what
 held the one thread while every player's update waited); and every task step that took
-MS/4 of CPU or more (a stall of the code's own, whatever the machine's load). With ``--dump FILE``,
-``faulthandler`` (its own C thread, which needs no GIL, so it sees through a GC pass)
-writes the main thread's stack to FILE whenever a batch passes MS, each dump followed by
-a line naming its batch: what the thread was doing when the stall happened. (The
-arming costs a thread start per batch: leave --dump off when timing the CPU.)
+MS/4 of CPU or more (a stall of the code's own, whatever the machine's load). With
+``--dump FILE``, ``faulthandler`` (its own C thread, which needs no GIL, so it sees through a GC pass)
+writes every thread's stack to FILE whenever a batch passes MS, and a line naming each
+such batch follows when it ends (a batch barely over MS may have its line before its
+dump): what the main thread was doing when the stall happened. (The arming costs a
+thread start per batch: leave --dump off when timing the CPU.)
 """
 
 from __future__ import annotations
