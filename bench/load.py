@@ -266,6 +266,9 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
             server.send_signal(signal.SIGTERM)
         for server in servers:
             server.wait(timeout=60)
+    # the server's full cyclic-GC passes (server/collector.py logs each), with when
+    row["gc_full_passes"] = [found for p in logs for found in re.findall(r"(\d\d:\d\d:\d\d)[,.]\d+ \w+ cyclic GC: (.*)",
+                                                                          p.read_text())]
     lines = [re.findall(r"log writer: (.*)", p.read_text()) for p in logs]
     lines = [found[-1] for found in lines if found]
     row["log_writer"] = " | ".join(lines) if lines else None
@@ -523,6 +526,8 @@ def report(args, rows: dict) -> None:
     for name, r in rows.items():
         if not isinstance(r, dict):
             continue            # a ratio stored beside the rows above (RATIO_KEYS), not a row
+        for at, line in r.get("gc_full_passes", ()):
+            print(f"cyclic GC ({name}) at {at}: {line}")
         if r.get("log_writer"):
             print(f"log writer ({name}, {r['store']}): {r['log_writer']}")
         if r.get("store") == "postgresql":

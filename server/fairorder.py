@@ -149,31 +149,36 @@ def half_kernel_rtt(tcp_info: bytes) -> float | None:
 
 class WriteTimes:
     """When each of the last WRITES_KEPT seqs was written to one connection (seqs rise):
-    bounded memory, one append per update."""
+    bounded memory, one append per update. Two deques of numbers, not one of (seq, at)
+    pairs: a pair per seat per update, kept for 64 updates, was most of what the young
+    generation held at 4,000 players (bench/README.md, "The tail at 4,000 players")."""
 
-    __slots__ = ("_seqs",)
+    __slots__ = ("_seqs", "_ats")
 
     def __init__(self) -> None:
         self._seqs: deque = deque(maxlen=WRITES_KEPT)
+        self._ats: deque = deque(maxlen=WRITES_KEPT)
 
     def wrote(self, seq: int, at: float) -> None:
         """Seq ``seq`` (an update, or a snapshot at that seq) was written at ``at``."""
         s = self._seqs
-        if s and s[-1][0] >= seq:
-            if s[-1][0] == seq:
+        if s and s[-1] >= seq:
+            if s[-1] == seq:
                 return          # already written: the first write is the one that counts
             s.clear()           # a lower seq: another table's (the connection moved on)
-        s.append((seq, at))
+            self._ats.clear()
+        s.append(seq)
+        self._ats.append(at)
 
     def seen_at(self, k: int | None, arrival: float) -> float | None:
         """When this connection was first written a seq >= ``k``: the earliest it can have
         seen seq k. ``arrival`` if none was written before then (it named what it had not
         been shown: no credit); None if unknown (k is None, or older than what is kept)."""
         s = self._seqs
-        if k is None or not s or s[0][0] > k:
+        if k is None or not s or s[0] > k:
             return None
         found = None
-        for seq, at in reversed(s):
+        for seq, at in zip(reversed(s), reversed(self._ats)):
             if seq < k:
                 break
             found = at
@@ -187,14 +192,18 @@ class Touched:
     (the table's state, never what a client says), at most NAMES_KEPT of them. Run Wild's
     actions name melds: a take of card c from meld m (a swap taking c) needs c to be in m,
     which it is since the seq that put it there; an add to m needs m, there since it was
-    played. A later change elsewhere in the meld is not needed, so it does not count."""
+    played. A later change elsewhere in the meld is not needed, so it does not count.
+    Names are ints (``_meld_name``, ``_card_name``), not tuples: no object of the
+    collector's to keep per event (bench/README.md, "The tail at 4,000 players")."""
 
     __slots__ = ("_since",)
 
     def __init__(self) -> None:
         self._since: dict = {}
 
-    def _put(self, name: tuple, seq: int) -> None:
+    def _put(self, name: int | None, seq: int) -> None:
+        if name is None:
+            return
         since = self._since
         since.pop(name, None)
         since[name] = seq
@@ -208,13 +217,13 @@ class Touched:
             if type(meld) is not int:
                 continue
             if kind == "meld_played":
-                self._put(("meld", meld), seq)
+                self._put(_meld_name(meld), seq)
                 for c in e.get("cards", ()):
-                    self._put((meld, c), seq)
+                    self._put(_card_name(meld, c), seq)
             elif kind == "card_added":
-                self._put((meld, e.get("card")), seq)
+                self._put(_card_name(meld, e.get("card")), seq)
             elif kind == "card_swapped":
-                self._put((meld, e.get("gave")), seq)
+                self._put(_card_name(meld, e.get("gave")), seq)
 
     def last(self, action: object) -> int | None:
         """The seq since which what ``action`` (the intent's map) needs is there; None if
@@ -225,7 +234,25 @@ class Touched:
         if type(meld) is not int:
             return None
         if kind == "take":
-            return self._since.get((meld, action.get("card")))
-        if kind == "swap":
-            return self._since.get((meld, action.get("take")))
-        return self._since.get(("meld", meld))
+            name = _card_name(meld, action.get("card"))
+        elif kind == "swap":
+            name = _card_name(meld, action.get("take"))
+        else:
+            name = _meld_name(meld)
+        return None if name is None else self._since.get(name)
+
+
+_CARDS = 1 << 16        # card ids below this name a (meld, card); more names nothing
+
+
+def _meld_name(meld: int) -> int | None:
+    """A meld's name in Touched: -1 - meld (negative; a card's name is not)."""
+    return -1 - meld if meld >= 0 else None
+
+
+def _card_name(meld: int, card: object) -> int | None:
+    """Card ``card`` in meld ``meld``: meld * 2**16 + card (0 or more); None for what no
+    engine names (not an int, or out of range)."""
+    if type(card) is not int or not 0 <= card < _CARDS or meld < 0:
+        return None
+    return meld * _CARDS + card

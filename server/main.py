@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import errno
-import gc
 import logging
 import math
 import os
 import signal
 import socket
 import sys
+from functools import partial
 
 import attrs
 import trio
 
-from . import wire
+from . import collector, wire
 from .app import Server
 from .config import MAX_CONNECTIONS, ServerConfig
 from .datadir import DataDirError
@@ -34,10 +34,16 @@ log = logging.getLogger("wildtable.server")
 
 
 async def serve_until_signalled(server: Server, host: str, port: int, drain: float = 0.0, *,
+                                gc_base: collector.Baseline | None = None,
                                 task_status=trio.TASK_STATUS_IGNORED) -> None:
+    """Serve until SIGINT or SIGTERM; with ``gc_base`` (``collector.start()`` was called),
+    the cyclic collector's full passes when the heap has grown (server/collector.py)."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.run, host, port)
+            collecting = trio.CancelScope()
+            if gc_base is not None:
+                nursery.start_soon(_collect, collecting, gc_base, server.world.clock.sleep)
             # where it listens, plainly, on stdout (the port the OS chose, with --port 0),
             # --quiet or not: the log line on stderr says the same with the details
             print(f"serving on {wire.ws_url(host, port)}", flush=True)
@@ -50,6 +56,14 @@ async def serve_until_signalled(server: Server, host: str, port: int, drain: flo
                 with trio.move_on_after(5):
                     await server.shutdown(f"server stopping ({name})")
                 break
+            collecting.cancel()
+
+
+async def _collect(scope: trio.CancelScope, base: collector.Baseline, sleep) -> None:
+    """The collector's loop, until ``scope`` is cancelled (the server has shut down: the
+    nursery then waits for nothing of it)."""
+    with scope:
+        await collector.run(base, sleep)
 
 
 async def drain_first(server: Server, signals, name: str, seconds: float) -> None:
@@ -79,20 +93,6 @@ def listen_problem(host: str, port: int, e: OSError) -> str:
         return (f"cannot listen on port {port} of {host}: not allowed for this user (ports below 1024 need "
                 "privileges): pick another --port")
     return f"cannot listen on {host}:{port}: {e.strerror or e}"
-
-
-def _tune_gc() -> None:
-    """Fewer, later cyclic collections: the server's steady state makes few cycles (states
-    are tuples), and each pass is a pause every player waits through. A young-generation
-    pass costs what is young and still alive, and at thousands of connections that is
-    every suspended reader's task frames made since the last pass (70-190 ms of CPU at
-    4,000 players, none of it garbage), whatever the threshold: the threshold sets how
-    often it comes. At 50,000 it came every 1.5 s there (7% of the CPU); at 200,000, once
-    in 25 s (bench/README.md, "Fewer collections"). Cyclic garbage waits at most that
-    many net allocations (tens of MB at worst)."""
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(200_000, 20, 100)
 
 
 def raise_open_files_limit(needed: int) -> int | None:
@@ -219,13 +219,13 @@ def main(args) -> int:
         return 2
     max_connections, max_open_logs = budget
     server = Server(attrs.evolve(config, max_connections=max_connections, max_open_logs=max_open_logs))
-    _tune_gc()
+    gc_base = collector.start()        # no young passes in play (server/collector.py)
     failed: list[OSError] = []
     storage: list[StorageFailed] = []
     data_dir: list[DataDirError] = []
     unusable: list[StoreError] = []
     try:
-        trio.run(serve_until_signalled, server, args.host, args.port, drain)
+        trio.run(partial(serve_until_signalled, server, args.host, args.port, drain, gc_base=gc_base))
     except* StoreError as group:
         unusable.extend(_leaves(group))
     except* StorageFailed as group:
