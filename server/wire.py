@@ -28,6 +28,7 @@ from websockets.protocol import State
 from websockets.server import ServerProtocol
 
 from .framebudget import FEED_SLICE, FrameRules
+from .wsclose import CLOSE_BAD_DATA, CLOSE_POLICY, CLOSE_PROTOCOL_ERROR, answer_early_close, clip_reason
 
 if TYPE_CHECKING:       # the listener's names, still known as wire.* (__getattr__ below)
     from .listener import HANDSHAKE_MAX_BYTES as HANDSHAKE_MAX_BYTES
@@ -45,10 +46,6 @@ CLOSE_LINGER = 2.0           # seconds to wait for the peer's side of a close be
 CLOSE_FLUSH = 2.0            # seconds for what waits, and the close frame, to go out at the close
 RECV_SIZE = 65536
 
-CLOSE_PROTOCOL_ERROR = 1002
-CLOSE_BAD_DATA = 1007
-CLOSE_POLICY = 1008
-CLOSE_TOO_BIG = 1009
 
 _BINARY, _TEXT, _CONT = Opcode.BINARY, Opcode.TEXT, Opcode.CONT
 _PING, _PONG, _CLOSE = Opcode.PING, Opcode.PONG, Opcode.CLOSE
@@ -240,6 +237,11 @@ class Peer:
                         self.on_rtt(trio.current_time() - probe[1])
             elif op is _CLOSE:
                 close = proto.close_rcvd
+                if proto.state is State.OPEN:
+                    # it came with the handshake (server/listener.py): parsed before the 101
+                    # opened the protocol, which answers a close only when open. Echo it now
+                    # (RFC 6455 section 5.5.1), as the protocol does one that comes after
+                    answer_early_close(proto)
                 self._end(close.code if close else None, close.reason if close else "")
             # a ping: the protocol has queued its pong (sent below, unless we are closing)
             if self._gone:
@@ -299,7 +301,7 @@ class Peer:
         self.drop_backlog()
         queued = [d for d in proto.data_to_send() if d]
         if proto.state is State.OPEN:
-            proto.fail(code, _clip_reason(reason))
+            proto.fail(code, clip_reason(reason))
             queued = [d for d in proto.data_to_send() if d]
         else:
             queued = queued[-1:]    # the peer's close came in this slice: the answer to it, not the pongs before
@@ -510,7 +512,10 @@ class Peer:
         close frame nothing more goes out. The peer's side of the close is awaited by
         ``serve`` once the handler is done."""
         if not self._closing and self._proto.state is State.OPEN:
-            self._proto.send_close(code, _clip_reason(reason))
+            if self._proto.close_rcvd is None:
+                self._proto.send_close(code, clip_reason(reason))
+            else:       # a close that came with the handshake, not read yet (above)
+                answer_early_close(self._proto)
             self._write(self._proto.data_to_send())
         self._closing = True
         if self._aborted:
@@ -560,12 +565,6 @@ def host_port(host: str, port: int | None) -> str:
 def ws_url(host: str, port: int) -> str:
     """The ws:// URL of a listening address."""
     return f"ws://{host_port(host, port)}"
-
-
-def _clip_reason(reason: str) -> str:
-    """A close reason fits in a control frame: 123 bytes of UTF-8 at most."""
-    data = reason.encode()
-    return reason if len(data) <= 120 else data[:120].decode(errors="ignore")
 
 
 _SHORT = [bytes((0x82, n)) for n in range(126)]
