@@ -38,9 +38,6 @@ def pytest_configure(config):
         locks = tempfile.mkdtemp(prefix="wildtable-test-locks-")
         _SESSION_STATE.append(locks)
         os.environ[_LOCK_DIR] = locks
-        # pytest -n: a test at a time to whichever worker runs short (below, "workers")
-        if getattr(config.option, "maxschedchunk", 0) is None:
-            config.option.maxschedchunk = 1
 
 
 def pytest_unconfigure(config):
@@ -85,15 +82,13 @@ from alonekit import ALONE_ENV, must_be_alone  # noqa: E402
 _LOCK_DIR = "WILDTABLE_TEST_LOCK_DIR"
 
 
-# The longest tests first (the order: `pytest -n 4 --durations=0` over the whole suite),
-# and handed out one at a time: pytest-xdist (--dist load) gives each worker its first two
-# tests, then one more to whichever worker runs short (--maxschedchunk 1, set in
-# pytest_configure above unless given). Its default hands out runs of up to an eighth of
-# what is left, and a run that held the last browser tests kept one worker busy 33-56 s
-# after the other three had run out (a clean-clone run on an idle machine, before the
-# ``alone`` tests could start). A test at a time, the workers finish within a test of each
-# other, the short tests last. The first two tests of each worker are the longest, one
-# each: the i-th longest the i // n-th test of worker i % n.
+# The longest tests first (the order: `pytest -n 4 --durations=0` over the whole suite):
+# pytest-xdist (--dist load) hands each worker a run of a quarter of its share of the
+# tests in order at the start, then the rest in order to whichever worker runs short, so a
+# long test that starts near the end keeps one worker busy while the others have nothing
+# left to do. So the longest go first, and are spread over the first runs handed out (the
+# i-th longest the i // n-th test of worker i % n's run): all at the head of one worker's
+# run, they would keep that worker busy for minutes while the others ran everything else.
 LONGEST_FIRST = (
     "tests/sim/test_simulator_seeds.py::test_every_seed_keeps_every_invariant",
     "tests/server/test_updates_leak_no_hidden_card.py::test_engine_streams",
@@ -110,7 +105,6 @@ LONGEST_FIRST = (
     "tests/server/test_table_list_cost.py",
     "tests/protocol/test_codec.py::test_the_one_pass_decoders",
 )
-FIRST_RUN = 2       # the tests pytest-xdist hands each worker at the start, at a test at a time
 
 
 def _first(item) -> int:
@@ -133,17 +127,39 @@ def _last(item) -> bool:
     return item.nodeid.startswith(SHORT_LAST)
 
 
+def _browser(item) -> bool:
+    return item.nodeid.startswith("tests/web/")
+
+
 def _spread(items: list, workers: int) -> list:
-    """``items`` (the longest first) with the first FIRST_RUN * ``workers`` of them spread
-    over the workers' first runs: the i-th longest at place i // workers of worker
-    i % workers's run."""
-    head = FIRST_RUN * workers
-    if workers < 2 or len(items) < head:
+    """``items`` (the longest first, as LONGEST_FIRST has them) dealt over the first runs
+    of tests pytest-xdist hands each of ``workers`` (its LoadScheduling: a quarter of each
+    worker's share, at least 2, in order): the longest one each in turn, and the browser
+    tests, longest first, split between the first two workers' runs. Handed out later,
+    the browser tests went in the runs it gives a worker that runs short (up to an eighth
+    of what is left): one such run kept a worker busy 33-56 s after the other three had
+    run out (a clean-clone run on an idle machine); handed out one at a time instead, four
+    Chromiums ran at once, and the browser tests took 380 worker-seconds instead of 220."""
+    run = max(len(items) // workers // 4, 2)
+    alone = [item for item in items if item.get_closest_marker("alone") is not None]
+    longest = [item for item in items if _first(item) < len(LONGEST_FIRST) and not _browser(item)
+               and item not in alone]
+    browser = sorted((item for item in items if _browser(item) and item not in alone), key=_first)   # stable
+    if workers < 2:
         return items
-    spread = [None] * head
-    for i, item in enumerate(items[:head]):
-        spread[(i % workers) * FIRST_RUN + i // workers] = item
-    return spread + items[head:]
+    heads: list[list] = [[] for _ in range(workers)]
+    for i, item in enumerate(longest):
+        heads[i % workers].append(item)
+    heads[0] += browser[0::2]
+    heads[1] += browser[1::2]
+    if any(len(head) > run for head in heads) or run * workers > len(items):
+        return items
+    placed = {id(item) for head in heads for item in head}
+    others = iter(item for item in items if id(item) not in placed)
+    dealt = []
+    for head in heads:
+        dealt += head + [next(others) for _ in range(run - len(head))]
+    return dealt + list(others)
 
 
 def pytest_collection_modifyitems(config, items):
