@@ -69,8 +69,9 @@ def run_wild(p) -> None:
     while len(p.state()["view"].get("melds") or []) < 2:
         assert time.monotonic() < end, "no melds in time"
         view = p.state()["view"]
-        found = find_melds([c for c in view.get("hand") or [] if c < 69], view["settings"])
-        if found:
+        hand = view.get("hand") or []
+        found = find_melds([c for c in hand if c < 69], view["settings"])
+        if found and len(found[0][0]) < len(hand):      # a meld that leaves a card: not out yet
             page.keyboard.press("Escape")
             for c in found[0][0]:
                 p.try_click(f'.hand [data-card="{c}"]')
@@ -84,7 +85,7 @@ def run_wild(p) -> None:
 
 
 GAMES = {
-    "run-wild": ({"rounds": 1, "hand_size": 7}, 0.4, run_wild),
+    "run-wild": ({"rounds": 1, "hand_size": 7}, None, run_wild),      # against webkit.passive_player
     "go-wild": ({"target": 12, "turn_timer": 0}, 0.02, turn_based(go_wild_move, 3, lambda v: bool(v.get("trick")))),
     "wild-shots": ({"turn_timer": 0}, 0.02, turn_based(wild_shots_move, 2, lambda v: bool(v.get("trick")))),
     "go-fish-wildcard": ({"turn_timer": 0}, 0.02, turn_based(go_fish_move, 6, lambda v: v.get("step") == "ask")),
@@ -105,7 +106,12 @@ def test_a_picture_of_each_game_on_a_desktop_and_a_phone(players, web_server, tm
     p = players(game, viewport=DESKTOP).open()
     p.enter("ann")
     table = p.create(game, 2, **settings)
-    web_server.bots(table, 1, delay=delay)
+    if game == "run-wild":
+        # an opponent that never goes out: a bot did, once, before the picture (a loaded
+        # CI run: the hand empty, the round over)
+        web_server.passive(table, 1)
+    else:
+        web_server.bots(table, 1, delay=delay)
     play(p)
     page = p.page
     for size, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
