@@ -163,7 +163,9 @@ def test_play_alone_in_process_server_bots_help_and_clean_quit():
     process; the table shows at once, commands work, F1 helps, Ctrl+Q stops it all."""
 
     async def scenario():
-        app = PlayApp(Launch(name="ann", bots=3, bot_delay=0.5, settings={"rounds": 1}))
+        # bots at 2 s a move: at 0.5 s one went out before the typed draw in a run beside
+        # two busy loops, and the draw was refused (the game was over)
+        app = PlayApp(Launch(name="ann", bots=3, bot_delay=2.0, settings={"rounds": 1}))
         async with app.run_test(size=(80, 24)) as pilot:
             await until(pilot, "the table", lambda: "Your hand (8)" in text_of(app, "#board-bottom"))
             top = text_of(app, "#board-top")
