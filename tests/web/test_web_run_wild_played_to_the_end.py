@@ -44,9 +44,12 @@ def play_one(p, counts: dict) -> None:
     melds = find_melds([c for c in hand if c < FIRST_DRAW3], view["settings"])
     if melds:
         cards, _ = melds[0]
+        page.keyboard.press("Escape")       # nothing selected from a step the table cut short
         for c in cards:
             if not p.try_click(f'.hand [data-card="{c}"]'):
                 return
+        if p.state()["seq"] != st["seq"]:
+            return          # the table changed while we clicked (the bot's move): try again
         assert page.locator(".hand .selected").count() == len(cards)
         counts["meld"] += p.try_click('[data-action="meld"]', then_wait=True)
         return
