@@ -64,18 +64,21 @@ from pgkit import files_or_store, pg_cluster, pg_dsn, pg_private  # noqa: E402,F
 # cores: most tests wait on sockets, subprocesses and timers far more than they compute (at
 # -n 2 a whole run kept the two cores some 40% busy). A test marked ``alone`` measures how
 # soon the server answers (the steady player's p99 during an attack, fair order by send
-# time, a play racing a timer), so it runs while no test of another worker does: every
-# other test holds a shared lock on a file for its run (set-up and teardown included; a
-# worker keeps it from one such test to its next, and lets it go before a worker's last
-# teardown, which is the session's), an ``alone`` test an exclusive one. On the workers the ``alone`` tests come last, so they run
-# one after another at the end instead of each waiting for the tests of the other workers
-# to finish; and as pytest-xdist hands the tests out in order, every other test has been
-# handed out when the first ``alone`` test starts to wait. A shared lock is granted while
-# an exclusive one waits (flock on Linux), so the other workers run what they were handed
-# meanwhile (before, a turnstile held them all up behind the waiting test: at -n 4 three
-# workers idle while the fourth finished a long test). Without xdist (pytest without -n)
-# none of this happens.
+# time, a play racing a timer), so it runs while no test of another worker does, but one
+# other ``alone`` test (below, _SLOTS): every other test holds a shared lock on a file for
+# its run (set-up and teardown included; a worker keeps it from one such test to its next,
+# and lets it go before a worker's last teardown, which is the session's), an ``alone`` test
+# an exclusive lock on one of two slots. On the workers the ``alone`` tests come last, so
+# they run two at a time at the end instead of each waiting for the tests of the other
+# workers to finish; and as pytest-xdist hands the tests out in order, every other test has
+# been handed out when the first ``alone`` test starts to wait. A shared lock is granted
+# while an exclusive one waits (fcntl's record locks on Linux), so the other workers run
+# what they were handed meanwhile (before, a turnstile held them all up behind the waiting
+# test: at -n 4 three workers idle while the fourth finished a long test). Without xdist
+# (pytest without -n) none of this happens.
 import fcntl  # noqa: E402
+
+import attrs  # noqa: E402
 
 from alonekit import ALONE_ENV, must_be_alone  # noqa: E402
 
@@ -179,18 +182,54 @@ def _alone(item) -> bool:
     return item is not None and item.get_closest_marker("alone") is not None
 
 
-# The lock this worker holds: [fd, exclusive]. A shared lock is kept from one test to the
-# next while the next is not ``alone``: let go between two tests, a waiting ``alone`` test of
-# another worker took it in that moment, and this worker's remaining tests each waited for
-# an ``alone`` test in turn (a clean-clone run: gaps of 5-11 s between 0.1 s tests at the
-# end of the short tests, 94 s from the first ``alone`` test to the end).
-_held: list = []
+# Two ``alone`` tests at once: what they measure is the server's answer beside an attack,
+# and their CPU is a third of their wall time (45 tests, 70 s one after another on an idle
+# machine, 21 s of CPU: they wait on their attacks' timers); the same bounds hold under two
+# busy loops holding both cores (the README's five runs in a row), far more than a second
+# attack beside them costs. So the lock is a POSIX record lock over two bytes of the file:
+# any other test holds both bytes shared, an ``alone`` test one byte (a slot) exclusive, so
+# two ``alone`` tests (one a slot) run beside each other and beside no other test.
+_SLOTS = 2
+
+
+@attrs.define
+class _Held:
+    """The lock this worker holds: the file's descriptor, and whether it is a slot of the
+    ``alone`` tests (exclusive) or the other tests' shared lock."""
+    fd: int
+    alone: bool
+
+
+# A shared lock is kept from one test to the next while the next is not ``alone``: let go
+# between two tests, a waiting ``alone`` test of another worker took it in that moment, and
+# this worker's remaining tests each waited for an ``alone`` test in turn (a clean-clone
+# run: gaps of 5-11 s between 0.1 s tests at the end of the short tests, 94 s from the
+# first ``alone`` test to the end).
+_held: list[_Held] = []
 
 
 def _let_go() -> None:
     if _held:
-        os.close(_held[0])
-        _held.clear()
+        os.close(_held.pop().fd)        # closing the file lets its record locks go
+
+
+def _take(locks: str, alone: bool) -> _Held:
+    """The other tests' shared lock, or a free slot of the ``alone`` tests (waiting for this
+    worker's own slot when both are taken). fcntl's record locks are the process's, as the
+    worker is one process; a new shared lock is granted while an exclusive one waits."""
+    fd = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
+    if not alone:
+        fcntl.lockf(fd, fcntl.LOCK_SH, _SLOTS, 0)
+        return _Held(fd, False)
+    for slot in range(_SLOTS):
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, slot)
+            return _Held(fd, True)
+        except OSError:
+            pass
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    fcntl.lockf(fd, fcntl.LOCK_EX, 1, int(worker.removeprefix("gw") or 0) % _SLOTS)
+    return _Held(fd, True)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -200,11 +239,9 @@ def pytest_runtest_protocol(item, nextitem):
     locks = os.environ.get(_LOCK_DIR)
     if not locks or "PYTEST_XDIST_WORKER" not in os.environ:
         return (yield)
-    if not _held or _held[1] or exclusive:
+    if not _held or _held[0].alone or exclusive:
         _let_go()
-        machine = os.open(os.path.join(locks, "machine"), os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(machine, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        _held[:] = [machine, exclusive]
+        _held.append(_take(locks, exclusive))
     try:
         return (yield)
     finally:
