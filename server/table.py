@@ -41,6 +41,7 @@ from .refusals import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE, RefusalBudget
 from .shuffle import secure_permutation
 from .store_pg import LeaseLost
 from .table_send import Sender
+from .timers import FAR, Timers
 from .world import TRIO_CLOCK, Clock
 
 log = logging.getLogger("wildtable.server")
@@ -68,6 +69,9 @@ class SeatView:
 
 
 _SEATING = (JoinReq, RejoinReq, SpectateReq)
+# what the timers task puts in the inbox at a far deadline (server/timers.py): the arbiter
+# looks at its deadline again (handled as a WakeReq where it is taken as a request)
+_TICK = (None, WakeReq())
 # the facts of a call that reads nothing of the connections: by (paused, failed)
 _PLAIN = {(p, f): Facts(p, f) for p in (False, True) for f in (False, True)}
 
@@ -75,6 +79,9 @@ _PLAIN = {(p, f): Facts(p, f) for p in (False, True) for f in (False, True)}
 class Table:
     # how it waits: its server's world's (Server.start_table sets it; server/world.py)
     clock: Clock = TRIO_CLOCK
+    # who wakes it at a far deadline (Server.start_table sets it; server/timers.py); None:
+    # every wait has a cancel scope of its own
+    timers: Timers | None = None
 
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: Any, writer: LogSink[Any], *, seq: int = 0, name: str = "",
@@ -126,6 +133,7 @@ class Table:
         self.on_lease_lost = on_lease_lost
         self.lease_lost = False
         self._run_scope = trio.CancelScope()
+        self._remind_at = math.inf             # the earliest wake-up asked of the timers task
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
@@ -246,7 +254,7 @@ class Table:
                     # as many held as the inbox holds: take no more until some are
                     # released (senders wait on the full inbox, as at any table)
                     await self.clock.sleep_until(wake)
-                elif trio.current_time() < wake or self._waiting():
+                elif (now := trio.current_time()) < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through
@@ -254,13 +262,32 @@ class Table:
                         # and whenever its inbox is empty)
                         item = self.inbox.receive_nowait()
                     except trio.WouldBlock:
-                        with self.clock.move_on_at(wake):
+                        timers = self.timers
+                        if timers is not None and wake - now >= FAR:
+                            # a far deadline (the idle timeout, during play): no cancel
+                            # scope of its own; the server's timers task wakes it then
+                            # (server/timers.py)
+                            if wake < self._remind_at:
+                                self._remind_at = wake
+                                timers.remind(self, wake)
                             try:
                                 item = await self.inbox.receive()
                             except trio.EndOfChannel:
                                 return
+                            if item is _TICK:
+                                if trio.current_time() < wake:
+                                    continue        # a reminder for a deadline since moved
+                                item = None
+                        else:
+                            with self.clock.move_on_at(wake):
+                                try:
+                                    item = await self.inbox.receive()
+                                except trio.EndOfChannel:
+                                    return
                     except trio.EndOfChannel:
                         return
+                    if item is _TICK:
+                        continue            # (taken at once: its deadline is looked at again)
                 if item is None and (timeout is EVICT or timeout is EXPIRE) and not core.hold:
                     if not core.audience():
                         # the last records may still wait in the log writer's queue, or be
@@ -285,6 +312,16 @@ class Table:
                     batch = self._batch(item)
                     g = core.receive(batch, now, self._facts(batch))
                 await self._commit(self._took(g))
+
+    def remind_due(self, at: float) -> None:
+        """The timers task's call (server/timers.py): the deadline this table asked to be
+        woken at has come; unless it asked for an earlier one since, it is woken."""
+        if at == self._remind_at:
+            self._remind_at = math.inf
+            try:
+                self.inbox_send.send_nowait(_TICK)
+            except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+                pass        # a full inbox: the arbiter looks at its deadline after it anyway; closed: it ends
 
     def _batch(self, item) -> list:
         """The request of ``item`` and those waiting after it: one group (at most GROUP);
