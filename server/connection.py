@@ -500,7 +500,8 @@ class Connection:
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
             reach = self._measure(self.reach.ping) if table.fair else self.reach     # the kernel's round trip now
-            await self._submit(table, IntentReq(self.link, msg, srv.world.wall(), trio.current_time(), reach))
+            # stamped when its connection read it (the reader's stamp: fair order's arrival)
+            await self._submit(table, IntentReq(self.link, msg, srv.world.wall(), self._last_heard, reach))
         elif t == "hello":
             raise ProtocolError("already_said_hello", "hello was already received", "$.type")
         elif t == "list_tables":

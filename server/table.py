@@ -242,9 +242,12 @@ class Table:
     async def _arbiter(self) -> None:
         core = self.core
         await self._commit(self._took(core.start(trio.current_time(), self._finished_ago, self._empty_for)))
+        # trio.current_time() is four calls deep; its run's clock is the same for the run
+        clock = trio.lowlevel.current_clock().current_time
         async with self.inbox:
             while True:
-                wake, timeout = core.wake(trio.current_time(), self._facts())
+                now = clock()       # read again after every wait below, and only then
+                wake, timeout = core.wake(now, self._facts())
                 item = None
                 # Requests that wait are taken first even when the deadline has passed: an
                 # intent that arrived before it goes before the timer's move (the arbiter may
@@ -254,7 +257,8 @@ class Table:
                     # as many held as the inbox holds: take no more until some are
                     # released (senders wait on the full inbox, as at any table)
                     await self.clock.sleep_until(wake)
-                elif (now := trio.current_time()) < wake or self._waiting():
+                    now = clock()
+                elif now < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through
@@ -274,8 +278,9 @@ class Table:
                                 item = await self.inbox.receive()
                             except trio.EndOfChannel:
                                 return
+                            now = clock()
                             if item is _TICK:
-                                if trio.current_time() < wake:
+                                if now < wake:
                                     continue        # a reminder for a deadline since moved
                                 item = None
                         else:
@@ -284,6 +289,7 @@ class Table:
                                     item = await self.inbox.receive()
                                 except trio.EndOfChannel:
                                     return
+                            now = clock()
                     except trio.EndOfChannel:
                         return
                     if item is _TICK:
@@ -303,9 +309,8 @@ class Table:
                             self.on_evict(self)
                         return          # the inbox closes: later requests get no_such_table
                     # someone is still at it: look again a little later
-                    core.hold_again(trio.current_time())
+                    core.hold_again(clock())
                     continue
-                now = trio.current_time()
                 if item is None:
                     g = core.tick(now, self._facts())
                 else:
