@@ -455,7 +455,10 @@ class Connection:
     async def _submit(self, table, req) -> None:
         self.route = table
         try:
-            await table.submit(self, req)
+            try:
+                table.inbox_send.send_nowait((self, req))    # Table.submit's common case, without its coroutine
+            except trio.WouldBlock:
+                await table.submit(self, req)               # a full inbox: wait for room
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # its arbiter has ended: a finished table just forgotten, or a server stopping
             self.route = None
