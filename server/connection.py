@@ -311,7 +311,11 @@ class Connection:
         if kernel == r.kernel and ping == r.ping:
             return r
         r = self.reach = fairorder.Reach(ping, kernel)
-        self.delay = r.value()
+        delay = r.value()
+        if delay != self.delay:
+            self.delay = delay
+            if self.table is not None:
+                self.table.delays_moved()       # its facts read the seats' delays again
         return r
 
     async def _heartbeat(self) -> None:

@@ -107,6 +107,8 @@ class Table:
         self.conns: dict[Link, Any] = {}
         self._prune_at = 64
         self._facts_last = _PLAIN[False, False]
+        self._delays: tuple[float, ...] = ()     # each seat's delay bound, as read for the seats ...
+        self._delays_of: tuple = ()              # ... of ``_delays_of`` (fair order's facts)
         self._sender = Sender(self.core, logfile, self.conns)
         # (connection, request) pairs: the core gets the request, the shell keeps the connection
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
@@ -364,7 +366,13 @@ class Table:
             return _PLAIN[paused, failed]
         conns = self.conns
         if core.fair:
-            delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in core.seats])
+            # read again only when a seat changed hands or a connection's delay moved (at a
+            # pong, every few seconds: ``delays_moved``); asked twice an intent
+            seats = tuple(core.seats)
+            if seats != self._delays_of:
+                self._delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in seats])
+                self._delays_of = seats
+            delays = self._delays
         else:
             delays = ()
         if not asking:
@@ -375,6 +383,11 @@ class Table:
             last = self._facts_last = Facts(paused, failed, delays)
             return last
         return Facts(paused, failed, delays, {link: self._whereabouts(conns[link]) for link in asking})
+
+    def delays_moved(self) -> None:
+        """A connection at this table has a new delay bound (server/connection.py): the
+        next facts read the seats' delays again."""
+        self._delays_of = ()
 
     def _whereabouts(self, conn) -> Whereabouts:
         t = conn.table
