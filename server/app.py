@@ -46,6 +46,7 @@ from .logwriter import ROOM_ERRNOS, StorageFailed
 from .metrics import Metrics
 from .opsport import OpsPort
 from .prober import Prober
+from .timers import Timers
 from .sdnotify import notify
 from .storage import TableStorage, choose_storage
 from .table import RefusalBudget, Table, secure_permutation
@@ -132,6 +133,7 @@ class Server:
         self.table_ids = table_ids or (lambda: "t" + secrets.token_hex(4))
         self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
         self.prober = Prober(waits=self.world.clock)    # fair order's pings of every seated connection (server/prober.py)
+        self.timers = Timers(waits=self.world.clock)    # the tables' far deadlines (server/timers.py)
         # where the tables' logs live: files in the data dir, or a store whose nodes make a
         # cluster (server/cluster.py); decided here, once
         self.storage: TableStorage = choose_storage(self, store, store_sink)
@@ -264,6 +266,7 @@ class Server:
 
     def start_table(self, table: Table) -> None:
         table.clock = self.world.clock
+        table.timers = self.timers
         self.tables[table.id] = table
         self._lobby_changed()
         assert self._tables_nursery is not None     # (tables start once run() opened it)
@@ -383,6 +386,7 @@ class Server:
             try:
                 async with trio.open_nursery() as tables_nursery:
                     self._tables_nursery = tables_nursery
+                    tables_nursery.start_soon(self.timers.run)     # stopped once the arbiters are told to stop
                     for t in recovered:
                         self.start_table(t)
                     playing = [t for t in recovered if not t.finished]
@@ -413,6 +417,7 @@ class Server:
                     # shutdown: stop the arbiters, then drain the log writer
                     for t in self.tables.values():
                         t.inbox_send.close()
+                    self.timers.stop()
             finally:
                 self.writer.close()
         # (the log writer closed every log file as it ended)

@@ -49,6 +49,7 @@ _KINDS = {IntentReq: "intent", JoinReq: "join", RejoinReq: "rejoin", SpectateReq
 _SEATING = (JoinReq, RejoinReq, SpectateReq)     # the requests whose whereabouts the core reads (Facts)
 
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
+_NO_STATE = object()
 
 
 def _new_token() -> str:
@@ -111,6 +112,8 @@ class Arbiter:
         self._entry: tuple | None = None
         self.fair = fair_cap(game, settings)
         self.hold = FairHold(self)
+        self._timeout_of: Any = _NO_STATE     # the state ``_timeout`` is the engine's timeout of
+        self._timeout: Any = None
 
     # ------------------------------------------------------------ lobby facts
     @property
@@ -257,7 +260,12 @@ class Arbiter:
             return self.empty_since_at + self.waiting_expiry, EXPIRE
         if self._blocked():
             return math.inf, None       # timers stop while the disk is full (storage_resumed), or for good
-        t = self.game.timeout_action(self.state)
+        # the engine's timeout of this state: asked once a state (states are immutable
+        # values; deadline is asked two or three times an intent)
+        state = self.state
+        if state is not self._timeout_of:
+            self._timeout_of, self._timeout = state, self.game.timeout_action(state)
+        t = self._timeout
         if t is None or self.last_activity is None:
             return math.inf, None
         return self.last_activity + t.seconds, t

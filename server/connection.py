@@ -311,7 +311,11 @@ class Connection:
         if kernel == r.kernel and ping == r.ping:
             return r
         r = self.reach = fairorder.Reach(ping, kernel)
-        self.delay = r.value()
+        delay = r.value()
+        if delay != self.delay:
+            self.delay = delay
+            if self.table is not None:
+                self.table.delays_moved()       # its facts read the seats' delays again
         return r
 
     async def _heartbeat(self) -> None:
@@ -455,7 +459,10 @@ class Connection:
     async def _submit(self, table, req) -> None:
         self.route = table
         try:
-            await table.submit(self, req)
+            try:
+                table.inbox_send.send_nowait((self, req))    # Table.submit's common case, without its coroutine
+            except trio.WouldBlock:
+                await table.submit(self, req)               # a full inbox: wait for room
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # its arbiter has ended: a finished table just forgotten, or a server stopping
             self.route = None
@@ -500,7 +507,8 @@ class Connection:
                 await self._answer_intent(m.Rejected(msg.id, "not_seated", why))
                 return
             reach = self._measure(self.reach.ping) if table.fair else self.reach     # the kernel's round trip now
-            await self._submit(table, IntentReq(self.link, msg, srv.world.wall(), trio.current_time(), reach))
+            # stamped when its connection read it (the reader's stamp: fair order's arrival)
+            await self._submit(table, IntentReq(self.link, msg, srv.world.wall(), self._last_heard, reach))
         elif t == "hello":
             raise ProtocolError("already_said_hello", "hello was already received", "$.type")
         elif t == "list_tables":

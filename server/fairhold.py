@@ -63,17 +63,31 @@ class FairHold:
         # when each seq was written to each seated link (causality): the shell says when
         # it delivered (``wrote``); one entry per link at the table
         self.written: dict[Link, fairorder.WriteTimes] = {}
+        # hold_now's answers for these facts and seats: seat -> hold (bounded by the seats)
+        self._holds_facts: Any = None
+        self._holds_seats: tuple = ()
+        self._holds: dict[int | None, float] = {}
 
     def __len__(self) -> int:
         return len(self.held)
 
     def hold_now(self, seat: int | None = None) -> float:
         """The hold (s) of an intent of ``seat``: LEGS times the largest capped reach of
-        another connected seat (None: of any, for the timer's move)."""
-        d = self.core.facts.delays
-        n = len(d)
-        return fairorder.hold((d[i] for i, s in enumerate(self.core.seats) if s.link is not None and i != seat and i < n),
-                              self.core.fair)
+        another connected seat (None: of any, for the timer's move). Kept while the facts
+        (the same object while no delay moved) and the seats are the same: asked two or
+        three times an intent."""
+        core = self.core
+        facts = core.facts
+        seats = tuple(core.seats)        # (seats are immutable values, replaced when one moves)
+        if facts is not self._holds_facts or seats != self._holds_seats:
+            self._holds_facts, self._holds_seats, self._holds = facts, seats, {}
+        h = self._holds.get(seat)
+        if h is None:
+            d = facts.delays
+            n = len(d)
+            h = self._holds[seat] = fairorder.hold(
+                (d[i] for i, s in enumerate(seats) if s.link is not None and i != seat and i < n), core.fair)
+        return h
 
     def _entry_hold(self, seat: int | None) -> float:
         """The hold of a held request: an intent's (of ``seat``), or none (a request that

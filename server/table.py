@@ -41,6 +41,7 @@ from .refusals import REFUSALS_LOGGED_BURST, REFUSALS_LOGGED_RATE, RefusalBudget
 from .shuffle import secure_permutation
 from .store_pg import LeaseLost
 from .table_send import Sender
+from .timers import FAR, Timers
 from .world import TRIO_CLOCK, Clock
 
 log = logging.getLogger("wildtable.server")
@@ -68,6 +69,9 @@ class SeatView:
 
 
 _SEATING = (JoinReq, RejoinReq, SpectateReq)
+# what the timers task puts in the inbox at a far deadline (server/timers.py): the arbiter
+# looks at its deadline again (handled as a WakeReq where it is taken as a request)
+_TICK = (None, WakeReq())
 # the facts of a call that reads nothing of the connections: by (paused, failed)
 _PLAIN = {(p, f): Facts(p, f) for p in (False, True) for f in (False, True)}
 
@@ -75,6 +79,9 @@ _PLAIN = {(p, f): Facts(p, f) for p in (False, True) for f in (False, True)}
 class Table:
     # how it waits: its server's world's (Server.start_table sets it; server/world.py)
     clock: Clock = TRIO_CLOCK
+    # who wakes it at a far deadline (Server.start_table sets it; server/timers.py); None:
+    # every wait has a cancel scope of its own
+    timers: Timers | None = None
 
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any,
                  logfile: Any, writer: LogSink[Any], *, seq: int = 0, name: str = "",
@@ -100,6 +107,8 @@ class Table:
         self.conns: dict[Link, Any] = {}
         self._prune_at = 64
         self._facts_last = _PLAIN[False, False]
+        self._delays: tuple[float, ...] = ()     # each seat's delay bound, as read for the seats ...
+        self._delays_of: tuple = ()              # ... of ``_delays_of`` (fair order's facts)
         self._sender = Sender(self.core, logfile, self.conns)
         # (connection, request) pairs: the core gets the request, the shell keeps the connection
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
@@ -126,6 +135,7 @@ class Table:
         self.on_lease_lost = on_lease_lost
         self.lease_lost = False
         self._run_scope = trio.CancelScope()
+        self._remind_at = math.inf             # the earliest wake-up asked of the timers task
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
@@ -234,9 +244,12 @@ class Table:
     async def _arbiter(self) -> None:
         core = self.core
         await self._commit(self._took(core.start(trio.current_time(), self._finished_ago, self._empty_for)))
+        # trio.current_time() is four calls deep; its run's clock is the same for the run
+        clock = trio.lowlevel.current_clock().current_time
         async with self.inbox:
             while True:
-                wake, timeout = core.wake(trio.current_time(), self._facts())
+                now = clock()       # read again after every wait below, and only then
+                wake, timeout = core.wake(now, self._facts())
                 item = None
                 # Requests that wait are taken first even when the deadline has passed: an
                 # intent that arrived before it goes before the timer's move (the arbiter may
@@ -246,7 +259,8 @@ class Table:
                     # as many held as the inbox holds: take no more until some are
                     # released (senders wait on the full inbox, as at any table)
                     await self.clock.sleep_until(wake)
-                elif trio.current_time() < wake or self._waiting():
+                    now = clock()
+                elif now < wake or self._waiting():
                     try:
                         # under load a request is usually waiting (it came during the
                         # last commit): take it without a cancel scope or a trip through
@@ -254,13 +268,34 @@ class Table:
                         # and whenever its inbox is empty)
                         item = self.inbox.receive_nowait()
                     except trio.WouldBlock:
-                        with self.clock.move_on_at(wake):
+                        timers = self.timers
+                        if timers is not None and wake - now >= FAR:
+                            # a far deadline (the idle timeout, during play): no cancel
+                            # scope of its own; the server's timers task wakes it then
+                            # (server/timers.py)
+                            if wake < self._remind_at:
+                                self._remind_at = wake
+                                timers.remind(self, wake)
                             try:
                                 item = await self.inbox.receive()
                             except trio.EndOfChannel:
                                 return
+                            now = clock()
+                            if item is _TICK:
+                                if now < wake:
+                                    continue        # a reminder for a deadline since moved
+                                item = None
+                        else:
+                            with self.clock.move_on_at(wake):
+                                try:
+                                    item = await self.inbox.receive()
+                                except trio.EndOfChannel:
+                                    return
+                            now = clock()
                     except trio.EndOfChannel:
                         return
+                    if item is _TICK:
+                        continue            # (taken at once: its deadline is looked at again)
                 if item is None and (timeout is EVICT or timeout is EXPIRE) and not core.hold:
                     if not core.audience():
                         # the last records may still wait in the log writer's queue, or be
@@ -276,15 +311,24 @@ class Table:
                             self.on_evict(self)
                         return          # the inbox closes: later requests get no_such_table
                     # someone is still at it: look again a little later
-                    core.hold_again(trio.current_time())
+                    core.hold_again(clock())
                     continue
-                now = trio.current_time()
                 if item is None:
                     g = core.tick(now, self._facts())
                 else:
                     batch = self._batch(item)
                     g = core.receive(batch, now, self._facts(batch))
                 await self._commit(self._took(g))
+
+    def remind_due(self, at: float) -> None:
+        """The timers task's call (server/timers.py): the deadline this table asked to be
+        woken at has come; unless it asked for an earlier one since, it is woken."""
+        if at == self._remind_at:
+            self._remind_at = math.inf
+            try:
+                self.inbox_send.send_nowait(_TICK)
+            except (trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+                pass        # a full inbox: the arbiter looks at its deadline after it anyway; closed: it ends
 
     def _batch(self, item) -> list:
         """The request of ``item`` and those waiting after it: one group (at most GROUP);
@@ -322,7 +366,13 @@ class Table:
             return _PLAIN[paused, failed]
         conns = self.conns
         if core.fair:
-            delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in core.seats])
+            # read again only when a seat changed hands or a connection's delay moved (at a
+            # pong, every few seconds: ``delays_moved``); asked twice an intent
+            seats = tuple(core.seats)
+            if seats != self._delays_of:
+                self._delays = tuple([0.0 if s.link is None else conns[s.link].delay for s in seats])
+                self._delays_of = seats
+            delays = self._delays
         else:
             delays = ()
         if not asking:
@@ -333,6 +383,11 @@ class Table:
             last = self._facts_last = Facts(paused, failed, delays)
             return last
         return Facts(paused, failed, delays, {link: self._whereabouts(conns[link]) for link in asking})
+
+    def delays_moved(self) -> None:
+        """A connection at this table has a new delay bound (server/connection.py): the
+        next facts read the seats' delays again."""
+        self._delays_of = ()
 
     def _whereabouts(self, conn) -> Whereabouts:
         t = conn.table

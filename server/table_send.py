@@ -83,4 +83,8 @@ class Sender:
         # a patch against what each link received last, or a whole view
         # (server/delivery.py; docs/PROTOCOL.md, "update")
         for c, data in self._updates.frames(item.seq, item.events, item.state, item.seats, item.spectators):
-            _put(frames, c, data)
+            got = frames.get(c)         # (_put, inline: five calls an update)
+            if got is None:
+                frames[c] = [data]
+            else:
+                got.append(data)

@@ -359,7 +359,7 @@ class Peer:
         counts frames. Returns how many frames wait afterwards, as ``write`` does."""
         if self._closing:
             return 0
-        return self._write([frame_header(len(d)) + d for d in messages])
+        return self._write([(_SHORT[n] if (n := len(d)) < 126 else frame_header(n)) + d for d in messages])
 
     def _write(self, framed: list[bytes]) -> int:
         backlog = self._backlog

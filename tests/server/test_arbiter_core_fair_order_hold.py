@@ -49,3 +49,25 @@ def test_the_far_seats_earlier_intent_goes_first_and_the_near_one_waits_its_hold
     assert second.hold == pytest.approx(0.08) and second.delay == 0.0
     assert SendTo(near, m.Accepted(1, second.seq)) in g.out
     assert len(core.hold) == 0
+
+
+def test_the_hold_follows_the_facts_and_the_seats_at_once():
+    """The hold is kept per facts and seats (FairHold.hold_now asks it once, not three
+    times an intent): new delays, or a seat leaving under the same facts, change it at
+    the next call."""
+    core = core_of(game, 3)
+    core.start(100.0)
+    a, b, c = links("a", "b", "c")
+    facts = Facts(delays=(0.01, 0.03, 0.02))
+    core.receive([JoinReq(a, None, "ann"), JoinReq(b, None, "bob"), JoinReq(c, None, "cy")], 100.0, facts)
+    legs = fairorder.LEGS
+    assert core.hold.hold_now(0) == pytest.approx(legs * 0.03)
+    assert core.hold.hold_now(1) == pytest.approx(legs * 0.02)
+    # new delays: a new facts object
+    core.wake(100.1, Facts(delays=(0.01, 0.05, 0.02)))
+    assert core.hold.hold_now(0) == pytest.approx(legs * 0.05)
+    # bob's seat is let go under the same facts: he holds nobody up any more
+    core.forget(b)
+    assert core.seats[1].link is None
+    assert core.hold.hold_now(0) == pytest.approx(legs * 0.02)
+    assert core.hold.hold_now(None) == pytest.approx(legs * 0.02)
