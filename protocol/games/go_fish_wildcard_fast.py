@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import attrs
 
-from ..cards import int_items
-from ..codec import packb
+from ..cards import ids_of, int_items
+from ..codec import packer
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M4, _M5, _M6, _reach, _shape, _asks, apply, snapshot_head,
+    DECK_SIZE, EMPTY_DRAW, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    _M1, _M3, _M4, _M5, _M6, _reach, _shape, apply,
 )
 
 
@@ -335,25 +335,47 @@ def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
 
 # ---------------------------------------------------------------------------- state hash
 
-_MAP16 = b"\xde\x00\x10"           # msgpack: a map of 16 keys (snapshot's)
-_ASKS_KEY = packb("asks")
 _packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
+_wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
+
+
+def _array(n: int) -> bytes:
+    """msgpack's header of an array of ``n`` items."""
+    return bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
 
 
 def packed_snapshot(state: State) -> bytes:
-    """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional): the
-    closing hash of a game covers every ask made (``asks``), and each ask's map is packed
+    """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional), built
+    without snapshot's maps: its keys and values (in snapshot's order) packed as the items
+    of arrays, which are the bytes of a map of them after the map's header; each set's map
+    the same way; each ask's map (the closing hash of a game covers every ask made) packed
     once per process, not once per hash. tests/protocol/test_packed_snapshot.py holds it
     to ``packb(snapshot(state))``."""
-    head = packb(snapshot_head(state))
-    history = state.history
-    if head[0] != 0x8F:                             # not the 15 keys of a fixmap: pack it whole
-        return packb({**snapshot_head(state), "asks": _asks(state)})
-    n = len(history)
-    arr = bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    pack = packer().pack
+    ranks = _wild_ranks.get(wild)
+    if ranks is None:
+        ranks = [RANKS[r] for r in range(13) if wild >> r & 1]
+        if len(_wild_ranks) < 8192:
+            _wild_ranks[wild] = ranks
+    # 15 keys and values, and "sets": an array of 31 items (a 3-byte header) in place of
+    # a map of 16 keys (its header: de 00 10)
+    head = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
+                 "turn", turn, "step", step, "hands", [ids_of(h) for h in hands], "pile", pile,
+                 "wild_ranks", ranks, "sets"))
+    parts = [b"\xde\x00\x10", head[3:], _array(len(sets))]
+    append = parts.append
+    i = 0
+    for s, c in sets:
+        append(b"\x83" + pack(("id", i, "seat", s, "cards", c))[1:])   # 6 items (96): a map of 3 (83)
+        i += 1
+    # 9 items (99 ...): the rest of the keys and values, then the key "asks"
+    append(pack(("scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer,
+                 "asks"))[1:])
+    append(_array(len(history)))
     cache = _packed_asks
-    parts = [_MAP16, head[1:], _ASKS_KEY, arr]
     for ask in history:
         p = cache.get(ask)
         s, t, r, k, d = ask
@@ -361,8 +383,8 @@ def packed_snapshot(state: State) -> bytes:
         # process, not decoded, may hold one) are looked up only as ints; the rank and
         # counts are the engine's own ints
         if p is None or type(s) is not int or type(t) is not int:
-            p = packb({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
+            p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
             if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
                 cache[ask] = p
-        parts.append(p)
+        append(p)
     return b"".join(parts)

@@ -1,0 +1,182 @@
+"""``REPLAY_RUN`` (a run of a log's records folded on a working state, the State built
+where the run stops: protocol/engine.py; replay folds with it) is a fourth path through
+the rules: from any state, the records it applies must give the state that ``advance``
+gives them one by one (the same bytes in the state hash), and a record it is not sure of
+it must leave, untouched, to replay's fold, so a refusal is always the decoder's or the
+rules' own. Checked from every state of random games over the logged records, over maps
+made from them (every field of every other type, out of range, missing, an unknown key,
+other seats, other kinds), and over whole logs with one record changed: ``replay`` gives
+what it gives without the run (the state, or the same LogError), up to any seq."""
+
+from __future__ import annotations
+
+import random
+import types
+
+import pytest
+
+from wildtable.protocol.engine import games, state_hash
+from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
+from wildtable.protocol.logfmt import encode_record, read_log
+from wildtable.protocol.replay import fold, initial_state
+from wildtable.selfplay import play
+
+RUN = sorted(name for name, g in games().items() if getattr(g, "REPLAY_RUN", None))
+#: settings that keep a game short, and how many random games (a few seconds in all)
+CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3)],
+         "go-fish-wildcard": [({}, 30)], "go-wild": [({}, 12)], "wild-shots": [({}, 12)]}
+ODD = [True, False, 1.0, "1", "A", "10H", None, [], [1], -1, 2**53, 10**30]
+
+
+def test_the_games_with_runs_are_checked_here():
+    assert RUN and set(RUN) <= set(CASES), RUN
+
+
+def _logs(g, seed):
+    """The logs of random games of ``g`` at the settings CASES gives it."""
+    rng = random.Random(seed)
+    out = []
+    for settings, n_games in CASES[g.NAME]:
+        for _ in range(n_games):
+            p = play(g, rng.randint(g.MIN_PLAYERS, g.MAX_PLAYERS), settings, rng=rng)
+            out.append(read_log(encode_record(p.header) + b"".join(encode_record(r) for r in p.records)))
+    return out
+
+
+def _strict(g, state, r):
+    """What ``advance`` makes of one plain action record's map: ("state", s),
+    ("refused", code, reason), or ("bad_map",)."""
+    try:
+        action = g.ACTIONS.decode(r["action"], "$.action")
+    except ProtocolError:
+        return ("bad_map",)
+    try:
+        return ("state", g.advance(state, r["seat"], action))
+    except IllegalAction as e:
+        return ("refused", e.code, e.reason)
+
+
+def _maps(m: dict, rng: random.Random) -> list[dict]:
+    """``m`` and maps made from it, most of them malformed or refused."""
+    out = [m, {**m, "extra": 1}, {"kind": "end_turn"}, {"kind": "draw"}, {"kind": "nope"}, {}]
+    for key, value in m.items():
+        if key == "kind":
+            for kind in g_kinds:
+                out.append({**m, "kind": kind})
+            continue
+        out.append({k: v for k, v in m.items() if k != key})
+        for odd in rng.sample(ODD, 5):
+            out.append({**m, key: odd})
+        if type(value) is int:
+            out += [{**m, key: value + 1}, {**m, key: value - 1}, {**m, key: -value - 1}]
+        if type(value) is list:
+            for bad in (True, 1.0, -1, 108, None, "3"):
+                out.append({**m, key: value + [bad]})
+                if value:
+                    out.append({**m, key: [bad] + value[1:]})
+            out += [{**m, key: value[:1]}, {**m, key: value[::-1]}, {**m, key: value + value[:1]}]
+            for d in (1, -1, 4, -4, 8):
+                if value and type(value[0]) is int:
+                    out.append({**m, key: [value[0] + d] + value[1:]})
+    for key in ("target", "rank", "cards", "card", "value"):
+        if key not in m:
+            out.append({**m, key: rng.choice([1, None, [1], "A"])})
+    return out
+
+
+g_kinds: list = []
+
+
+@pytest.mark.parametrize("name", RUN)
+def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
+    g = games()[name]
+    g_kinds[:] = sorted(g.ACTIONS.classes)
+    rng = random.Random(5)
+    seen = {"applied": 0, "left": 0, "mutated_applied": 0, "mutated_left": 0}
+    for contents in _logs(g, 11):
+        recs = contents.decoded
+        _, state = initial_state(contents.header)
+        # the state before each record, stepped strictly
+        before = []
+        for r in recs:
+            before.append(state)
+            if type(r) is dict:
+                got = _strict(g, state, r)
+                assert got[0] == "state", got
+                state = got[1]
+            else:
+                state = fold(_without_run(g), state, (r,), verify_hashes=False).state
+        after = before[1:] + [state]
+        for i, r in enumerate(recs):
+            # from every state, over the next records of the log (at most 40, and up to a
+            # seq now and then): what it applies is advance's
+            window = recs[i:i + 40]
+            limit = 2**53 + 1 if rng.random() < 0.8 else rng.randint(0, len(recs) + 1)
+            st, j, seq, k = g.REPLAY_RUN(before[i], window, 0, limit)
+            assert j == k
+            if k:
+                assert st == after[i + k - 1] and state_hash(g, st) == state_hash(g, after[i + k - 1]), (i, k)
+                assert seq == window[k - 1]["seq"] <= limit
+                seen["applied"] += 1
+            else:
+                assert st is before[i]
+                seen["left"] += 1
+            if type(r) is not dict or rng.random() > 0.3:
+                continue
+            # one record changed: applied only as advance applies it, else left alone
+            # (and actions logged elsewhere in the game: asks in a bonus, places out of turn)
+            others = [x["action"] for x in rng.sample(recs, min(8, len(recs))) if type(x) is dict]
+            for m in _maps(r["action"], rng) + others:
+                seat = r["seat"] if rng.random() < 0.7 else rng.choice([None, -1, 0, 1, 2, 5, 7, True, 1.0])
+                one = ({**r, "seat": seat, "action": m},)
+                st, j, seq, k = g.REPLAY_RUN(before[i], one, 0, 2**53 + 1)
+                if k:
+                    want = _strict(g, before[i], one[0])
+                    assert want[0] == "state" and st == want[1], (seat, m, want)
+                    assert state_hash(g, st) == state_hash(g, want[1]), (seat, m)
+                    assert (j, seq, k) == (1, r["seq"], 1)
+                    seen["mutated_applied"] += 1
+                else:
+                    assert st is before[i] and j == 0
+                    seen["mutated_left"] += 1
+    assert all(v > 50 for v in seen.values()), seen
+
+
+def _without_run(g):
+    """The game without its REPLAY_RUN: replay's fold record by record."""
+    return types.SimpleNamespace(**{k: v for k, v in vars(g).items() if k != "REPLAY_RUN"})
+
+
+def _replayed(g, contents, upto):
+    _, state = initial_state(contents.header)
+    try:
+        r = fold(g, state, contents.decoded, upto=upto)
+    except LogError as e:
+        return ("error", e.code, str(e), e.seq)
+    return ("ok", r.state, state_hash(r.game, r.state), r.seq, r.actions, r.chances, r.hashes_checked)
+
+
+@pytest.mark.parametrize("name", RUN)
+def test_replay_with_runs_is_replay_without_them_on_changed_logs(name):
+    g = games()[name]
+    g_kinds[:] = sorted(g.ACTIONS.classes)
+    plain = _without_run(g)
+    rng = random.Random(9)
+    outcomes = {"ok": 0, "error": 0}
+    for contents in _logs(g, 12):
+        recs = contents.decoded
+        upto = rng.choice([None, None, rng.randint(0, len(recs) + 2)])
+        assert _replayed(g, contents, upto) == _replayed(plain, contents, upto)
+        for _ in range(12):
+            i = rng.randrange(len(recs))
+            r = recs[i]
+            if type(r) is not dict:
+                continue
+            m = rng.choice(_maps(r["action"], rng))
+            seat = r["seat"] if rng.random() < 0.6 else rng.choice([None, 0, 1, 2, 3, True])
+            changed = recs[:i] + ({**r, "seat": seat, "action": m},) + recs[i + 1:]
+            c2 = types.SimpleNamespace(header=contents.header, decoded=changed)
+            got, want = _replayed(g, c2, upto), _replayed(plain, c2, upto)
+            assert got == want, (i, seat, m, got[:3], want[:3])
+            outcomes[got[0]] += 1
+    assert outcomes["ok"] > 10 and outcomes["error"] > 20, outcomes
