@@ -100,10 +100,12 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
     n = len(recs)
     while i < n:
         if type(recs[i]) is dict:
-            state, i, s, k = run(state, recs, i, limit)
-            if k:
+            state, j, s, c = run(state, recs, i, limit)
+            if j > i:
                 seq = s
-                actions += k
+                actions += j - i - c
+                chances += c
+                i = j
                 if i >= n:
                     break
         # the record the run left (none of its kind, a refusal, the limit), and the typed

@@ -17,9 +17,10 @@ import attrs
 
 from ..cards import ids_of, int_items
 from ..codec import packer
+from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
     _M1, _M3, _M4, _M5, _M6, _reach, _shape, apply,
 )
 
@@ -37,8 +38,35 @@ def advance(state: State, seat: int | None, action: object) -> State:
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
                             state.history, _forced(state.hands[seat], state.wild))
+    elif (t is ChanceOutcome and seat is None and state.phase == "deal" and state.dealer is not None
+            and action.purpose == "deal"):  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        st = _deal(state, action.permutation)  # type: ignore[attr-defined]  # (t is ChanceOutcome)
     return st if st is not None else apply(state, seat, action)[0]
 
+
+_BITS = tuple(1 << c for c in range(DECK_SIZE))
+
+
+def _deal(state: State, perm: tuple) -> State | None:
+    """``_deal``: 4 cards each, one at a time from the dealer's left (seat ``first + j``
+    gets the cards at j, j + n, ...), the rest is the pile, and the dealer's left starts
+    (``_begin_turn``: every hand holds cards); None (``apply`` says why) for a permutation
+    that ``check_permutation`` refuses."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    if len(perm) != DECK_SIZE or set(perm) != _ALL_CARDS:
+        return None
+    first = dealer + 1 if dealer + 1 < n else 0
+    dealt = HAND_SIZE * n
+    bit = _BITS.__getitem__
+    h = [0] * n
+    for j in range(n):
+        h[(first + j) % n] = sum(map(bit, perm[j:dealt:n]))
+    return build(State, (n, dealer, turn_timer, "play", tuple(h), tuple(perm[dealt:]), wild, sets, scores, first,
+                         "ask", 0, last_order, drawer, history))
+
+
+_ALL_CARDS = frozenset(range(DECK_SIZE))
 
 def _ask_map(state: State, seat: int | None, action: dict) -> State | None:
     """``advance`` of an ask as the log holds it, ``{"kind": "ask", "target": t, "rank":

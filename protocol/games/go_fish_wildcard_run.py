@@ -27,10 +27,12 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
     that this run applies whole; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
-    last record applied, how many it applied: 0, and the state given, if none)."""
+    last record applied, how many of them were chance records); the state given if none."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
     play = phase == "play"
+    if n not in _LAST_ORDER:
+        return state, i, 0, 0
     left = len(pile)            # the pile is pile[p:], ``left`` cards
     if not (play and left or phase == "last_asks"):
         return state, i, 0, 0
@@ -54,11 +56,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             break
         a = r["action"]
         kind = a.get("kind")
-        mine = h[seat]
-        target = -1
-        theirs = drew = 0
-        ask = placed = None
-        w = wild
         if kind == "ask":
             target = a.get("target")
             rank = a.get("rank")
@@ -72,10 +69,12 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             if ri is None:
                 break
             rm = RANK_MASK[ri]
+            mine = h[seat]
             if not mine & rm:
                 break
             theirs = h[target]
             taken = theirs & rm
+            drew = 0
             if taken:
                 # "They hand over all cards of that rank"
                 mine |= taken
@@ -88,13 +87,12 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 mine |= 1 << c
                 ask = (seat, target, ri, 0, 1)
                 drew = 1
-                if left == 1:
-                    break       # the pile runs out: the last asks begin (left to the fold)
                 reached = 1 << c if RANK_OF[c] == ri else 0
             else:
                 ask = (seat, target, ri, 0, 0)
                 reached = 0
-            if play and reached and not wild >> ri & 1 and (mine & rm).bit_count() >= SET_SIZE:
+            if (play and reached and left != drew and not wild >> ri & 1
+                    and (mine & rm).bit_count() >= SET_SIZE):
                 # _bonus_open: the asked-for cards can go into a set with no wilds
                 h[target] = theirs
                 h[seat] = mine
@@ -104,7 +102,83 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 i += 1
                 step, bonus = "bonus", reached
                 continue
-        elif kind == "place":
+            # _turn_over, as below (the ask's own copy: nine steps in ten take it)
+            wm = mine & WILD_CARDS[wild]
+            k = wm.bit_count()
+            nat = mine ^ wm
+            forced = None
+            if k >= SET_SIZE or (k == 2 and nat):
+                forced = _forced(mine, wild)
+            elif nat:
+                t = nat - ((nat >> 1) & _M5)
+                t = (t & _M3) + ((t >> 2) & _M3)
+                if (t & _M6) if k else (t & (t >> 1) & _M1) | (t & _M4):
+                    forced = _forced(mine, wild)
+            if forced is not None:
+                mine, w, more = forced
+            if play:
+                rest = left - drew
+                if not mine and rest:
+                    # the empty-hand draw: 2, or what is left
+                    got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
+                    for c in pile[p + drew:p + drew + got]:
+                        mine |= 1 << c
+                    drew += got
+                    rest -= got
+                if rest:
+                    nxt = seat + 1 if seat + 1 < n else 0
+                    if not (theirs if nxt == target else h[nxt]):
+                        break   # _begin_turn's draw (left to the fold)
+                else:
+                    # the pile is out (_start_last_asks): every seat from the drawer's left
+                    # to the drawer gets one last ask, the first that holds cards now
+                    order = _LAST_ORDER[n][seat]
+                    j = 0
+                    nxt = -1
+                    while j < n:
+                        s = order[j]
+                        j += 1
+                        if mine if s == seat else theirs if s == target else h[s]:
+                            nxt = s
+                            break
+                    if nxt < 0:
+                        break   # the game ends (left to the fold)
+                    phase = "last_asks"
+                    play = False
+                    drawer = seat
+                    last_order = order
+                    o = j
+                    n_order = n
+                p += drew
+                left -= drew
+            else:
+                j = o
+                nxt = -1
+                while j < n_order:
+                    s = last_order[j]
+                    j += 1
+                    if mine if s == seat else theirs if s == target else h[s]:
+                        nxt = s
+                        break
+                if nxt < 0:
+                    break       # the game ends (left to the fold)
+                o = j
+            h[target] = theirs
+            h[seat] = mine
+            asks.append(ask)
+            if forced is not None:
+                wild = w
+                sc[seat] += len(more)
+                for cards in more:
+                    new_sets.append((seat, cards))
+            i += 1
+            turn = nxt
+            step, bonus = "ask", 0
+            continue
+        mine = h[seat]
+        placed = None
+        w = wild
+        if kind == "place":
             cards = a.get("cards")
             # what _place_map takes (a list of card ids, no other key) and _place applies
             # (3 different cards from the hand that make a set)
@@ -165,34 +239,29 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         if play:
             got = 0
             if not mine:
-                rest = left - drew
-                got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
-                if rest == got:
+                got = left if left < EMPTY_DRAW else EMPTY_DRAW
+                if left == got:
                     break       # the pile runs out (left to the fold)
-                for c in pile[p + drew:p + drew + got]:
+                for c in pile[p:p + got]:
                     mine |= 1 << c
             nxt = seat + 1 if seat + 1 < n else 0
-            if not (theirs if nxt == target else h[nxt]):
+            if not h[nxt]:
                 break           # _begin_turn's draw (left to the fold)
-            p += drew + got
-            left -= drew + got
+            p += got
+            left -= got
         else:
             j = o
             nxt = -1
             while j < n_order:
                 s = last_order[j]
                 j += 1
-                if mine if s == seat else theirs if s == target else h[s]:
+                if mine if s == seat else h[s]:
                     nxt = s
                     break
             if nxt < 0:
                 break           # the game ends (left to the fold)
             o = j
-        if target >= 0:
-            h[target] = theirs
         h[seat] = mine
-        if ask is not None:
-            asks.append(ask)
         if placed is not None:
             new_sets.append(placed)
             sc[seat] += 1
@@ -208,5 +277,9 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         return state, i, 0, 0
     return (build(State, (n, dealer, turn_timer, phase, tuple(h), pile[p:] if p else pile, wild,
                           sets + tuple(new_sets) if new_sets else sets, tuple(sc), turn, step, bonus,
-                          last_order[o:] if o else last_order, drawer, history + tuple(asks))), i, records[i - 1]["seq"],
-            i - start)
+                          last_order[o:] if o else last_order, drawer, history + tuple(asks))),
+            i, records[i - 1]["seq"], 0)
+
+
+#: _LAST_ORDER[n][drawer]: the seats of the last asks, from the drawer's left to the drawer
+_LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}

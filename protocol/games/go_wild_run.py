@@ -14,10 +14,11 @@ and gives the state ``advance`` gives (tests/protocol/test_replay_run.py). The r
 from __future__ import annotations
 
 from ..codec import INT_MAX
+from ..logfmt import ChanceRecorded
 from ..states import build
 from .go_wild import (
-    COLOUR_MASK, DECK_SIZE, FIRST_WILD, HAND_SIZE, MIXED, PLAYING, SET, SLOUGH, TRICKS_PER_ROUND, State,
-    _BIT_OF, _CLOCKWISE, _OTHER_COLOURS,
+    COLOUR_MASK, DECK_SIZE, FIRST_WILD, HAND_SIZE, MIXED, PLAYING, RESHUFFLING, SET, SLOUGH, TRICKS_PER_ROUND,
+    State, _BIT_OF, _CLOCKWISE, _OTHER_COLOURS, cards_of,
 )
 
 
@@ -25,11 +26,13 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
     that this run applies whole; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
-    last record applied, how many it applied: 0, and the state given, if none)."""
+    last record applied, how many of them were chance records); the state given if none."""
     (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one, rnd, trick_no,
      scores, winners, deal_next, last_trick) = state
-    if phase != PLAYING:
+    if phase != PLAYING and phase != RESHUFFLING:
         return state, i, 0, 0
+    resh = phase == RESHUFFLING
+    chances = 0
     h = list(hands)
     n = len(h)
     sc = list(scores)
@@ -45,6 +48,33 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     bounded = limit <= INT_MAX      # replay up to a seq (replay_prefix, upto)
     while i < end:
         rec = records[i]
+        if resh:
+            # _chance "reshuffle": the discard pile (lowest id first), shuffled, is the new
+            # deck, and the refill goes on from the seat it stopped at (check_permutation's
+            # checks; any other record, or a refusal, left to the fold)
+            if type(rec) is not ChanceRecorded or rec.purpose != "reshuffle" or (bounded and rec.seq > limit):
+                break
+            perm = rec.permutation
+            size = discard.bit_count()
+            if len(perm) != size or set(perm) != set(range(size)):
+                break
+            deck = tuple(map(cards_of(discard).__getitem__, perm))
+            discard = 0
+            recipients = _recipients(h, deal_next)
+            for s, c in zip(recipients, deck):
+                h[s] |= _BIT_OF(c)
+            if len(recipients) > len(deck):
+                top = len(deck)
+                deal_next = recipients[len(deck)]
+            else:
+                top = len(recipients)
+                resh = False
+                rnd += 1
+                turn = deal_next = leader
+                trick_no = 1
+            chances += 1
+            i += 1
+            continue
         if type(rec) is not dict:
             break
         seat = rec["seat"]
@@ -126,25 +156,27 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             lead = s
         if no >= TRICKS_PER_ROUND or lead < 0:
             # _refill: one card at a time clockwise from the next leader to every seat
-            # below twelve, a pass at a time (listed a stretch of passes at a time)
-            need = [HAND_SIZE - (hand if s == seat else h[s]).bit_count() for s in range(n)]
-            order = _CLOCKWISE[n][next_leader]
-            recipients: list = []
-            low = 0
-            for level in sorted(set(need)):
-                if level > low:
-                    recipients += [s for s in order if need[s] >= level] * (level - low)
-                    low = level
-            if len(recipients) > len(deck) - top:
-                break               # the deck runs out: a reshuffle (left to the fold)
+            # below twelve; if the deck runs out, the discard pile (this trick's cards in it)
+            # is reshuffled (the next record: its chance outcome) and the refill goes on
             h[seat] = hand
+            recipients = _recipients(h, next_leader)
+            avail = len(deck) - top
             for s, c in zip(recipients, deck[top:top + len(recipients)]):
                 h[s] |= _BIT_OF(c)
-            top += len(recipients)
-            rnd_next = rnd + 1
-            lead = next_leader
-            deal_next = lead
-            no_next = 1
+            if len(recipients) > avail:
+                top = len(deck)
+                resh = True
+                lead = next_leader
+                deal_next = recipients[avail]
+                turn = None
+                rnd_next = rnd
+                no_next = no
+            else:
+                top += len(recipients)
+                rnd_next = rnd + 1
+                lead = next_leader
+                deal_next = lead
+                no_next = 1
         else:
             h[seat] = hand
             rnd_next = rnd
@@ -159,12 +191,31 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         plays = []
         in_trick = 0
         best, best_size = None, 0
-        leader = turn = lead
+        leader = lead
+        if not resh:
+            turn = lead
         trick_no = no_next
         rnd = rnd_next
         i += 1
     if i == start:
         return state, i, 0, 0
-    return (build(State, (rules, PLAYING, tuple(h), deck[top:] if top else deck, discard, tuple(plays), best, best_size, leader, turn,
-                          wild_one, rnd, trick_no, tuple(sc), winners, deal_next, last_trick)),
-            i, records[i - 1]["seq"], i - start)
+    last = records[i - 1]
+    return (build(State, (rules, RESHUFFLING if resh else PLAYING, tuple(h), deck[top:] if top else deck, discard,
+                          tuple(plays), best, best_size, leader, turn, wild_one, rnd, trick_no, tuple(sc), winners,
+                          deal_next, last_trick)),
+            i, last["seq"] if type(last) is dict else last.seq, chances)
+
+
+def _recipients(hands: list, first: int) -> list:
+    """``_refill``'s deal: who gets each card, one at a time clockwise from ``first`` to
+    every seat below twelve (the passes between two shortfalls that some seat has go to
+    the same seats in the same order: listed a stretch at a time)."""
+    need = [HAND_SIZE - x.bit_count() for x in hands]
+    order = _CLOCKWISE[len(hands)][first]
+    recipients: list = []
+    low = 0
+    for level in sorted(set(need)):
+        if level > low:
+            recipients += [s for s in order if need[s] >= level] * (level - low)
+            low = level
+    return recipients

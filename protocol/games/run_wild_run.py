@@ -29,7 +29,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
     that this run applies whole; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
-    last record applied, how many it applied: 0, and the state given, if none)."""
+    last record applied, how many of them were chance records); the state given if none."""
     (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
     if phase != "playing":
         return state, i, 0, 0
@@ -220,4 +220,4 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     if i == start:
         return state, i, 0, 0
     return (build(State, (seats, rules, deal, phase, tuple(hs), tuple(ps), tuple(ms), next_meld, draw3s, tuple(st),
-                          ready, score)), i, records[i - 1]["seq"], i - start)
+                          ready, score)), i, records[i - 1]["seq"], 0)

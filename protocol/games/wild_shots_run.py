@@ -24,7 +24,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
     that this run applies whole; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
-    last record applied, how many it applied: 0, and the state given, if none)."""
+    last record applied, how many of them were chance records); the state given if none."""
     r, phase, rnd, starter, hands, aside, oil, trick_no, leader, turn, trump, trick, won, last, tally = state
     if phase != "playing":
         return state, i, 0, 0
@@ -85,4 +85,4 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     if i == start:
         return state, i, 0, 0
     return (build(State, (r, "playing", rnd, starter, tuple(h), aside, oil, trick_no, leader, turn, trump,
-                          tuple(cards), tuple(taken), last, tally)), i, records[i - 1]["seq"], i - start)
+                          tuple(cards), tuple(taken), last, tally)), i, records[i - 1]["seq"], 0)

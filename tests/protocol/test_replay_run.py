@@ -17,7 +17,7 @@ import pytest
 
 from wildtable.protocol.engine import games, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
-from wildtable.protocol.logfmt import encode_record, read_log
+from wildtable.protocol.logfmt import ChanceRecorded, encode_record, read_log
 from wildtable.protocol.replay import fold, initial_state
 from wildtable.selfplay import play
 
@@ -112,11 +112,12 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
             # seq now and then): what it applies is advance's
             window = recs[i:i + 40]
             limit = 2**53 + 1 if rng.random() < 0.8 else rng.randint(0, len(recs) + 1)
-            st, j, seq, k = g.REPLAY_RUN(before[i], window, 0, limit)
-            assert j == k
+            st, k, seq, c = g.REPLAY_RUN(before[i], window, 0, limit)
             if k:
                 assert st == after[i + k - 1] and state_hash(g, st) == state_hash(g, after[i + k - 1]), (i, k)
-                assert seq == window[k - 1]["seq"] <= limit
+                assert seq == _seq(window[k - 1]) <= limit
+                assert c == sum(type(x) is ChanceRecorded for x in window[:k])
+                assert all(type(x) is dict or type(x) is ChanceRecorded for x in window[:k])
                 seen["applied"] += 1
             else:
                 assert st is before[i]
@@ -129,17 +130,21 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
             for m in _maps(r["action"], rng) + others:
                 seat = r["seat"] if rng.random() < 0.7 else rng.choice([None, -1, 0, 1, 2, 5, 7, True, 1.0])
                 one = ({**r, "seat": seat, "action": m},)
-                st, j, seq, k = g.REPLAY_RUN(before[i], one, 0, 2**53 + 1)
-                if k:
+                st, j, seq, c = g.REPLAY_RUN(before[i], one, 0, 2**53 + 1)
+                if j:
                     want = _strict(g, before[i], one[0])
                     assert want[0] == "state" and st == want[1], (seat, m, want)
                     assert state_hash(g, st) == state_hash(g, want[1]), (seat, m)
-                    assert (j, seq, k) == (1, r["seq"], 1)
+                    assert (j, seq, c) == (1, r["seq"], 0)
                     seen["mutated_applied"] += 1
                 else:
-                    assert st is before[i] and j == 0
+                    assert st is before[i] and (j, c) == (0, 0)
                     seen["mutated_left"] += 1
     assert all(v > 50 for v in seen.values()), seen
+
+
+def _seq(r):
+    return r["seq"] if type(r) is dict else r.seq
 
 
 def _without_run(g):
@@ -167,6 +172,18 @@ def test_replay_with_runs_is_replay_without_them_on_changed_logs(name):
         recs = contents.decoded
         upto = rng.choice([None, None, rng.randint(0, len(recs) + 2)])
         assert _replayed(g, contents, upto) == _replayed(plain, contents, upto)
+        # chance records changed (a reshuffle within a run is checked by the run)
+        at = [i for i, r in enumerate(recs) if type(r) is ChanceRecorded]
+        for i in rng.sample(at, min(3, len(at))):
+            r = recs[i]
+            p = r.permutation
+            for perm in (p[:-1], p[:-1] + p[:1], p[::-1], tuple(x + 1 for x in p)):
+                for purpose in (r.purpose, "deal" if r.purpose != "deal" else "reshuffle"):
+                    changed = recs[:i] + (ChanceRecorded(r.seq, purpose, perm),) + recs[i + 1:]
+                    c2 = types.SimpleNamespace(header=contents.header, decoded=changed)
+                    got, want = _replayed(g, c2, upto), _replayed(plain, c2, upto)
+                    assert got == want, (i, purpose, perm, got[:3], want[:3])
+                    outcomes[got[0]] += 1
         for _ in range(12):
             i = rng.randrange(len(recs))
             r = recs[i]
@@ -180,3 +197,46 @@ def test_replay_with_runs_is_replay_without_them_on_changed_logs(name):
             assert got == want, (i, seat, m, got[:3], want[:3])
             outcomes[got[0]] += 1
     assert outcomes["ok"] > 10 and outcomes["error"] > 20, outcomes
+
+
+def test_go_fish_runs_at_the_pile_s_end_and_in_the_last_asks():
+    """Tables random games seldom reach, made up: a pile of 0 to 3 cards (the last card
+    fished, the empty-hand draw taking the last ones, the last asks), wild ranks, a bonus
+    open; every ask, place and end of turn a seat could send there."""
+    gfw = games()["go-fish-wildcard"]
+    rng = random.Random(17)
+    seen = {"applied": 0, "left": 0}
+    for _ in range(4000):
+        n = rng.randint(2, 4)
+        deck = rng.sample(range(gfw.DECK_SIZE), 30)
+        hands = [gfw.hand_mask(deck[i * 6:i * 6 + rng.randint(0, 6)]) for i in range(n)]
+        pile = tuple(deck[24:24 + rng.choice([0, 1, 1, 2, 3, 6])])
+        wild = rng.choice([0, 0, rng.getrandbits(13)])
+        seat = rng.choice([s for s in range(n) if hands[s]] or [0])
+        step = rng.choice(["ask", "ask", "again", "bonus"])
+        bonus = hands[seat] & rng.getrandbits(52) if step == "bonus" else 0
+        if pile:
+            phase, order = "play", ()
+        else:
+            phase, order = "last_asks", tuple(rng.sample([s for s in range(n) if s != seat], rng.randint(0, n - 1)))
+        state = gfw.State(n, 0, 60.0, phase, tuple(hands), pile, wild, (), (0,) * n, seat, step, bonus, order,
+                          None, ())
+        mine = gfw.hand_ids(hands[seat]) or [0]
+        kind = rng.choice(["ask", "ask", "ask", "place", "end_turn"])
+        if kind == "ask":
+            action = {"kind": "ask", "target": rng.randrange(n), "rank": gfw.RANKS[rng.choice(mine) // 4]}
+        elif kind == "place":
+            action = {"kind": "place", "cards": rng.sample(mine, min(3, len(mine)))}
+        else:
+            action = {"kind": "end_turn"}
+        r = {"t": "action", "seq": 9, "seat": seat, "action": action}
+        st, k, seq, c = gfw.REPLAY_RUN(state, (r,), 0, 2**53 + 1)
+        if k:
+            want = _strict(gfw, state, r)
+            assert want[0] == "state" and st == want[1], (state, action, want)
+            assert state_hash(gfw, st) == state_hash(gfw, want[1])
+            seen["applied"] += 1
+        else:
+            assert st is state
+            seen["left"] += 1
+    assert seen["applied"] > 500 and seen["left"] > 500, seen
