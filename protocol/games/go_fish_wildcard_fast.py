@@ -21,7 +21,7 @@ from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
     DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M4, _M5, _M6, _reach, _shape, apply,
+    _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
 
 
@@ -366,6 +366,8 @@ def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
 _packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
 _wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
+_SET_AS_ARRAY = b"\x96\xa2id"      # a set's 6 items, the first "id"
+_SET_AS_MAP = b"\x83\xa2id"        # its map of 3
 
 
 def _array(n: int) -> bytes:
@@ -376,10 +378,10 @@ def _array(n: int) -> bytes:
 def packed_snapshot(state: State) -> bytes:
     """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional), built
     without snapshot's maps: its keys and values (in snapshot's order) packed as the items
-    of arrays, which are the bytes of a map of them after the map's header; each set's map
-    the same way; each ask's map (the closing hash of a game covers every ask made) packed
-    once per process, not once per hash. tests/protocol/test_packed_snapshot.py holds it
-    to ``packb(snapshot(state))``."""
+    of an array, which are the bytes of a map of them after the map's header; each set's
+    map the same way (its array header turned into a map's); each ask's map (the closing
+    hash of a game covers every ask made) packed once per process, not once per hash.
+    tests/protocol/test_packed_snapshot.py holds it to ``packb(snapshot(state))``."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
     pack = packer().pack
@@ -388,21 +390,20 @@ def packed_snapshot(state: State) -> bytes:
         ranks = [RANKS[r] for r in range(13) if wild >> r & 1]
         if len(_wild_ranks) < 8192:
             _wild_ranks[wild] = ranks
-    # 15 keys and values, and "sets": an array of 31 items (a 3-byte header) in place of
-    # a map of 16 keys (its header: de 00 10)
-    head = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
+    # 15 keys and values and the key "asks": an array of 31 items (a 3-byte header) in
+    # place of a map of 16 keys (its header: de 00 10). Each set, ("id", i, "seat", s,
+    # "cards", c), packs as an array of 6 (96) whose first item is "id" (a2 69 64): made a
+    # map of 3 (83) where that is found once per set, and nowhere else
+    body = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
                  "turn", turn, "step", step, "hands", [ids_of(h) for h in hands], "pile", pile,
-                 "wild_ranks", ranks, "sets"))
-    parts = [b"\xde\x00\x10", head[3:], _array(len(sets))]
+                 "wild_ranks", ranks, "sets", [("id", i, "seat", s, "cards", c) for i, (s, c) in enumerate(sets)],
+                 "scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer, "asks"))
+    if sets:
+        if body.count(_SET_AS_ARRAY) != len(sets):
+            return packer().pack({**snapshot_head(state), "asks": _asks(state)})
+        body = body.replace(_SET_AS_ARRAY, _SET_AS_MAP)
+    parts = [b"\xde\x00\x10", body[3:], _array(len(history))]
     append = parts.append
-    i = 0
-    for s, c in sets:
-        append(b"\x83" + pack(("id", i, "seat", s, "cards", c))[1:])   # 6 items (96): a map of 3 (83)
-        i += 1
-    # 9 items (99 ...): the rest of the keys and values, then the key "asks"
-    append(pack(("scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer,
-                 "asks"))[1:])
-    append(_array(len(history)))
     cache = _packed_asks
     for ask in history:
         p = cache.get(ask)

@@ -1,8 +1,8 @@
 """Run Wild's ``replay_run``: a run of the log's plays folded on a working state (engine
 API, optional: ``REPLAY_RUN``, protocol/engine.py).
 
-Adding a card to a meld, taking one, drawing, a new meld and a swap are nine steps in
-ten. Here they are applied to locals (the hands, the piles' positions, the melds and the
+Adding a card to a meld, taking one, drawing, a new meld, a swap, a Draw-3 and a
+declaration of being stuck are nearly every step. Here they are applied to locals (the hands, the piles' positions, the melds and the
 stuck flags in lists) and the State is built once, where the run stops: at any record
 that is not such a play, a refused play included, and at a play that ends the round.
 That record is left to replay's fold, which applies it through ``RAW_ADVANCE`` /
@@ -24,6 +24,8 @@ from .run_wild import (
 )
 from .run_wild_fast import _value
 
+_BIT = tuple(1 << c for c in range(DECK_SIZE)).__getitem__
+
 
 def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
@@ -39,6 +41,9 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     ps = list(pos)
     ms = list(melds)
     st = list(stuck)
+    d3 = None                   # draw3s as a list, once one is played
+    order = deal.order
+    version = rules.version
     start = i
     end = len(records)
     bounded = limit <= INT_MAX      # replay up to a seq (replay_prefix, upto)
@@ -212,6 +217,47 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 cs = tuple(sorted(cs))          # a set's cards sit in id order
             ms[j] = build(TableMeld, (mid, mk, cs, vals, history | bit))
             hs[seat] = (hand & ~bit) | 1 << out_c
+        elif kind == "draw3":
+            # a Draw-3 (a card id, no other key) from the hand, short of going out: every
+            # other seat of the round draws 3 (or what its pile holds); with rules version
+            # 2, a stuck seat that drew is stuck no more
+            c = a.get("card")
+            if len(a) != 2 or type(c) is not int or not FIRST_DRAW3 <= c < DECK_SIZE:
+                break
+            bit = 1 << c
+            hand = hs[seat]
+            if not hand & bit:
+                break
+            hand &= ~bit
+            if not hand:
+                break                           # out: the round ends (_after_play)
+            if d3 is None:
+                d3 = list(draw3s)
+            d3[seat] = d3[seat] + (c,)
+            clear = version >= 2 and True in st
+            for s in order:
+                if s != seat:
+                    p = ps[s]
+                    got = piles[s][p:p + 3]
+                    if got:
+                        hs[s] |= sum(map(_BIT, got))
+                        ps[s] = p + len(got)
+                        if clear and st[s]:
+                            st[s] = False
+            hs[seat] = hand
+        elif kind == "stuck":
+            # _stuck: once, and not the last of the round to be stuck (the round ends)
+            if len(a) != 1 or st[seat]:
+                break
+            st[seat] = True
+            for s in order:
+                if not st[s]:
+                    break
+            else:
+                st[seat] = False
+                break
+            i += 1
+            continue
         else:
             break
         if st[seat]:
@@ -219,5 +265,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         i += 1
     if i == start:
         return state, i, 0, 0
-    return (build(State, (seats, rules, deal, phase, tuple(hs), tuple(ps), tuple(ms), next_meld, draw3s, tuple(st),
+    return (build(State, (seats, rules, deal, phase, tuple(hs), tuple(ps), tuple(ms), next_meld,
+                          draw3s if d3 is None else tuple(d3), tuple(st),
                           ready, score)), i, records[i - 1]["seq"], 0)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import types
 
+import attrs
 import pytest
 
 from wildtable.protocol.engine import games, state_hash
@@ -93,6 +94,8 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
     g_kinds[:] = sorted(g.ACTIONS.classes)
     rng = random.Random(5)
     seen = {"applied": 0, "left": 0, "mutated_applied": 0, "mutated_left": 0}
+    if name == "run-wild":
+        seen["stuck_draw3"] = 0
     for contents in _logs(g, 11):
         recs = contents.decoded
         _, state = initial_state(contents.header)
@@ -122,6 +125,16 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
             else:
                 assert st is before[i]
                 seen["left"] += 1
+            if name == "run-wild" and type(r) is dict and r["action"].get("kind") == "draw3":
+                # a Draw-3 with other seats stuck, under rules versions 2 and 1 (a stuck seat
+                # that drew stays stuck)
+                for version in (2, 1):
+                    stuck = tuple(x if s == r["seat"] else rng.random() < 0.7 for s, x in enumerate(before[i].stuck))
+                    made = before[i]._replace(rules=attrs.evolve(before[i].rules, version=version), stuck=stuck)
+                    st, k, seq, c = g.REPLAY_RUN(made, (r,), 0, 2**53 + 1)
+                    want = _strict(g, made, r)
+                    assert (want[0] == "state" and st == want[1]) if k else st is made, (i, r, version)
+                    seen["stuck_draw3"] += k and True in stuck
             if type(r) is not dict or rng.random() > 0.3:
                 continue
             # one record changed: applied only as advance applies it, else left alone
@@ -140,7 +153,7 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
                 else:
                     assert st is before[i] and (j, c) == (0, 0)
                     seen["mutated_left"] += 1
-    assert all(v > 50 for v in seen.values()), seen
+    assert all(v > (10 if k == "stuck_draw3" else 50) for k, v in seen.items()), seen
 
 
 def _seq(r):
