@@ -141,8 +141,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         if mine if s == seat else theirs if s == target else h[s]:
                             nxt = s
                             break
-                    if nxt < 0:
-                        break   # the game ends (left to the fold)
                     phase = "last_asks"
                     play = False
                     drawer = seat
@@ -160,8 +158,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     if mine if s == seat else theirs if s == target else h[s]:
                         nxt = s
                         break
-                if nxt < 0:
-                    break       # the game ends (left to the fold)
                 o = j
             h[target] = theirs
             h[seat] = mine
@@ -172,6 +168,10 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 for cards in more:
                     new_sets.append((seat, cards))
             i += 1
+            if nxt < 0:
+                # nobody is due a last ask and holds cards: the game is over, and so is the run
+                phase, turn, step, bonus, last_order, o = "over", None, "", 0, (), 0
+                break
             turn = nxt
             step, bonus = "ask", 0
             continue
@@ -222,7 +222,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         # _turn_over: the forced sets (_forced; a hand that can make no set is told at
         # once, as _any_set does), then in play the empty-hand draw and the next seat (who
         # must hold cards: else left to the fold), in the last asks the next seat due one
-        # that holds cards (none: the game ends, left to the fold)
+        # that holds cards (none: the game is over)
         wm = mine & WILD_CARDS[w]
         k = wm.bit_count()
         nat = mine ^ wm
@@ -258,8 +258,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 if mine if s == seat else h[s]:
                     nxt = s
                     break
-            if nxt < 0:
-                break           # the game ends (left to the fold)
             o = j
         h[seat] = mine
         if placed is not None:
@@ -271,6 +269,9 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 new_sets.append((seat, cards))
         wild = w
         i += 1
+        if nxt < 0:
+            phase, turn, step, bonus, last_order, o = "over", None, "", 0, (), 0
+            break
         turn = nxt
         step, bonus = "ask", 0
     if i == start:
