@@ -16,7 +16,7 @@ import types
 import attrs
 import pytest
 
-from wildtable.protocol.engine import games, state_hash
+from wildtable.protocol.engine import ChanceOutcome, games, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
 from wildtable.protocol.logfmt import ChanceRecorded, encode_record, read_log
 from wildtable.protocol.replay import fold, initial_state
@@ -253,3 +253,44 @@ def test_go_fish_runs_at_the_pile_s_end_and_in_the_last_asks():
             assert st is state
             seen["left"] += 1
     assert seen["applied"] > 500 and seen["left"] > 500, seen
+
+
+def test_go_wild_runs_at_a_round_s_end_and_a_short_deck():
+    """Go Wild! tables random games seldom reach, made from theirs: seats emptied (a trick
+    nobody else plays, a round whose tricks are skipped), a deck of 0 to 30 cards (refills
+    that run it out, a reshuffle that runs out again), any trick of the round; the seat's
+    plays, each followed by the reshuffle's chance outcome where one is due."""
+    g = games()["go-wild"]
+    rng = random.Random(23)
+    states = []
+    play(g, 4, {}, rng=rng, on_step=lambda before, after, *_: states.append(after))
+    states = [s for s in states if s.phase == "playing" and s.turn is not None]
+    seen = {"applied": 0, "reshuffled": 0, "left": 0}
+    for _ in range(1500):
+        st = rng.choice(states)
+        mine = st.hands[st.turn]
+        # fewer cards, or one: the seat's last play
+        mine = rng.choice([mine, mine, mine & (rng.getrandbits(108) | (mine & -mine)), mine & -mine])
+        hands = tuple(mine if s == st.turn else h if rng.random() < 0.5 else 0 for s, h in enumerate(st.hands))
+        deck = st.deck[:rng.choice([0, 1, 5, 12, 30])]
+        free = ((1 << 108) - 1) & ~sum(hands) & ~sum(1 << c for c in deck)
+        discard = free & rng.choice([rng.getrandbits(108), 1 << rng.randrange(108) | 1 << rng.randrange(108)])
+        st = st._replace(hands=hands, deck=deck, trick_no=rng.randint(1, 3), discard=discard)
+        plays = g.legal_actions(st, st.turn)
+        action = rng.choice(plays)
+        recs: list = [{"t": "action", "seq": 7, "seat": st.turn, "action": {"kind": "play", "cards": list(action.cards)}}]
+        want = [g.advance(st, st.turn, action)]
+        while want[-1].phase == "reshuffling" and len(recs) < 4:
+            perm = tuple(rng.sample(range(want[-1].discard.bit_count()), want[-1].discard.bit_count()))
+            recs.append(ChanceRecorded(7 + len(recs), "reshuffle", perm))
+            want.append(g.advance(want[-1], None, ChanceOutcome("reshuffle", perm)))
+        got, k, seq, c = g.REPLAY_RUN(st, tuple(recs), 0, 2**53 + 1)
+        if k:
+            assert got == want[k - 1] and state_hash(g, got) == state_hash(g, want[k - 1]), (st, recs)
+            assert c == k - 1 and seq == 6 + k
+            seen["applied"] += 1
+            seen["reshuffled"] += c > 0
+        else:
+            assert got is st
+            seen["left"] += 1
+    assert seen["applied"] > 500 and seen["reshuffled"] > 50, seen
