@@ -88,36 +88,62 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         if a.get("kind") != "play" or len(a) != 2 or type(cards) is not list:
             break
         k = len(cards)
-        if not 0 < k <= DECK_SIZE:
-            break
-        ok = True
-        for c in cards:
-            if type(c) is not int or not 0 <= c < DECK_SIZE:
-                ok = False
-                break
-        if not ok:
-            break
-        m = sum(map(_BIT_OF, cards))
         hand = h[seat]
-        if m.bit_count() != k or m & hand != m:
-            break
-        colour_cards = m & COLOUR_MASK
-        if colour_cards & _OTHER_COLOURS[(m & -m).bit_length() - 1]:
-            break
-        wilds = (m >> FIRST_WILD).bit_count()
-        if not wilds:
-            kind = SET
-            size = k
-        elif not colour_cards:
-            if seat == wild_one and hand & COLOUR_MASK:
+        if k == 1:
+            # one card (nearly half the plays): a set of one, or a wild sloughed
+            c = cards[0]
+            if type(c) is not int or not 0 <= c < DECK_SIZE:
                 break
-            kind = SLOUGH
-            size = 0
+            m = 1 << c
+            if not hand & m:
+                break
+            if c < FIRST_WILD:
+                kind = SET
+                size = 1
+            elif seat == wild_one and hand & COLOUR_MASK:
+                break
+            else:
+                kind = SLOUGH
+                size = 0
         else:
-            if seat != wild_one or wilds > k - wilds:
+            if k == 2:
+                c, d = cards
+                if (type(c) is not int or type(d) is not int or not 0 <= c < DECK_SIZE or not 0 <= d < DECK_SIZE
+                        or c == d):
+                    break
+                m = (1 << c) | (1 << d)
+            else:
+                if not 0 < k <= DECK_SIZE:
+                    break
+                ok = True
+                for c in cards:
+                    if type(c) is not int or not 0 <= c < DECK_SIZE:
+                        ok = False
+                        break
+                if not ok:
+                    break
+                m = sum(map(_BIT_OF, cards))
+                if m.bit_count() != k:
+                    break
+            if m & hand != m:
                 break
-            kind = MIXED
-            size = k
+            colour_cards = m & COLOUR_MASK
+            if colour_cards & _OTHER_COLOURS[(m & -m).bit_length() - 1]:
+                break
+            wilds = (m >> FIRST_WILD).bit_count()
+            if not wilds:
+                kind = SET
+                size = k
+            elif not colour_cards:
+                if seat == wild_one and hand & COLOUR_MASK:
+                    break
+                kind = SLOUGH
+                size = 0
+            else:
+                if seat != wild_one or wilds > k - wilds:
+                    break
+                kind = MIXED
+                size = k
         b, bs = (seat, size) if size > best_size else (best, best_size)
         # the next seat clockwise that holds cards, before the leader; none: the trick ends
         nxt = seat + 1 if seat + 1 < n else 0
