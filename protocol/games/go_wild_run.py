@@ -144,7 +144,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     break
                 kind = MIXED
                 size = k
-        b, bs = (seat, size) if size > best_size else (best, best_size)
         # the next seat clockwise that holds cards, before the leader; none: the trick ends
         nxt = seat + 1 if seat + 1 < n else 0
         while nxt != leader:
@@ -157,7 +156,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             h[seat] = hand ^ m
             plays.append((seat, tuple(cards), kind))
             in_trick |= m
-            best, best_size = b, bs
+            if size > best_size:
+                best, best_size = seat, size
             turn = nxt
             i += 1
             continue
@@ -165,6 +165,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         # the hands are refilled; unless the game ends, or the deck runs out in the refill
         # (left to the fold)
         no = trick_no
+        b = seat if size > best_size else best
         if b is not None and sc[b] + no >= target:
             break
         hand ^= m
