@@ -30,6 +30,13 @@ def packb(obj: Any) -> bytes:
     return msgpack.packb(obj, use_bin_type=True)
 
 
+def packer() -> Any:
+    """A new msgpack Packer whose ``pack(obj)`` is ``packb(obj)``, byte for byte: for code
+    that packs many values at once (a Packer made per packb call is most of its cost for a
+    small value). One per caller and call: a Packer is not shared between threads."""
+    return msgpack.Packer(use_bin_type=True, buf_size=4096)
+
+
 def unpackb(data: bytes, *, max_size: int = MAX_FRAME) -> Any:
     """Bytes to plain msgpack data; a protocol error if they are not one msgpack value."""
     if not isinstance(data, (bytes, bytearray, memoryview)):

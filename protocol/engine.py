@@ -30,7 +30,15 @@ them; protocol/replay.py folds with it). With ``RAW_ADVANCE``, a dict of action 
 it (its msgpack map), without building the action; for a map the ACTIONS decoder would not
 take, always None, and None wherever the step leaves it to ``advance`` (replay then decodes
 the map as usual), so a refusal is the decoder's or ``advance``'s own
-(tests/protocol/test_raw_advance.py). With ``packed_snapshot(state) -> bytes``: exactly
+(tests/protocol/test_raw_advance.py). With ``REPLAY_RUN(state, records, i, limit) ->
+(state, j, seq, chances)``: ``records[i:j]`` (LogContents.decoded: plain action records
+as their maps, and where the game takes them, chance records; ``chances`` of them
+chance records, the last at ``seq``, none over ``limit``) folded from ``state`` on a
+working state of the game's own, the State built once where the run stops: at the first
+record it is not sure of (any other record, a map it does not take, a step it leaves to
+``advance``), which replay's fold then applies as usual; it gives exactly the state
+``advance`` gives record by record (tests/protocol/test_replay_run.py).
+With ``packed_snapshot(state) -> bytes``: exactly
 ``packb(snapshot(state))``, cheaper (``state_hash`` digests it).
 
 Rules versions: a log's header names the rules version it was written under, and replay
@@ -186,9 +194,16 @@ def state_hash(game: ModuleType, state: Any) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
 
 
+_LOADED: list = []       # [the games' REGISTRY], once imported
+
+
 def games() -> dict[str, ModuleType]:
-    from .games import REGISTRY
-    return REGISTRY
+    # imported on first use (the games import this module) and kept: replay asks once a
+    # log, and an import statement costs 2 us a call
+    if not _LOADED:
+        from .games import REGISTRY
+        _LOADED.append(REGISTRY)
+    return _LOADED[0]
 
 
 def game(name: str) -> ModuleType:

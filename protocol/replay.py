@@ -86,19 +86,69 @@ def check_seats(contents: LogContents) -> None:
 def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bool = True,
          upto: int | None = None) -> ReplayResult:
     """Replay ``records`` from ``state``: typed records, or LogContents.decoded (where a
-    plain action record is still its map, already checked by the reader: read_prefix)."""
-    seq = actions = chances = checked = 0
-    cache: dict = {}
-    advance = advancer(g)
-    registry = g.ACTIONS
-    decode = registry.decode
-    tag_key = registry.tag_key
-    # kind -> the game's one-pass decoder of that kind (None: none, decode checks it all)
-    fast: dict = {tag: registry.fast_decoder(tag) for tag in registry.classes}
-    # kind -> the game's step straight from an action's map (engine API, optional:
-    # RAW_ADVANCE), which takes only maps its decoder takes, or gives None
-    raw: dict = getattr(g, "RAW_ADVANCE", None) or {}
+    plain action record is still its map, already checked by the reader: read_prefix).
+    A game with ``REPLAY_RUN`` (engine API, optional: protocol/engine.py) folds runs of
+    its commonest steps itself; each record it leaves goes through the loop below."""
     limit = upto if upto is not None else INT_MAX + 1
+    run = getattr(g, "REPLAY_RUN", None)
+    if run is None:
+        state, seq, actions, chances, checked, _ = _fold(g, state, records, verify_hashes, limit, 0)
+        return ReplayResult(g, state, seq, actions, chances, checked)
+    recs = records if type(records) is tuple else tuple(records)
+    seq = actions = chances = checked = 0
+    i = 0
+    n = len(recs)
+    while i < n:
+        if type(recs[i]) is dict:
+            state, j, s, c = run(state, recs, i, limit)
+            if j > i:
+                seq = s
+                actions += j - i - c
+                chances += c
+                i = j
+                if i >= n:
+                    break
+        # the record the run left (none of its kind, a refusal, the limit), and the typed
+        # records after it (hashes, chances): the loop below
+        j = i + 1
+        while j < n and type(recs[j]) is not dict:
+            j += 1
+        state, seq, a, c, h, stopped = _fold(g, state, recs[i:j], verify_hashes, limit, seq)
+        actions += a
+        chances += c
+        checked += h
+        if stopped:
+            break
+        i = j
+    return ReplayResult(g, state, seq, actions, chances, checked)
+
+
+#: game module -> what _fold looks up in it (bounded: the games, and a test's stand-ins)
+_PARTS: dict = {}
+
+
+def _parts(g: ModuleType) -> tuple:
+    parts = _PARTS.get(g) if type(g) is ModuleType else None
+    if parts is None:
+        registry = g.ACTIONS
+        parts = (advancer(g), registry.decode, registry.tag_key,
+                 # kind -> the game's one-pass decoder of that kind (None: none, decode checks it all)
+                 {tag: registry.fast_decoder(tag) for tag in registry.classes},
+                 # kind -> the game's step straight from an action's map (engine API, optional:
+                 # RAW_ADVANCE), which takes only maps its decoder takes, or gives None
+                 getattr(g, "RAW_ADVANCE", None) or {})
+        if len(_PARTS) < 64 and type(g) is ModuleType:
+            _PARTS[g] = parts
+    return parts
+
+
+def _fold(g: ModuleType, state: Any, records: Iterable[Any], verify_hashes: bool, limit: int,
+          seq: int) -> tuple[Any, int, int, int, int, bool]:
+    """fold's loop, from ``state`` after record ``seq``: (the state, the seq of the last
+    record applied, actions, chances, hashes checked, whether it stopped at ``limit``)."""
+    actions = chances = checked = 0
+    cache: dict = {}
+    advance, decode, tag_key, fast, raw = _parts(g)
     for r in records:
         t = type(r)
         if t is dict:
@@ -113,7 +163,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         else:
             if t is ChanceRecorded:
                 if r.seq > limit:
-                    break
+                    return state, seq, actions, chances, checked, True
                 try:
                     state = advance(state, None, ChanceOutcome(r.purpose, r.permutation))
                 except IllegalAction as e:
@@ -131,7 +181,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
                 checked += 1
             continue
         if r_seq > limit:
-            break
+            return state, seq, actions, chances, checked, True
         # the hot path of replay, inlined: decode, apply. An action that is its kind
         # alone ({"kind": "draw"}, ...) is decoded once per fold and shared (actions
         # are immutable): those are the ones that repeat, and a lone str is a key that
@@ -171,4 +221,4 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
             raise LogError("diverged", f"logged action no longer applies: {e}", seq=r_seq) from None
         seq = r_seq
         actions += 1
-    return ReplayResult(g, state, seq, actions, chances, checked)
+    return state, seq, actions, chances, checked, False

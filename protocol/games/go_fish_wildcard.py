@@ -760,3 +760,6 @@ def snapshot_head(state: State) -> dict:
 from .go_fish_wildcard_fast import (  # noqa: E402,I001  (they use this module's names)
     RAW_ADVANCE as RAW_ADVANCE, advance as advance, packed_snapshot as packed_snapshot,
 )
+from .go_fish_wildcard_run import replay_run  # noqa: E402,I001
+
+REPLAY_RUN = replay_run

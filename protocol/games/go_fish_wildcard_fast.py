@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import attrs
 
-from ..cards import int_items
-from ..codec import packb
+from ..cards import ids_of, int_items
+from ..codec import packer
+from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M4, _M5, _M6, _reach, _shape, _asks, apply, snapshot_head,
+    DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
 
 
@@ -37,8 +38,35 @@ def advance(state: State, seat: int | None, action: object) -> State:
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
                             state.history, _forced(state.hands[seat], state.wild))
+    elif (t is ChanceOutcome and seat is None and state.phase == "deal" and state.dealer is not None
+            and action.purpose == "deal"):  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        st = _deal(state, action.permutation)  # type: ignore[attr-defined]  # (t is ChanceOutcome)
     return st if st is not None else apply(state, seat, action)[0]
 
+
+_BITS = tuple(1 << c for c in range(DECK_SIZE))
+
+
+def _deal(state: State, perm: tuple) -> State | None:
+    """``_deal``: 4 cards each, one at a time from the dealer's left (seat ``first + j``
+    gets the cards at j, j + n, ...), the rest is the pile, and the dealer's left starts
+    (``_begin_turn``: every hand holds cards); None (``apply`` says why) for a permutation
+    that ``check_permutation`` refuses."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    if len(perm) != DECK_SIZE or set(perm) != _ALL_CARDS:
+        return None
+    first = dealer + 1 if dealer + 1 < n else 0
+    dealt = HAND_SIZE * n
+    bit = _BITS.__getitem__
+    h = [0] * n
+    for j in range(n):
+        h[(first + j) % n] = sum(map(bit, perm[j:dealt:n]))
+    return build(State, (n, dealer, turn_timer, "play", tuple(h), tuple(perm[dealt:]), wild, sets, scores, first,
+                         "ask", 0, last_order, drawer, history))
+
+
+_ALL_CARDS = frozenset(range(DECK_SIZE))
 
 def _ask_map(state: State, seat: int | None, action: dict) -> State | None:
     """``advance`` of an ask as the log holds it, ``{"kind": "ask", "target": t, "rank":
@@ -335,25 +363,48 @@ def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
 
 # ---------------------------------------------------------------------------- state hash
 
-_MAP16 = b"\xde\x00\x10"           # msgpack: a map of 16 keys (snapshot's)
-_ASKS_KEY = packb("asks")
 _packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
+_wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
+_SET_AS_ARRAY = b"\x96\xa2id"      # a set's 6 items, the first "id"
+_SET_AS_MAP = b"\x83\xa2id"        # its map of 3
+
+
+def _array(n: int) -> bytes:
+    """msgpack's header of an array of ``n`` items."""
+    return bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
 
 
 def packed_snapshot(state: State) -> bytes:
-    """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional): the
-    closing hash of a game covers every ask made (``asks``), and each ask's map is packed
-    once per process, not once per hash. tests/protocol/test_packed_snapshot.py holds it
-    to ``packb(snapshot(state))``."""
-    head = packb(snapshot_head(state))
-    history = state.history
-    if head[0] != 0x8F:                             # not the 15 keys of a fixmap: pack it whole
-        return packb({**snapshot_head(state), "asks": _asks(state)})
-    n = len(history)
-    arr = bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else b"\xdd" + n.to_bytes(4, "big")
+    """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional), built
+    without snapshot's maps: its keys and values (in snapshot's order) packed as the items
+    of an array, which are the bytes of a map of them after the map's header; each set's
+    map the same way (its array header turned into a map's); each ask's map (the closing
+    hash of a game covers every ask made) packed once per process, not once per hash.
+    tests/protocol/test_packed_snapshot.py holds it to ``packb(snapshot(state))``."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    pack = packer().pack
+    ranks = _wild_ranks.get(wild)
+    if ranks is None:
+        ranks = [RANKS[r] for r in range(13) if wild >> r & 1]
+        if len(_wild_ranks) < 8192:
+            _wild_ranks[wild] = ranks
+    # 15 keys and values and the key "asks": an array of 31 items (a 3-byte header) in
+    # place of a map of 16 keys (its header: de 00 10). Each set, ("id", i, "seat", s,
+    # "cards", c), packs as an array of 6 (96) whose first item is "id" (a2 69 64): made a
+    # map of 3 (83) where that is found once per set, and nowhere else
+    body = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
+                 "turn", turn, "step", step, "hands", [ids_of(h) for h in hands], "pile", pile,
+                 "wild_ranks", ranks, "sets", [("id", i, "seat", s, "cards", c) for i, (s, c) in enumerate(sets)],
+                 "scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer, "asks"))
+    if sets:
+        if body.count(_SET_AS_ARRAY) != len(sets):
+            return packer().pack({**snapshot_head(state), "asks": _asks(state)})
+        body = body.replace(_SET_AS_ARRAY, _SET_AS_MAP)
+    parts = [b"\xde\x00\x10", body[3:], _array(len(history))]
+    append = parts.append
     cache = _packed_asks
-    parts = [_MAP16, head[1:], _ASKS_KEY, arr]
     for ask in history:
         p = cache.get(ask)
         s, t, r, k, d = ask
@@ -361,8 +412,8 @@ def packed_snapshot(state: State) -> bytes:
         # process, not decoded, may hold one) are looked up only as ints; the rank and
         # counts are the engine's own ints
         if p is None or type(s) is not int or type(t) is not int:
-            p = packb({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
+            p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
             if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
                 cache[ask] = p
-        parts.append(p)
+        append(p)
     return b"".join(parts)

@@ -626,3 +626,10 @@ def snapshot(state: State) -> dict:
         "deal_next": state.deal_next,
         "last_trick": _last(state.last_trick),
     }
+
+
+# ----------------------------------------------------------------------------- replay
+
+from .go_wild_run import replay_run  # noqa: E402,I001  (it uses this module's names)
+
+REPLAY_RUN = replay_run

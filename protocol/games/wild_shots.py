@@ -470,13 +470,10 @@ def _play(state: State, seat: int | None, card: int, events: list | None) -> Sta
 _last_trick = builder(LastTrick)
 
 
-def _finish_trick(state: State, hands, trick, events: list | None) -> State:
-    r, _phase, rnd, starter, _hands, aside, oil, trick_no, leader, _turn, trump, _trick, won, _last, tally = state
-    n = r.seats
-    # The winning card (rulebook "Trump"; docs/DECISIONS.md "Wild Shots", Winner): the highest
-    # card bearing the trump symbol in any suit, equal values going to the earlier card; if
-    # none, the highest card of the led suit. ``best``: its index in the trick.
-    symbols = r.symbols
+def _best(trick, trump: int, symbols: tuple) -> int:
+    """The index in ``trick`` of the winning card (rulebook "Trump"; docs/DECISIONS.md "Wild
+    Shots", Winner): the highest card bearing the trump symbol in any suit, equal values
+    going to the earlier card; if none, the highest card of the led suit."""
     best = -1
     best_v = 0
     i = 0
@@ -491,7 +488,13 @@ def _finish_trick(state: State, hands, trick, events: list | None) -> State:
             if SUIT[c] == led and VALUE[c] > best_v:
                 best, best_v = i, VALUE[c]
             i += 1
-    w = leader + best
+    return best
+
+
+def _finish_trick(state: State, hands, trick, events: list | None) -> State:
+    r, _phase, rnd, starter, _hands, aside, oil, trick_no, leader, _turn, trump, _trick, won, _last, tally = state
+    n = r.seats
+    w = leader + _best(trick, trump, r.symbols)
     if w >= n:
         w -= n
     # Rulebook "Trick": the winner takes the cards face down and becomes the active player.
@@ -673,3 +676,10 @@ def snapshot(state: State) -> dict:
         "totals": list(state.tally.totals),
         "last_round": [list(w) for w in state.tally.last_round],
     }
+
+
+# ----------------------------------------------------------------------------- replay
+
+from .wild_shots_run import replay_run  # noqa: E402,I001  (it uses this module's names)
+
+REPLAY_RUN = replay_run
