@@ -471,9 +471,10 @@ _last_trick = builder(LastTrick)
 
 
 def _best(trick, trump: int, symbols: tuple) -> int:
-    """The index in ``trick`` of the winning card (rulebook "Trump"; docs/DECISIONS.md "Wild
-    Shots", Winner): the highest card bearing the trump symbol in any suit, equal values
-    going to the earlier card; if none, the highest card of the led suit."""
+    """The index in ``trick`` of the winning card (rulebook "Trump";
+    docs/DECISIONS.md "Wild Shots", Winner): the highest card bearing the trump symbol in
+    any suit, equal values going to the earlier card; if none, the highest card of the led
+    suit."""
     best = -1
     best_v = 0
     i = 0
