@@ -10,9 +10,12 @@ and one spectator are built three ways, the way server/table.py delivers:
            (messages.SharedUpdate.frame: the delivery before issue #25);
   kept     the same, each seat's encoded private part kept while its private_key is
            unchanged (server/delivery.py PrivateParts: whole views now);
-  patches  a patch against the update before for every seat and the spectator
-           (server/delivery.py UpdateFrames, a whole view every FULL_EVERY: the
-           delivery now, protocol version 2).
+  rebuilt  a patch against the update before for every seat and the spectator
+           (server/delivery.py UpdateFrames, a whole view every FULL_EVERY, protocol
+           version 2), the public view built whole at every update (before issue
+           #25's public_view_from);
+  patches  the same, the public view built from the last one where the game can
+           (public_view_from: Run Wild), sharing what did not change: the delivery now.
 Times are the thread's CPU time (best of --repeat, alternating the ways), so other
 processes on the machine slow the figures little. Also prints the bytes per update per
 seat, whole and patched.
@@ -25,6 +28,7 @@ import json
 import random
 import sys
 import time
+import types
 
 from wildtable.protocol.engine import games
 from wildtable.protocol.messages import SharedUpdate, Update, encode
@@ -76,15 +80,23 @@ def main(argv=None) -> int:
     conns = [object() for _ in range(args.seats)]
     spectators = [object()]
 
-    def patches() -> int:
-        n = 0
-        frames = UpdateFrames(game)
-        for seq, (state, events) in enumerate(steps, 1):
-            for _, data in frames.frames(seq, events, state, conns, spectators):
-                n += len(data)
-        return n
+    # the game without public_view_from: its public view built whole at every update
+    rebuilt_game = types.ModuleType(game.__name__)
+    rebuilt_game.__dict__.update({k: v for k, v in vars(game).items() if k != "public_view_from"})
 
-    ways = {"whole": whole, "shared": shared, "kept": kept, "patches": patches}
+    def patching(g):
+        def run() -> int:
+            n = 0
+            frames = UpdateFrames(g)
+            for seq, (state, events) in enumerate(steps, 1):
+                for _, data in frames.frames(seq, events, state, conns, spectators):
+                    n += len(data)
+            return n
+        return run
+
+    rebuilt, patches = patching(rebuilt_game), patching(game)
+
+    ways = {"whole": whole, "shared": shared, "kept": kept, "rebuilt": rebuilt, "patches": patches}
     best = {k: float("inf") for k in ways}
     sizes = {}
     for _ in range(args.repeat):
@@ -93,6 +105,7 @@ def main(argv=None) -> int:
             sizes[name] = fn()
             best[name] = min(best[name], time.thread_time() - t0)
     patched = sizes.pop("patches")
+    assert sizes.pop("rebuilt") == patched, "public_view_from changed the patches"
     assert len(set(sizes.values())) == 1, sizes       # the same bytes every way but patches
     per_update = {k: v / len(steps) * 1e6 for k, v in best.items()}
     per_seat_bytes = sizes["kept"] / len(steps) / len(audience)

@@ -22,7 +22,11 @@ Optional, for speed: ``public_view(state)`` and ``private_view(state, seat)`` wi
 ``view(state, seat) == {**public_view(state), **private_view(state, seat)}``; the server
 then builds and encodes the public part once per update (every bundled game has them). With
 ``private_key(state, seat)`` too (hashable, equal whenever ``private_view`` is), a seat's
-private part is encoded again only when its key changed (server/delivery.py).
+private part is encoded again only when its key changed (server/delivery.py). With
+``public_view_from(state, before, before_view)`` too: ``public_view(state)``, built from
+``before_view == public_view(before)`` and sharing its values (the same objects) for what
+did not change, so an update builds only what changed and the server's diff skips the rest
+by identity (tests/protocol/test_public_view_from.py); nobody may write those values.
 With ``advance(state, seat, action) -> State``: the state ``apply`` returns, and the same
 IllegalAction for an action ``apply`` refuses, without building the events (replay drops
 them; protocol/replay.py folds with it). With ``RAW_ADVANCE``, a dict of action kinds to

@@ -60,18 +60,21 @@ class UpdateFrames:
     private view (and its ``private_key``) at that seq, and who received that update
     (bounded by the table's seats and spectators)."""
 
-    __slots__ = ("_game", "_public_view", "_private_view", "_key", "_parts", "_seq", "_public",
-                 "_private", "_held", "full_every", "patches", "fulls")
+    __slots__ = ("_game", "_public_view", "_public_from", "_private_view", "_key", "_parts", "_seq", "_public",
+                 "_state", "_private", "_held", "full_every", "patches", "fulls")
 
     def __init__(self, game: ModuleType, full_every: int | None = None):
         self._game = game
         self._public_view = getattr(game, "public_view", None)
+        # the public view built from the last one, sharing what did not change (optional)
+        self._public_from = getattr(game, "public_view_from", None) if self._public_view is not None else None
         # a game without public_view: its whole view is its "private" part
         self._private_view = game.private_view if self._public_view is not None else game.view
         self._key = getattr(game, "private_key", None) if self._public_view is not None else None
         self._parts = PrivateParts(game) if self._public_view is not None else None
         self._seq: int | None = None
         self._public: dict | None = None
+        self._state: Any = None                     # the state of the last update (for _public_from)
         self._private: dict[int | None, tuple[Hashable, dict]] = {}
         self._held: dict[Any, int | None] = {}      # connection -> the seat (None: spectator) it held
         self.full_every = full_every or FULL_EVERY
@@ -81,8 +84,13 @@ class UpdateFrames:
     def frames(self, seq: int, events, state: Any, seats, specs) -> list[tuple[Any, bytes]]:
         """(connection, frame) for each seat's connection (``seats``: one or None per seat)
         and each spectator of the update of ``seq``."""
-        public = self._public_view(state) if self._public_view is not None else {}
         old_public, held, old_private = self._public, self._held, self._private
+        if self._public_view is None:
+            public = {}
+        elif self._public_from is not None and old_public is not None:
+            public = self._public_from(state, self._state, old_public)
+        else:
+            public = self._public_view(state)
         whole = old_public is None or seq % self.full_every == 0
         patch = None
         if not whole:
@@ -128,6 +136,7 @@ class UpdateFrames:
                 self.fulls += 1
             out.append((c, data))
         self._seq, self._public, self._held, self._private = seq, public, new_held, new_private
+        self._state = state
         return out
 
     def _private_of(self, state: Any, seat: int | None, kept: tuple[Hashable, dict] | None) -> tuple[Hashable, dict]:

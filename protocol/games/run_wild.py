@@ -1030,6 +1030,51 @@ def public_view(state: State) -> dict:
     }
 
 
+def public_view_from(state: State, before: State, before_view: dict) -> dict:
+    """``public_view(state)``, built from ``before_view`` (``public_view(before)``): every
+    part of the state that is the same object as in ``before`` keeps ``before_view``'s
+    value for it (the same object), so an update builds only what changed and the
+    server's diff skips the rest by identity (engine API, optional; issue #25). The
+    values are shared between views, so no one may change them."""
+    if state is before:
+        return before_view
+    if state.rules is not before.rules or state.seats != before.seats or state.deal is not before.deal:
+        return public_view(state)
+    out = dict(before_view)
+    out["phase"] = state.phase
+    melds, old_melds = state.melds, before.melds
+    if melds is not old_melds:
+        old_maps = before_view["melds"]
+        n = len(old_melds)
+        maps = []
+        for i, md in enumerate(melds):
+            if i < n and old_melds[i] is md:
+                maps.append(old_maps[i])
+            else:
+                maps.append(_meld_data(md))
+        if len(maps) != n or any(a is not b for a, b in zip(maps, old_maps)):
+            out["melds"] = maps
+    if (state.hands is not before.hands or state.pos is not before.pos or state.draw3s is not before.draw3s
+            or state.stuck is not before.stuck or state.ready is not before.ready):
+        deal = state.deal
+        players = []
+        for s, old in enumerate(before_view["players"]):
+            if (state.hands[s] == before.hands[s] and state.pos[s] == before.pos[s]
+                    and state.draw3s[s] == before.draw3s[s] and state.stuck[s] == before.stuck[s]
+                    and state.ready[s] == before.ready[s]):
+                players.append(old)
+            else:
+                players.append({"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
+                                "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
+                                "in_round": deal.in_round[s]})
+        out["players"] = players
+    if state.score is not before.score:
+        sc = state.score
+        out.update(round_scores=[list(r) for r in sc.rounds], totals=list(sc.totals), out=sc.out,
+                   ended_by=sc.ended_by, winners=list(sc.winners))
+    return out
+
+
 def private_view(state: State, seat: int | None) -> dict:
     """What only ``seat`` may know: its hand and its pile's size (None: a spectator)."""
     if seat is None:
