@@ -73,6 +73,10 @@ class Prober:
         if at < self._next:
             self._bell.set()
 
+    def next_due(self) -> float:
+        """When the next ping is due (inf: none)."""
+        return self._heap[0][0] if self._heap else math.inf
+
     def forget(self, conn: Probed) -> None:
         """No more pings for ``conn`` (its entry is dropped when it comes up)."""
         old = self._entries.pop(conn, None)
@@ -92,7 +96,7 @@ class Prober:
             if most <= 0:
                 return True
             most -= 1
-            _, _, entry = heapq.heappop(heap)
+            at, _, entry = heapq.heappop(heap)
             if not entry.live:
                 continue
             conn = entry.conn
@@ -107,7 +111,15 @@ class Prober:
                 if self._entries.get(conn) is entry:
                     del self._entries[conn]
             else:
-                self._push(nxt, entry)
+                # The interval it asks for counts from when it was due, not from this
+                # wake: a wake serves every ping due within SLACK of it, and later ones
+                # when it is late; counted from the wake, all of those would be due at
+                # one instant from then on, and each late wake would merge more, until
+                # every connection's ping came in one burst (bench/README.md, "Pings
+                # that stay spread"). Only one so late its next would be due already
+                # counts from now.
+                kept = at + (nxt - now)
+                self._push(kept if kept > now else nxt, entry)
         return False
 
     async def run(self) -> None:
@@ -117,6 +129,6 @@ class Prober:
                 await self._waits.sleep(0)      # more are due: the others' turn first
                 continue
             self._bell = trio.Event()
-            self._next = self._heap[0][0] if self._heap else math.inf
+            self._next = self.next_due()
             with self._waits.move_on_at(self._next):
                 await self._bell.wait()
