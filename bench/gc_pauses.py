@@ -12,8 +12,9 @@ measured window: the tables opened and the players seated before it) and the tot
 
 ``--stalls MS`` also times the Trio loop (an instrument handed to ``trio.run``): every
 batch of task steps between two waits on epoll that took MS or more of wall time is
-printed with its CPU time, the GC passes inside it, and its task steps over MS/4 (what
-held the one thread while every player's update waited); and every task step that took
+printed with its CPU time, the GC passes inside it, its task steps over MS/4 and its
+steps by task (the four tasks that took most of its CPU: how many steps, how much):
+what held the one thread while every player's update waited; and every task step that took
 MS/4 of CPU or more (a stall of the code's own, whatever the machine's load). With
 ``--dump FILE``, ``faulthandler`` (its own C thread, which needs no GIL, so it sees through a GC pass)
 writes every thread's stack to FILE whenever a batch passes MS, and a line naming each
@@ -48,10 +49,11 @@ class Stalls(trio.abc.Instrument):
         self.seen: list[tuple[float, float, float, int, list, list]] = []   # at, wall, cpu, steps, gcs, long steps
         self.nsteps = 0
         self.batches = 0
+        self.kinds: dict[str, list] = {}     # this batch's steps by task: name -> [steps, CPU s]
 
     def after_io_wait(self, timeout: float) -> None:
         self.batch_t0, self.batch_cpu = time.perf_counter(), time.thread_time()
-        self.steps, self.gc_in_batch, self.nsteps = [], [], 0
+        self.steps, self.gc_in_batch, self.nsteps, self.kinds = [], [], 0, {}
         if self.dump is not None:
             faulthandler.dump_traceback_later(self.limit, file=self.dump)
 
@@ -63,7 +65,7 @@ class Stalls(trio.abc.Instrument):
         if wall >= self.limit and self.batch_t0:
             at = self.batch_t0 - self.t0
             self.seen.append((at, wall, time.thread_time() - self.batch_cpu, self.nsteps, self.gc_in_batch,
-                              self.steps))
+                              self.steps, self.kinds))
             if self.dump is not None:
                 os.write(self.dump, f"^^^ batch at {at:.3f} s: {wall * 1e3:.1f} ms\n".encode())
 
@@ -73,8 +75,13 @@ class Stalls(trio.abc.Instrument):
     def after_task_step(self, task) -> None:
         self.nsteps += 1
         took = time.perf_counter() - self.step_t0
+        cpu = time.thread_time() - self.step_cpu
+        kind = self.kinds.get(task.name)
+        if kind is None:
+            kind = self.kinds[task.name] = [0, 0.0]
+        kind[0] += 1
+        kind[1] += cpu
         if took >= self.limit / 4:
-            cpu = time.thread_time() - self.step_cpu
             self.steps.append((task.name, took, cpu))
             if cpu >= self.limit / 4:
                 self.heavy.append((self.step_t0 - self.t0, task.name, cpu))
@@ -119,12 +126,14 @@ def main() -> None:
         if stalls is None:
             return
         long = [s for s in stalls.seen if s[0] >= args.after]
-        for at, wall, cpu, nsteps, gcs, steps in long:
+        for at, wall, cpu, nsteps, gcs, steps, kinds in long:
             gc_text = ", ".join(f"gen {g} {c * 1e3:.1f} ms" for g, c in gcs) or "no GC"
             step_text = ", ".join(f"{name} {took * 1e3:.1f} ms ({cpu * 1e3:.1f} CPU)"
                                   for name, took, cpu in steps[:6]) or "none"
+            by_task = ", ".join(f"{name.rsplit('.', 2)[-2:][0]}.{name.rsplit('.', 1)[-1]} {n} ({c * 1e3:.1f} ms)"
+                                for name, (n, c) in sorted(kinds.items(), key=lambda kv: -kv[1][1])[:4])
             sys.stderr.write(f"stall at {at:6.1f} s: {wall * 1e3:6.1f} ms wall, {cpu * 1e3:6.1f} ms CPU, {nsteps} steps; "
-                             f"{gc_text}; long steps: {step_text}\n")
+                             f"{gc_text}; long steps: {step_text}; by task: {by_task}\n")
         sys.stderr.write(f"stalls of {args.stalls:g} ms or more from {args.after:g} s on: {len(long)} of "
                          f"{stalls.batches} batches\n")
         heavy = [h for h in stalls.heavy if h[0] >= args.after]
