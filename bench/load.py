@@ -371,8 +371,16 @@ def main(argv=None) -> int:
     ap.add_argument("--scrape", type=float, default=0.0, metavar="SECONDS",
                     help="serve --metrics-port 0 and GET /metrics every SECONDS during the load (the metrics' cost; "
                     "docs/OPERATING.md)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run the load N times, one after another (each as without --repeat), and end with "
+                         "every run's CPU per intent and p99 side by side: at a load near what the server can "
+                         "take, one run's p99 says little (bench/README.md)")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
+    if args.repeat < 1:
+        ap.error("--repeat wants 1 or more")
+    if args.repeat > 1 and args.scaling:
+        ap.error("--repeat is for one load; --scaling runs six")
     if args.scaling and args.store is None:
         ap.error("--scaling wants --store DSN (or auto)")
     if args.nodes < 1:
@@ -386,19 +394,43 @@ def main(argv=None) -> int:
     store = args.store
     if store == "auto":
         cluster, store = throwaway_postgres()
+    runs = []
     try:
         if args.scaling:
             rows = run_scaling(args, store)
         else:
-            rows = run_all(args, store)
+            for i in range(args.repeat):
+                if args.repeat > 1:
+                    print(f"run {i + 1} of {args.repeat}", flush=True)
+                rows = run_all(args, store)
+                report(args, rows)
+                runs.append(rows)
     finally:
         if cluster is not None:
             cluster.remove()
     if args.scaling:
         report_scaling(args, rows)
-    else:
-        report(args, rows)
+    elif args.repeat > 1:
+        report_runs(args, runs)
     return 0
+
+
+def report_runs(args, runs: list[dict]) -> None:
+    """Every run's wildtable row side by side, and how many had a last-update p99 under
+    50 ms (issue #25's goal at 4,000 players)."""
+    print(f"\n{len(runs)} runs, wildtable: intents/s, server CPU, CPU per intent, last-update p99 ms, lost")
+    under = 0
+    for i, rows in enumerate(runs, 1):
+        w = rows["wildtable"]
+        p99 = w["last_update_ms"]["p99"]
+        under += p99 < 50
+        print(f"  run {i}: {w['intents_per_s']:7,.0f} {w['server_cpu_share']:5.0%} {w['server_cpu_us_per_intent']:5.0f} us "
+              f"{p99:8.1f} {w['actions_lost']}")
+    print(f"last-update p99 under 50 ms in {under} of {len(runs)} runs; load average now {os.getloadavg()[0]:.1f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "runs": runs}, f, indent=1)
+        print(f"every run written to {args.json}")
 
 
 def run_scaling(args, store: str) -> dict:
