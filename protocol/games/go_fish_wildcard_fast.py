@@ -20,8 +20,9 @@ from ..codec import packer
 from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
-    _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
+    EndTurn, Place, State,
+    _M1, _M3, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
 
 
@@ -122,7 +123,7 @@ def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
         h[target] = theirs ^ taken
         mine |= taken
         reached = taken
-        history = history + ((seat, target, r, taken.bit_count(), 0),)
+        history = history + (ASK_ENTRY[seat][target][r][taken.bit_count()],)
     elif pile:
         # "go fish": the top card of the pile
         c = pile[0]
@@ -130,9 +131,9 @@ def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
         mine |= 1 << c
         if RANK_OF[c] == r:
             reached = 1 << c
-        history = history + ((seat, target, r, 0, 1),)
+        history = history + (ASK_ENTRY[seat][target][r][5],)
     else:
-        history = history + ((seat, target, r, 0, 0),)
+        history = history + (ASK_ENTRY[seat][target][r][0],)
     h[seat] = mine
     if phase == "play" and pile:
         if reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
@@ -266,40 +267,45 @@ def _forced(mine: int, wild: int) -> tuple | None:
     times that is not wild (the three lowest of the lowest), else ``_wild_choice``'s; the ranks'
     counts taken once a round (tests/protocol/test_advance_fast_paths.py)."""
     placed = None
+    wc = WILD_CARDS[wild]
     while True:
-        wc = WILD_CARDS[wild]
         wm = mine & wc
         nat = mine ^ wm
-        w = wm.bit_count()
         if nat:
             t = nat - ((nat >> 1) & _M5)
             t = (t & _M3) + ((t >> 2) & _M3)              # every nibble: its rank's count
-            # _any_set: 3 wilds, 2 and any card, 1 and a pair, or 3 of a rank
-            if w < 2:
-                if w:
-                    if not t & _M6:
-                        break
-                elif not (t & (t >> 1) & _M1) | (t & _M4):
-                    break
             big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)  # bit 0 of a rank held 3 or 4 times
-        elif w < SET_SIZE:
+            if big:
+                # the three lowest cards of the lowest such rank (_forced_choice's first choice)
+                m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+            else:
+                # _any_set: 3 wilds, 2 and any card, or 1 and a pair
+                w = wm.bit_count()
+                if w < 2:
+                    if not w or not t & _M6:
+                        break
+                    # 1 wild: a pair and the wild, the lowest pair (its cards are below
+                    # every higher pair's, so its set's sorted ids compare lowest)
+                    twos = (t >> 1) & _M1
+                    m = wm | (nat & RANK_MASK[((twos & -twos).bit_length() - 1) >> 2])
+                else:
+                    m = _wild_choice(wm, nat, t, w)
+        elif wm.bit_count() < SET_SIZE:
             break
         else:
-            t = big = 0
-        if big:
-            # the three lowest cards of the lowest such rank (_forced_choice's first choice)
-            m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
-            lo = m & -m
-            m ^= lo
-            x = lo.bit_length() - 1
-            lo = m & -m
-            y = lo.bit_length() - 1
-            m ^= lo
-            z = (m & -m).bit_length() - 1
-        else:
-            x, y, z = _wild_choice(wm, nat, t, w)
+            # wilds alone: the three lowest (_wild_choice's only choice)
+            m = wm
+        # the three lowest cards of ``m``, placed
+        lo = m & -m
+        m ^= lo
+        x = lo.bit_length() - 1
+        lo = m & -m
+        y = lo.bit_length() - 1
+        m ^= lo
+        z = (m & -m).bit_length() - 1
         mine &= ~((1 << x) | (1 << y) | (1 << z))
         wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
+        wc = WILD_CARDS[wild]
         if placed is None:
             placed = [(x, y, z)]
         else:
@@ -311,14 +317,14 @@ def _forced(mine: int, wild: int) -> tuple | None:
 _REACH = tuple(tuple(tuple(_reach(p, s, w) for w in range(DECK_SIZE + 1)) for s in range(14)) for p in range(14))
 
 
-def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
+def _wild_choice(wm: int, nat: int, t: int, w: int) -> int:
     """``_forced_choice`` for a hand that can make a set but holds no rank of 3 or 4 that
     is not wild: ``wm`` its ``w`` wild cards, ``nat`` the rest (0 to 2 of a rank), ``t``
     their count per rank (a nibble each). The same reading of the rule, counted with
     bits: the most sets first (``_reach``), then the lowest card ids, among the 3 lowest
     wilds, a pair with the lowest wild (or one of it with the 2 lowest: the other turns
     wild, so the same count; of the two, the one with the lower third card), a single
-    with the 2 lowest wilds."""
+    with the 2 lowest wilds. Gives the set's three cards as bits."""
     ones = t & _M1                                    # bit 0 of a rank held once
     twos = (t >> 1) & _M1                             # bit 0 of a rank held twice
     pairs = twos.bit_count()
@@ -358,12 +364,14 @@ def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
             cand = (a, x, y) if a < x else (x, a, y) if a < y else (x, y, a)
             if best is None or cand < best:
                 best = cand
-    return best                 # (a set exists: one of the three kinds is best)
+    return (1 << best[0]) | (1 << best[1]) | (1 << best[2])     # (a set exists: one of the three kinds is best)
 
 
 # ---------------------------------------------------------------------------- state hash
 
-_packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
+_packed_entry: dict = {}            # id(an ASK_ENTRY object) -> its map as snapshot packs it
+_ENTRY_IDS: frozenset[int] = frozenset(id(e) for by_target in ASK_ENTRY for by_rank in by_target for es in by_rank for e in es)
+_packed_asks: dict = {}             # another ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
 _wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
 _SET_AS_ARRAY = b"\x96\xa2id"      # a set's 6 items, the first "id"
@@ -402,18 +410,34 @@ def packed_snapshot(state: State) -> bytes:
         if body.count(_SET_AS_ARRAY) != len(sets):
             return packer().pack({**snapshot_head(state), "asks": _asks(state)})
         body = body.replace(_SET_AS_ARRAY, _SET_AS_MAP)
-    parts = [b"\xde\x00\x10", body[3:], _array(len(history))]
-    append = parts.append
+    # each ask's packed map: by the object for the engine's own (ASK_ENTRY's, as every
+    # ask the engine records is), found for all at once; else (a state made elsewhere)
+    # one at a time below
+    got = list(map(_packed_entry.get, map(id, history)))
+    if None in got:
+        _pack_asks(history, got, pack)
+    return b"".join((b"\xde\x00\x10", body[3:], _array(len(history)), *got))
+
+
+def _pack_asks(history: tuple, got: list, pack) -> None:
+    """Fill in ``got[j]`` where it is None: the packed map of ``history[j]``, as _asks
+    makes it."""
     cache = _packed_asks
-    for ask in history:
-        p = cache.get(ask)
+    for j, p in enumerate(got):
+        if p is not None:
+            continue
+        ask = history[j]
         s, t, r, k, d = ask
-        # a bool equals 1 or 0 as a key, but packs otherwise: the seats (an Ask built in
-        # process, not decoded, may hold one) are looked up only as ints; the rank and
-        # counts are the engine's own ints
-        if p is None or type(s) is not int or type(t) is not int:
-            p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
-            if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
-                cache[ask] = p
-        append(p)
-    return b"".join(parts)
+        if id(ask) in _ENTRY_IDS:
+            # ASK_ENTRY's own object (kept for good there: its id is never another's)
+            p = _packed_entry[id(ask)] = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})
+        else:
+            p = cache.get(ask)
+            # a bool equals 1 or 0 as a key, but packs otherwise: the seats (an Ask built in
+            # process, not decoded, may hold one) are looked up only as ints; the rank and
+            # counts are the engine's own ints
+            if p is None or type(s) is not int or type(t) is not int:
+                p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
+                if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
+                    cache[ask] = p
+        got[j] = p
