@@ -22,7 +22,7 @@ from ..states import build
 from .go_fish_wildcard import (
     ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
     EndTurn, Place, State,
-    _M1, _M3, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
+    _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
 
 
@@ -271,10 +271,11 @@ def _forced(mine: int, wild: int) -> tuple | None:
     while True:
         wm = mine & wc
         nat = mine ^ wm
+        last = False            # no set can be left after this one (no second round)
         if nat:
             t = nat - ((nat >> 1) & _M5)
             t = (t & _M3) + ((t >> 2) & _M3)              # every nibble: its rank's count
-            big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)  # bit 0 of a rank held 3 or 4 times
+            big = (t + _M1) & _M4                         # bit 2 of a rank held 3 or 4 times
             if big:
                 # the three lowest cards of the lowest such rank (_forced_choice's first choice)
                 m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
@@ -285,31 +286,37 @@ def _forced(mine: int, wild: int) -> tuple | None:
                     if not w or not t & _M6:
                         break
                     # 1 wild: a pair and the wild, the lowest pair (its cards are below
-                    # every higher pair's, so its set's sorted ids compare lowest)
+                    # every higher pair's, so its set's sorted ids compare lowest); no wild
+                    # is left after it, nor a rank of 3
                     twos = (t >> 1) & _M1
                     m = wm | (nat & RANK_MASK[((twos & -twos).bit_length() - 1) >> 2])
+                    last = True
                 else:
                     m = _wild_choice(wm, nat, t, w)
-        elif wm.bit_count() < SET_SIZE:
-            break
         else:
-            # wilds alone: the three lowest (_wild_choice's only choice)
+            w = wm.bit_count()
+            if w < SET_SIZE:
+                break
+            # wilds alone: the three lowest (_wild_choice's only choice); another set if 3 more
             m = wm
-        # the three lowest cards of ``m``, placed
-        lo = m & -m
-        m ^= lo
-        x = lo.bit_length() - 1
-        lo = m & -m
-        y = lo.bit_length() - 1
-        m ^= lo
-        z = (m & -m).bit_length() - 1
-        mine &= ~((1 << x) | (1 << y) | (1 << z))
+            last = w < 2 * SET_SIZE
+        # the three lowest cards of ``m``, placed: they leave the hand, their ranks turn wild
+        a = m & -m
+        m ^= a
+        b = m & -m
+        c = (m ^ b) & -(m ^ b)
+        x = a.bit_length() - 1
+        y = b.bit_length() - 1
+        z = c.bit_length() - 1
+        mine ^= a | b | c
         wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
-        wc = WILD_CARDS[wild]
         if placed is None:
             placed = [(x, y, z)]
         else:
             placed.append((x, y, z))
+        if last:
+            break
+        wc = WILD_CARDS[wild]
     return None if placed is None else (mine, wild, placed)
 
 

@@ -15,6 +15,8 @@ ask, the next seat holding cards); everything else, every refusal included, is l
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..codec import INT_MAX
 from ..states import build
 from .go_fish_wildcard import (
@@ -39,29 +41,35 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     h = list(hands)
     sc = list(scores)
     asks: list = []
+    record_ask = asks.append
     new_sets: list = []
     p = 0
     o = 0                       # phase "last_asks": the seats still due one are last_order[o:]
     n_order = len(last_order)
     start = i
     end = len(records)
-    bounded = limit <= INT_MAX      # replay up to a seq (replay_prefix, upto)
     # the tables, as locals (a run is most of a game)
     rank_info, rank_of, bits, wild_cards, forced_sets, entries = _RANK_INFO, RANK_OF, _BITS, WILD_CARDS, _forced, ASK_ENTRY
     m1, m3, m4, m5, m6 = _M1, _M3, _M4, _M5, _M6
     nexts = _NEXT[n]
+    others = _OTHERS[n]
     wc = wild_cards[wild]       # the card bits of the wild ranks (``wild`` changes only with a set)
-    # A map that is not what the decoder takes in the common shape (a missing key, an
-    # unhashable or unknown rank) raises KeyError or TypeError at a lookup, before this
-    # record changed anything: the run stops there and leaves it to the fold (below)
+    # A record that is not a map (a typed record), or a map that is not what the decoder
+    # takes in the common shape (a missing key, an unhashable or unknown rank), raises
+    # TypeError or KeyError at a lookup, before this record changed anything: the run
+    # stops there and leaves it to the fold (below)
     try:
-        while i < end:
-            r = records[i]
-            if type(r) is not dict:
-                break
+        if limit <= INT_MAX:
+            # replay up to a seq (replay_prefix, upto): the run ends before the first
+            # record over it
+            j = i
+            while j < end and not (type(records[j]) is dict and records[j]["seq"] > limit):
+                j += 1
+            end = j
+        for r in islice(records, i, end):
             seat = r["seat"]
             # apply's checks for every player action: the seat to move (the table in play)
-            if seat != turn or type(seat) is not int or (bounded and r["seq"] > limit):
+            if seat != turn or type(seat) is not int:
                 break
             a = r["action"]
             kind = a["kind"]
@@ -71,7 +79,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 # no other key) and _ask applies (not in a bonus, another seat of the table, a
                 # rank the asker holds): the rank is one of RANKS, each a str of 1 or 2
                 ri, rm = rank_info[a["rank"]]
-                if len(a) != 3 or type(target) is not int or target == seat or not 0 <= target < n or step == "bonus":
+                if type(target) is not int or target not in others[seat] or len(a) != 3 or step == "bonus":
                     break
                 mine = h[seat]
                 if not mine & rm:
@@ -104,37 +112,53 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     h[seat] = mine
                     p += drew
                     left -= drew
-                    asks.append(ask)
+                    record_ask(ask)
                     i += 1
                     step, bonus = "bonus", reached
                     continue
                 # _turn_over, as below (the ask's own copy: nine steps in ten take it):
-                # _any_set's test, a set of 3 wilds, 2 and any card, 1 and a pair, or 3 of a rank
+                # _any_set's test, a set of 3 wilds, 2 and any card, 1 and a pair, or 3 of a
+                # rank (the ranks' counts a nibble each; a count of 3 or more is one whose
+                # nibble plus 1 has its bit 2)
                 wm = mine & wc
-                nat = mine ^ wm
-                forced = None
                 if wm:
+                    nat = mine ^ wm
                     k = wm.bit_count()
                     if k >= SET_SIZE or (k == 2 and nat):
                         forced = forced_sets(mine, wild)
                     elif nat:
                         t = nat - ((nat >> 1) & m5)
-                        if ((t & m3) + ((t >> 2) & m3)) & m6:
-                            forced = forced_sets(mine, wild)
+                        forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3)) & m6 else None
+                    else:
+                        forced = None
                 else:
-                    t = nat - ((nat >> 1) & m5)
-                    t = (t & m3) + ((t >> 2) & m3)
-                    if (t & (t >> 1) & m1) | (t & m4):
-                        forced = forced_sets(mine, wild)
+                    t = mine - ((mine >> 1) & m5)
+                    forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3) + m1) & m4 else None
                 if forced is not None:
                     mine, w, more = forced
                 if play:
                     rest = left - drew
                     if rest and mine:
+                        # the turn passes as most do: the next seat holds cards
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
                             break   # _begin_turn's draw (left to the fold)
-                    elif rest:
+                        p += drew
+                        left = rest
+                        h[target] = theirs
+                        h[seat] = mine
+                        record_ask(ask)
+                        if forced is not None:
+                            wild = w
+                            wc = wild_cards[w]
+                            sc[seat] += len(more)
+                            for cards in more:
+                                new_sets.append((seat, cards))
+                        i += 1
+                        turn = nxt
+                        step, bonus = "ask", 0
+                        continue
+                    if rest:
                         # the empty-hand draw: 2, or what is left
                         got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
                         for c in pile[p + drew:p + drew + got]:
@@ -177,7 +201,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     o = j
                 h[target] = theirs
                 h[seat] = mine
-                asks.append(ask)
+                record_ask(ask)
                 if forced is not None:
                     wild = w
                     wc = wild_cards[w]
@@ -307,6 +331,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
 _LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}
 #: _NEXT[n][seat]: the seat on its left
 _NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in range(2, 7)}
+#: _OTHERS[n][seat]: the other seats of the table, the ones ``seat`` may ask
+_OTHERS = {n: tuple(frozenset(range(n)) - {s} for s in range(n)) for n in range(2, 7)}
 #: a rank's name -> (its index, the bits of its four cards)
 _RANK_INFO: dict[str, tuple[int, int]] = {name: (ri, RANK_MASK[ri]) for name, ri in RANK_INDEX.items()}
 _BITS = tuple(1 << c for c in range(DECK_SIZE))
