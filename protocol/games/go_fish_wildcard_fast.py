@@ -20,7 +20,7 @@ from ..codec import packer
 from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
-    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, MAX_PLAYERS, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
     EndTurn, Place, State,
     _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
@@ -39,10 +39,21 @@ def advance(state: State, seat: int | None, action: object) -> State:
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
                             state.history, _forced(state.hands[seat], state.wild))
-    elif (t is ChanceOutcome and seat is None and state.phase == "deal" and state.dealer is not None
-            and action.purpose == "deal"):  # type: ignore[attr-defined]  # (t is ChanceOutcome)
-        st = _deal(state, action.permutation)  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+    elif t is ChanceOutcome and seat is None and state.phase == "deal":
+        purpose = action.purpose  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        perm = action.permutation  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        if state.dealer is not None:
+            if purpose == "deal":
+                st = _deal(state, perm)
+        elif purpose == "dealer" and len(perm) == state.n and set(perm) == _SEATS[state.n]:
+            # the dealer drawn by lot: a permutation of the seats, its first item deals
+            # (apply: check_permutation, then the dealer)
+            st = build(State, (state.n, perm[0], *state[2:]))
     return st if st is not None else apply(state, seat, action)[0]
+
+
+#: _SEATS[n]: the seats of a table of n, as a set (a dealer's permutation holds each once)
+_SEATS = {n: frozenset(range(n)) for n in range(MAX_PLAYERS + 1)}
 
 
 _BITS = tuple(1 << c for c in range(DECK_SIZE))
@@ -410,9 +421,10 @@ def packed_snapshot(state: State) -> bytes:
     # "cards", c), packs as an array of 6 (96) whose first item is "id" (a2 69 64): made a
     # map of 3 (83) where that is found once per set, and nowhere else
     body = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
-                 "turn", turn, "step", step, "hands", [ids_of(h) for h in hands], "pile", pile,
+                 "turn", turn, "step", step, "hands", [ids_of(h) if h else [] for h in hands], "pile", pile,
                  "wild_ranks", ranks, "sets", [("id", i, "seat", s, "cards", c) for i, (s, c) in enumerate(sets)],
-                 "scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer, "asks"))
+                 "scores", scores, "bonus", ids_of(bonus) if bonus else [], "last_asks", last_order, "drawer", drawer,
+                 "asks"))
     if sets:
         if body.count(_SET_AS_ARRAY) != len(sets):
             return packer().pack({**snapshot_head(state), "asks": _asks(state)})
