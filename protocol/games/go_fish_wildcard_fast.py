@@ -57,6 +57,7 @@ _SEATS = {n: frozenset(range(n)) for n in range(MAX_PLAYERS + 1)}
 
 
 _BITS = tuple(1 << c for c in range(DECK_SIZE))
+_RANK_BIT = tuple(1 << (c >> 2) for c in range(DECK_SIZE))     # a card's rank, as a bit of a wild mask
 
 
 def _deal(state: State, perm: tuple) -> State | None:
@@ -320,7 +321,7 @@ def _forced(mine: int, wild: int) -> tuple | None:
         y = b.bit_length() - 1
         z = c.bit_length() - 1
         mine ^= a | b | c
-        wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
+        wild |= _RANK_BIT[x] | _RANK_BIT[y] | _RANK_BIT[z]
         if placed is None:
             placed = [(x, y, z)]
         else:
