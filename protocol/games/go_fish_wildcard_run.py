@@ -52,7 +52,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     rank_info, rank_of, bits, wild_cards, forced_sets, entries = _RANK_INFO, RANK_OF, _BITS, WILD_CARDS, _forced, ASK_ENTRY
     m1, m3, m4, m5, m6 = _M1, _M3, _M4, _M5, _M6
     nexts = _NEXT[n]
-    others = _OTHERS[n]
     wc = wild_cards[wild]       # the card bits of the wild ranks (``wild`` changes only with a set)
     # A record that is not a map (a typed record), or a map that is not what the decoder
     # takes in the common shape (a missing key, an unhashable or unknown rank), raises
@@ -73,14 +72,13 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             if seat != turn or seat.__class__ is not int:
                 break
             a = r["action"]
-            kind = a["kind"]
-            if kind == "ask":
+            if a["kind"] == "ask":
                 target = a["target"]
                 # what _ask_map takes (a map Ask's decoder takes: an int target, a str rank,
                 # no other key) and _ask applies (not in a bonus, another seat of the table, a
                 # rank the asker holds): the rank is one of RANKS, each a str of 1 or 2
                 ri, rm = rank_info[a["rank"]]
-                if target.__class__ is not int or target not in others[seat] or len(a) != 3 or step == "bonus":
+                if target.__class__ is not int or target == seat or not 0 <= target < n or len(a) != 3 or step == "bonus":
                     break
                 mine = h[seat]
                 if not mine & rm:
@@ -97,12 +95,11 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 elif left:
                     # "go fish": the top card of the pile
                     c = pile[p]
-                    reached = bits[c]
-                    mine |= reached
+                    b = bits[c]
+                    mine |= b
                     ask = entries[seat][target][ri][5]
                     drew = 1
-                    if rank_of[c] != ri:
-                        reached = 0
+                    reached = b if rank_of[c] == ri else 0
                 else:
                     ask = entries[seat][target][ri][0]
                     drew = reached = 0
@@ -135,12 +132,28 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 else:
                     t = mine - ((mine >> 1) & m5)
                     forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3) + m1) & m4 else None
-                if forced is not None:
+                if forced is None:
+                    if play and left != drew:
+                        # the turn passes as most do: no forced set, the asker's hand holds
+                        # the asked rank, cards are left in the pile, the next seat holds cards
+                        nxt = nexts[seat]
+                        if not (theirs if nxt == target else h[nxt]):
+                            break   # _begin_turn's draw (left to the fold)
+                        p += drew
+                        left -= drew
+                        h[target] = theirs
+                        h[seat] = mine
+                        record_ask(ask)
+                        i += 1
+                        turn = nxt
+                        step, bonus = "ask", 0
+                        continue
+                else:
                     mine, w, more = forced
                 if play:
                     rest = left - drew
                     if rest and mine:
-                        # the turn passes as most do: the next seat holds cards
+                        # the turn passes: the next seat holds cards
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
                             break   # _begin_turn's draw (left to the fold)
@@ -220,6 +233,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             mine = h[seat]
             placed = None
             w = wild
+            kind = a["kind"]
             if kind == "place":
                 cards = a["cards"]
                 # what _place_map takes (a list of card ids, no other key) and _place applies
@@ -332,8 +346,6 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
 _LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}
 #: _NEXT[n][seat]: the seat on its left
 _NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in range(2, 7)}
-#: _OTHERS[n][seat]: the other seats of the table, the ones ``seat`` may ask
-_OTHERS = {n: tuple(frozenset(range(n)) - {s} for s in range(n)) for n in range(2, 7)}
 #: a rank's name -> (its index, the bits of its four cards)
 _RANK_INFO: dict[str, tuple[int, int]] = {name: (ri, RANK_MASK[ri]) for name, ri in RANK_INDEX.items()}
 _BITS = tuple(1 << c for c in range(DECK_SIZE))
