@@ -59,14 +59,14 @@ EMPTY_DRAW = 2     # rulebook Turns: "take 2 cards from the draw pile"
 
 # Card tables, computed once: the hot paths only index tuples.
 RANK_OF = tuple(c // 4 for c in range(DECK_SIZE))
-RANK_INDEX = {r: i for i, r in enumerate(RANKS)}
+RANK_INDEX: dict[str, int] = {r: i for i, r in enumerate(RANKS)}
 LABELS = tuple(RANKS[c // 4] + SUITS[c % 4] for c in range(DECK_SIZE))
 _INFO = tuple(
     {"id": c, "rank": RANKS[c // 4], "suit": SUITS[c % 4], "suit_name": SUIT_NAMES[c % 4], "label": LABELS[c]}
     for c in range(DECK_SIZE)
 )
 _DEAL = ChanceRequest("deal", DECK_SIZE)
-RANK_MASK = tuple(0xF << (4 * r) for r in range(13))   # the bits of a rank's four cards
+RANK_MASK: tuple[int, ...] = tuple(0xF << (4 * r) for r in range(13))   # the bits of a rank's four cards
 _M1 = int("1" * 13, 16)                                # bit 0 of every nibble
 _M3, _M4, _M5, _M6 = 3 * _M1, 4 * _M1, 5 * _M1, 6 * _M1
 # WILD_CARDS[m]: the card bits of every rank in the wild-rank mask m.
@@ -76,6 +76,20 @@ for _m in range(1, 1 << 13):
     _wc[_m] = _wc[_m ^ _low] | RANK_MASK[_low.bit_length() - 1]
 WILD_CARDS = tuple(_wc)
 del _wc, _m, _low
+#: ASK_ENTRY[seat][target][rank][code]: the history entry of an ask, (seat, target, rank,
+#: cards handed over, cards fished), code the cards handed over (0 to 4) or 5 for one
+#: fished. Each made once: every ask the engine records is one of these objects, so the
+#: state hash finds its packed map by the object (go_fish_wildcard_fast.packed_snapshot).
+ASK_ENTRY: tuple = tuple(tuple(tuple(tuple((s, t, r, k, 0) for k in range(5)) + ((s, t, r, 0, 1),) for r in range(13))
+                        for t in range(MAX_PLAYERS)) for s in range(MAX_PLAYERS))
+
+
+def ask_entry(seat: int, target: int, r: int, handed: int, drew: int) -> tuple:
+    """The history entry of an ask (``handed`` 0 to 4, or ``drew`` 1): ASK_ENTRY's object
+    where there is one (int seats of a table), else a new tuple of the same items."""
+    if type(seat) is int and type(target) is int and 0 <= seat < MAX_PLAYERS and 0 <= target < MAX_PLAYERS:
+        return ASK_ENTRY[seat][target][r][5 if drew else handed]
+    return (seat, target, r, handed, drew)
 
 
 def hand_mask(ids) -> int:
@@ -563,7 +577,7 @@ def _ask(state: State, seat: int, a: Ask) -> tuple[State, list]:
         got = _draw(w, seat, 1, "go_fish", ev)
         drew = len(got)
         reached = 1 << got[0] if got and RANK_OF[got[0]] == r else 0
-    w.history = state.history + ((seat, target, r, handed, drew),)
+    w.history = state.history + (ask_entry(seat, target, r, handed, drew),)
     if w.phase == "last_asks" or not w.pile:
         # docs/DECISIONS.md "Go Fish Wildcard": "one last ask plus forced sets"; "when the last card is drawn, that turn ends".
         _end_turn(w, seat, ev)

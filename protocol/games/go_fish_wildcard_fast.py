@@ -20,7 +20,8 @@ from ..codec import packer
 from ..engine import ChanceOutcome
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, HAND_SIZE, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask, EndTurn, Place, State,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, MAX_PLAYERS, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
+    EndTurn, Place, State,
     _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
 )
 
@@ -38,13 +39,25 @@ def advance(state: State, seat: int | None, action: object) -> State:
         elif t is EndTurn and state.step != "ask":  # _end_action: "must_ask"
             st = _turn_over(state, seat, list(state.hands), state.pile, state.wild, state.sets, state.scores,
                             state.history, _forced(state.hands[seat], state.wild))
-    elif (t is ChanceOutcome and seat is None and state.phase == "deal" and state.dealer is not None
-            and action.purpose == "deal"):  # type: ignore[attr-defined]  # (t is ChanceOutcome)
-        st = _deal(state, action.permutation)  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+    elif t is ChanceOutcome and seat is None and state.phase == "deal":
+        purpose = action.purpose  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        perm = action.permutation  # type: ignore[attr-defined]  # (t is ChanceOutcome)
+        if state.dealer is not None:
+            if purpose == "deal":
+                st = _deal(state, perm)
+        elif purpose == "dealer" and len(perm) == state.n and set(perm) == _SEATS[state.n]:
+            # the dealer drawn by lot: a permutation of the seats, its first item deals
+            # (apply: check_permutation, then the dealer)
+            st = build(State, (state.n, perm[0], *state[2:]))
     return st if st is not None else apply(state, seat, action)[0]
 
 
+#: _SEATS[n]: the seats of a table of n, as a set (a dealer's permutation holds each once)
+_SEATS = {n: frozenset(range(n)) for n in range(MAX_PLAYERS + 1)}
+
+
 _BITS = tuple(1 << c for c in range(DECK_SIZE))
+_RANK_BIT = tuple(1 << (c >> 2) for c in range(DECK_SIZE))     # a card's rank, as a bit of a wild mask
 
 
 def _deal(state: State, perm: tuple) -> State | None:
@@ -122,7 +135,7 @@ def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
         h[target] = theirs ^ taken
         mine |= taken
         reached = taken
-        history = history + ((seat, target, r, taken.bit_count(), 0),)
+        history = history + (ASK_ENTRY[seat][target][r][taken.bit_count()],)
     elif pile:
         # "go fish": the top card of the pile
         c = pile[0]
@@ -130,9 +143,9 @@ def _ask(state: State, seat: int, target: int, rank: str) -> State | None:
         mine |= 1 << c
         if RANK_OF[c] == r:
             reached = 1 << c
-        history = history + ((seat, target, r, 0, 1),)
+        history = history + (ASK_ENTRY[seat][target][r][5],)
     else:
-        history = history + ((seat, target, r, 0, 0),)
+        history = history + (ASK_ENTRY[seat][target][r][0],)
     h[seat] = mine
     if phase == "play" and pile:
         if reached and not wild >> r & 1 and (mine & rm).bit_count() >= SET_SIZE:
@@ -266,44 +279,56 @@ def _forced(mine: int, wild: int) -> tuple | None:
     times that is not wild (the three lowest of the lowest), else ``_wild_choice``'s; the ranks'
     counts taken once a round (tests/protocol/test_advance_fast_paths.py)."""
     placed = None
+    wc = WILD_CARDS[wild]
     while True:
-        wc = WILD_CARDS[wild]
         wm = mine & wc
         nat = mine ^ wm
-        w = wm.bit_count()
+        last = False            # no set can be left after this one (no second round)
         if nat:
             t = nat - ((nat >> 1) & _M5)
             t = (t & _M3) + ((t >> 2) & _M3)              # every nibble: its rank's count
-            # _any_set: 3 wilds, 2 and any card, 1 and a pair, or 3 of a rank
-            if w < 2:
-                if w:
-                    if not t & _M6:
+            big = (t + _M1) & _M4                         # bit 2 of a rank held 3 or 4 times
+            if big:
+                # the three lowest cards of the lowest such rank (_forced_choice's first choice)
+                m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
+            else:
+                # _any_set: 3 wilds, 2 and any card, or 1 and a pair
+                w = wm.bit_count()
+                if w < 2:
+                    if not w or not t & _M6:
                         break
-                elif not (t & (t >> 1) & _M1) | (t & _M4):
-                    break
-            big = (t & (t >> 1) & _M1) | ((t >> 2) & _M1)  # bit 0 of a rank held 3 or 4 times
-        elif w < SET_SIZE:
-            break
+                    # 1 wild: a pair and the wild, the lowest pair (its cards are below
+                    # every higher pair's, so its set's sorted ids compare lowest); no wild
+                    # is left after it, nor a rank of 3
+                    twos = (t >> 1) & _M1
+                    m = wm | (nat & RANK_MASK[((twos & -twos).bit_length() - 1) >> 2])
+                    last = True
+                else:
+                    m = _wild_choice(wm, nat, t, w)
         else:
-            t = big = 0
-        if big:
-            # the three lowest cards of the lowest such rank (_forced_choice's first choice)
-            m = nat & RANK_MASK[((big & -big).bit_length() - 1) >> 2]
-            lo = m & -m
-            m ^= lo
-            x = lo.bit_length() - 1
-            lo = m & -m
-            y = lo.bit_length() - 1
-            m ^= lo
-            z = (m & -m).bit_length() - 1
-        else:
-            x, y, z = _wild_choice(wm, nat, t, w)
-        mine &= ~((1 << x) | (1 << y) | (1 << z))
-        wild |= (1 << (x >> 2)) | (1 << (y >> 2)) | (1 << (z >> 2))
+            w = wm.bit_count()
+            if w < SET_SIZE:
+                break
+            # wilds alone: the three lowest (_wild_choice's only choice); another set if 3 more
+            m = wm
+            last = w < 2 * SET_SIZE
+        # the three lowest cards of ``m``, placed: they leave the hand, their ranks turn wild
+        a = m & -m
+        m ^= a
+        b = m & -m
+        c = (m ^ b) & -(m ^ b)
+        x = a.bit_length() - 1
+        y = b.bit_length() - 1
+        z = c.bit_length() - 1
+        mine ^= a | b | c
+        wild |= _RANK_BIT[x] | _RANK_BIT[y] | _RANK_BIT[z]
         if placed is None:
             placed = [(x, y, z)]
         else:
             placed.append((x, y, z))
+        if last:
+            break
+        wc = WILD_CARDS[wild]
     return None if placed is None else (mine, wild, placed)
 
 
@@ -311,14 +336,14 @@ def _forced(mine: int, wild: int) -> tuple | None:
 _REACH = tuple(tuple(tuple(_reach(p, s, w) for w in range(DECK_SIZE + 1)) for s in range(14)) for p in range(14))
 
 
-def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
+def _wild_choice(wm: int, nat: int, t: int, w: int) -> int:
     """``_forced_choice`` for a hand that can make a set but holds no rank of 3 or 4 that
     is not wild: ``wm`` its ``w`` wild cards, ``nat`` the rest (0 to 2 of a rank), ``t``
     their count per rank (a nibble each). The same reading of the rule, counted with
     bits: the most sets first (``_reach``), then the lowest card ids, among the 3 lowest
     wilds, a pair with the lowest wild (or one of it with the 2 lowest: the other turns
     wild, so the same count; of the two, the one with the lower third card), a single
-    with the 2 lowest wilds."""
+    with the 2 lowest wilds. Gives the set's three cards as bits."""
     ones = t & _M1                                    # bit 0 of a rank held once
     twos = (t >> 1) & _M1                             # bit 0 of a rank held twice
     pairs = twos.bit_count()
@@ -358,12 +383,14 @@ def _wild_choice(wm: int, nat: int, t: int, w: int) -> tuple:
             cand = (a, x, y) if a < x else (x, a, y) if a < y else (x, y, a)
             if best is None or cand < best:
                 best = cand
-    return best                 # (a set exists: one of the three kinds is best)
+    return (1 << best[0]) | (1 << best[1]) | (1 << best[2])     # (a set exists: one of the three kinds is best)
 
 
 # ---------------------------------------------------------------------------- state hash
 
-_packed_asks: dict = {}             # an ask (history entry) -> its map as snapshot packs it
+_packed_entry: dict = {}            # id(an ASK_ENTRY object) -> its map as snapshot packs it
+_ENTRY_IDS: frozenset[int] = frozenset(id(e) for by_target in ASK_ENTRY for by_rank in by_target for es in by_rank for e in es)
+_packed_asks: dict = {}             # another ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
 _wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
 _SET_AS_ARRAY = b"\x96\xa2id"      # a set's 6 items, the first "id"
@@ -395,25 +422,42 @@ def packed_snapshot(state: State) -> bytes:
     # "cards", c), packs as an array of 6 (96) whose first item is "id" (a2 69 64): made a
     # map of 3 (83) where that is found once per set, and nowhere else
     body = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
-                 "turn", turn, "step", step, "hands", [ids_of(h) for h in hands], "pile", pile,
+                 "turn", turn, "step", step, "hands", [ids_of(h) if h else [] for h in hands], "pile", pile,
                  "wild_ranks", ranks, "sets", [("id", i, "seat", s, "cards", c) for i, (s, c) in enumerate(sets)],
-                 "scores", scores, "bonus", ids_of(bonus), "last_asks", last_order, "drawer", drawer, "asks"))
+                 "scores", scores, "bonus", ids_of(bonus) if bonus else [], "last_asks", last_order, "drawer", drawer,
+                 "asks"))
     if sets:
         if body.count(_SET_AS_ARRAY) != len(sets):
             return packer().pack({**snapshot_head(state), "asks": _asks(state)})
         body = body.replace(_SET_AS_ARRAY, _SET_AS_MAP)
-    parts = [b"\xde\x00\x10", body[3:], _array(len(history))]
-    append = parts.append
+    # each ask's packed map: by the object for the engine's own (ASK_ENTRY's, as every
+    # ask the engine records is), found for all at once; else (a state made elsewhere)
+    # one at a time below
+    got = list(map(_packed_entry.get, map(id, history)))
+    if None in got:
+        _pack_asks(history, got, pack)
+    return b"".join((b"\xde\x00\x10", body[3:], _array(len(history)), *got))
+
+
+def _pack_asks(history: tuple, got: list, pack) -> None:
+    """Fill in ``got[j]`` where it is None: the packed map of ``history[j]``, as _asks
+    makes it."""
     cache = _packed_asks
-    for ask in history:
-        p = cache.get(ask)
+    for j, p in enumerate(got):
+        if p is not None:
+            continue
+        ask = history[j]
         s, t, r, k, d = ask
-        # a bool equals 1 or 0 as a key, but packs otherwise: the seats (an Ask built in
-        # process, not decoded, may hold one) are looked up only as ints; the rank and
-        # counts are the engine's own ints
-        if p is None or type(s) is not int or type(t) is not int:
-            p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
-            if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
-                cache[ask] = p
-        append(p)
-    return b"".join(parts)
+        if id(ask) in _ENTRY_IDS:
+            # ASK_ENTRY's own object (kept for good there: its id is never another's)
+            p = _packed_entry[id(ask)] = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})
+        else:
+            p = cache.get(ask)
+            # a bool equals 1 or 0 as a key, but packs otherwise: the seats (an Ask built in
+            # process, not decoded, may hold one) are looked up only as ints; the rank and
+            # counts are the engine's own ints
+            if p is None or type(s) is not int or type(t) is not int:
+                p = pack({"seat": s, "target": t, "rank": RANKS[r], "handed": k, "drew": d})   # as _asks
+                if len(cache) < _MAX_PACKED_ASKS and type(s) is int and type(t) is int:
+                    cache[ask] = p
+        got[j] = p

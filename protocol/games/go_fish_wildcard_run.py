@@ -15,10 +15,12 @@ ask, the next seat holding cards); everything else, every refusal included, is l
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ..codec import INT_MAX
 from ..states import build
 from .go_fish_wildcard import (
-    DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _M1, _M3, _M4, _M5, _M6, _shape,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _M1, _M3, _M4, _M5, _M6, _shape,
 )
 from .go_fish_wildcard_fast import _forced
 
@@ -39,241 +41,299 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     h = list(hands)
     sc = list(scores)
     asks: list = []
+    record_ask = asks.append
     new_sets: list = []
     p = 0
     o = 0                       # phase "last_asks": the seats still due one are last_order[o:]
     n_order = len(last_order)
     start = i
     end = len(records)
-    bounded = limit <= INT_MAX      # replay up to a seq (replay_prefix, upto)
-    while i < end:
-        r = records[i]
-        if type(r) is not dict:
-            break
-        seat = r["seat"]
-        # apply's checks for every player action: the seat to move (the table in play)
-        if type(seat) is not int or seat != turn or (bounded and r["seq"] > limit):
-            break
-        a = r["action"]
-        kind = a.get("kind")
-        if kind == "ask":
-            target = a.get("target")
-            rank = a.get("rank")
-            # what _ask_map takes (a map Ask's decoder takes: an int target, a str rank,
-            # no other key) and _ask applies (not in a bonus, another seat of the table, a
-            # rank the asker holds)
-            if (len(a) != 3 or type(target) is not int or type(rank) is not str or step == "bonus"
-                    or target == seat or not 0 <= target < n):
+    # the tables, as locals (a run is most of a game)
+    rank_info, rank_of, bits, wild_cards, forced_sets, entries = _RANK_INFO, RANK_OF, _BITS, WILD_CARDS, _forced, ASK_ENTRY
+    m1, m3, m4, m5, m6 = _M1, _M3, _M4, _M5, _M6
+    nexts = _NEXT[n]
+    wc = wild_cards[wild]       # the card bits of the wild ranks (``wild`` changes only with a set)
+    # A record that is not a map (a typed record), or a map that is not what the decoder
+    # takes in the common shape (a missing key, an unhashable or unknown rank), raises
+    # TypeError or KeyError at a lookup, before this record changed anything: the run
+    # stops there and leaves it to the fold (below). A value's type is read as
+    # ``__class__`` (the same for the map's plain values, read in a third of the time)
+    try:
+        if limit <= INT_MAX:
+            # replay up to a seq (replay_prefix, upto): the run ends before the first
+            # record over it
+            j = i
+            while j < end and not (type(records[j]) is dict and records[j]["seq"] > limit):
+                j += 1
+            end = j
+        for r in islice(records, i, end):
+            seat = r["seat"]
+            # apply's checks for every player action: the seat to move (the table in play)
+            if seat != turn or seat.__class__ is not int:
                 break
-            ri = RANK_INDEX.get(rank)
-            if ri is None:
-                break
-            rm = RANK_MASK[ri]
-            mine = h[seat]
-            if not mine & rm:
-                break
-            theirs = h[target]
-            taken = theirs & rm
-            drew = 0
-            if taken:
-                # "They hand over all cards of that rank"
-                mine |= taken
-                theirs ^= taken
-                ask = (seat, target, ri, taken.bit_count(), 0)
-                reached = taken
-            elif left:
-                # "go fish": the top card of the pile
-                c = pile[p]
-                mine |= 1 << c
-                ask = (seat, target, ri, 0, 1)
-                drew = 1
-                reached = 1 << c if RANK_OF[c] == ri else 0
-            else:
-                ask = (seat, target, ri, 0, 0)
-                reached = 0
-            if (play and reached and left != drew and not wild >> ri & 1
-                    and (mine & rm).bit_count() >= SET_SIZE):
-                # _bonus_open: the asked-for cards can go into a set with no wilds
-                h[target] = theirs
-                h[seat] = mine
-                p += drew
-                left -= drew
-                asks.append(ask)
-                i += 1
-                step, bonus = "bonus", reached
-                continue
-            # _turn_over, as below (the ask's own copy: nine steps in ten take it)
-            wm = mine & WILD_CARDS[wild]
-            k = wm.bit_count()
-            nat = mine ^ wm
-            forced = None
-            if k >= SET_SIZE or (k == 2 and nat):
-                forced = _forced(mine, wild)
-            elif nat:
-                t = nat - ((nat >> 1) & _M5)
-                t = (t & _M3) + ((t >> 2) & _M3)
-                if (t & _M6) if k else (t & (t >> 1) & _M1) | (t & _M4):
-                    forced = _forced(mine, wild)
-            if forced is not None:
-                mine, w, more = forced
-            if play:
-                rest = left - drew
-                if not mine and rest:
-                    # the empty-hand draw: 2, or what is left
-                    got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
-                    for c in pile[p + drew:p + drew + got]:
-                        mine |= 1 << c
-                    drew += got
-                    rest -= got
-                if rest:
-                    nxt = seat + 1 if seat + 1 < n else 0
-                    if not (theirs if nxt == target else h[nxt]):
-                        break   # _begin_turn's draw (left to the fold)
+            a = r["action"]
+            if a["kind"] == "ask":
+                target = a["target"]
+                # what _ask_map takes (a map Ask's decoder takes: an int target, a str rank,
+                # no other key) and _ask applies (not in a bonus, another seat of the table, a
+                # rank the asker holds): the rank is one of RANKS, each a str of 1 or 2
+                ri, rm = rank_info[a["rank"]]
+                if target.__class__ is not int or target == seat or not 0 <= target < n or len(a) != 3 or step == "bonus":
+                    break
+                mine = h[seat]
+                if not mine & rm:
+                    break
+                theirs = h[target]
+                taken = theirs & rm
+                if taken:
+                    # "They hand over all cards of that rank"
+                    mine |= taken
+                    theirs ^= taken
+                    ask = entries[seat][target][ri][taken.bit_count()]
+                    drew = 0
+                    reached = taken
+                elif left:
+                    # "go fish": the top card of the pile
+                    c = pile[p]
+                    b = bits[c]
+                    mine |= b
+                    ask = entries[seat][target][ri][5]
+                    drew = 1
+                    reached = b if rank_of[c] == ri else 0
                 else:
-                    # the pile is out (_start_last_asks): every seat from the drawer's left
-                    # to the drawer gets one last ask, the first that holds cards now
-                    order = _LAST_ORDER[n][seat]
-                    j = 0
+                    ask = entries[seat][target][ri][0]
+                    drew = reached = 0
+                if (reached and play and left != drew and not wild >> ri & 1
+                        and (mine & rm).bit_count() >= SET_SIZE):
+                    # _bonus_open: the asked-for cards can go into a set with no wilds
+                    h[target] = theirs
+                    h[seat] = mine
+                    p += drew
+                    left -= drew
+                    record_ask(ask)
+                    i += 1
+                    step, bonus = "bonus", reached
+                    continue
+                # _turn_over, as below (the ask's own copy: nine steps in ten take it):
+                # _any_set's test, a set of 3 wilds, 2 and any card, 1 and a pair, or 3 of a
+                # rank (the ranks' counts a nibble each; a count of 3 or more is one whose
+                # nibble plus 1 has its bit 2)
+                wm = mine & wc
+                if wm:
+                    nat = mine ^ wm
+                    k = wm.bit_count()
+                    if k >= SET_SIZE or (k == 2 and nat):
+                        forced = forced_sets(mine, wild)
+                    elif nat:
+                        t = nat - ((nat >> 1) & m5)
+                        forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3)) & m6 else None
+                    else:
+                        forced = None
+                else:
+                    t = mine - ((mine >> 1) & m5)
+                    forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3) + m1) & m4 else None
+                if forced is None:
+                    if play and left != drew:
+                        # the turn passes as most do: no forced set, the asker's hand holds
+                        # the asked rank, cards are left in the pile, the next seat holds cards
+                        nxt = nexts[seat]
+                        if not (theirs if nxt == target else h[nxt]):
+                            break   # _begin_turn's draw (left to the fold)
+                        p += drew
+                        left -= drew
+                        h[target] = theirs
+                        h[seat] = mine
+                        record_ask(ask)
+                        i += 1
+                        turn = nxt
+                        step, bonus = "ask", 0
+                        continue
+                else:
+                    mine, w, more = forced
+                if play:
+                    rest = left - drew
+                    if rest and mine:
+                        # the turn passes: the next seat holds cards
+                        nxt = nexts[seat]
+                        if not (theirs if nxt == target else h[nxt]):
+                            break   # _begin_turn's draw (left to the fold)
+                        p += drew
+                        left = rest
+                        h[target] = theirs
+                        h[seat] = mine
+                        record_ask(ask)
+                        if forced is not None:
+                            wild = w
+                            wc = wild_cards[w]
+                            sc[seat] += len(more)
+                            for cards in more:
+                                new_sets.append((seat, cards))
+                        i += 1
+                        turn = nxt
+                        step, bonus = "ask", 0
+                        continue
+                    if rest:
+                        # the empty-hand draw: 2, or what is left
+                        got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
+                        for c in pile[p + drew:p + drew + got]:
+                            mine |= bits[c]
+                        drew += got
+                        rest -= got
+                        if rest:
+                            nxt = nexts[seat]
+                            if not (theirs if nxt == target else h[nxt]):
+                                break   # _begin_turn's draw (left to the fold)
+                    if not rest:
+                        # the pile is out (_start_last_asks): every seat from the drawer's left
+                        # to the drawer gets one last ask, the first that holds cards now
+                        order = _LAST_ORDER[n][seat]
+                        j = 0
+                        nxt = -1
+                        while j < n:
+                            s = order[j]
+                            j += 1
+                            if mine if s == seat else theirs if s == target else h[s]:
+                                nxt = s
+                                break
+                        phase = "last_asks"
+                        play = False
+                        drawer = seat
+                        last_order = order
+                        o = j
+                        n_order = n
+                    p += drew
+                    left = rest
+                else:
+                    j = o
                     nxt = -1
-                    while j < n:
-                        s = order[j]
+                    while j < n_order:
+                        s = last_order[j]
                         j += 1
                         if mine if s == seat else theirs if s == target else h[s]:
                             nxt = s
                             break
-                    phase = "last_asks"
-                    play = False
-                    drawer = seat
-                    last_order = order
                     o = j
-                    n_order = n
-                p += drew
-                left -= drew
+                h[target] = theirs
+                h[seat] = mine
+                record_ask(ask)
+                if forced is not None:
+                    wild = w
+                    wc = wild_cards[w]
+                    sc[seat] += len(more)
+                    for cards in more:
+                        new_sets.append((seat, cards))
+                i += 1
+                if nxt < 0:
+                    # nobody is due a last ask and holds cards: the game is over, and so is the run
+                    phase, turn, step, bonus, last_order, o = "over", None, "", 0, (), 0
+                    break
+                turn = nxt
+                step, bonus = "ask", 0
+                continue
+            mine = h[seat]
+            placed = None
+            w = wild
+            kind = a["kind"]
+            if kind == "place":
+                cards = a["cards"]
+                # what _place_map takes (a list of card ids, no other key) and _place applies
+                # (3 different cards from the hand that make a set)
+                if len(a) != 2 or cards.__class__ is not list or len(cards) != SET_SIZE:
+                    break
+                x, y, z = cards
+                if (x.__class__ is not int or y.__class__ is not int or z.__class__ is not int or x == y or y == z or x == z
+                        or not (0 <= x < DECK_SIZE and 0 <= y < DECK_SIZE and 0 <= z < DECK_SIZE)
+                        or not (mine >> x & 1 and mine >> y & 1 and mine >> z & 1)):
+                    break
+                ok, _, nw = _shape((x, y, z), wild)
+                if not ok:
+                    break
+                earned = step == "bonus" and nw == 0 and (bonus >> x & 1 or bonus >> y & 1 or bonus >> z & 1)
+                # _place: the cards leave the hand, their ranks turn wild, the seat scores a set
+                mine &= ~((1 << x) | (1 << y) | (1 << z))
+                w |= (1 << rank_of[x]) | (1 << rank_of[y]) | (1 << rank_of[z])
+                placed = (seat, tuple(sorted((x, y, z))))
+                if mine:
+                    nstep, nbonus = step, bonus
+                    if earned:
+                        nstep, nbonus = "again", 0
+                    elif step == "bonus":
+                        b = bonus & mine        # _bonus_open
+                        rb = rank_of[(b & -b).bit_length() - 1] if b else 0
+                        if not b or w >> rb & 1 or (mine & RANK_MASK[rb]).bit_count() < SET_SIZE:
+                            nstep = ""          # the turn ends (below)
+                    if nstep:
+                        h[seat] = mine
+                        new_sets.append(placed)
+                        sc[seat] += 1
+                        wild = w
+                        wc = wild_cards[w]
+                        i += 1
+                        step, bonus = nstep, nbonus
+                        continue
+            elif kind == "end_turn":
+                if len(a) != 1 or step == "ask":    # _end_action: "must_ask"
+                    break
+            else:
+                break
+            # _turn_over: the forced sets (_forced; a hand that can make no set is told at
+            # once, as _any_set does), then in play the empty-hand draw and the next seat (who
+            # must hold cards: else left to the fold), in the last asks the next seat due one
+            # that holds cards (none: the game is over)
+            wm = mine & wild_cards[w]
+            k = wm.bit_count()
+            nat = mine ^ wm
+            forced = None
+            if k >= SET_SIZE or (k == 2 and nat):
+                forced = forced_sets(mine, w)
+            elif nat:
+                t = nat - ((nat >> 1) & m5)
+                t = (t & m3) + ((t >> 2) & m3)
+                if (t & m6) if k else (t & (t >> 1) & m1) | (t & m4):
+                    forced = forced_sets(mine, w)
+            if forced is not None:
+                mine, w, more = forced
+            if play:
+                got = 0
+                if not mine:
+                    got = left if left < EMPTY_DRAW else EMPTY_DRAW
+                    if left == got:
+                        break       # the pile runs out (left to the fold)
+                    for c in pile[p:p + got]:
+                        mine |= bits[c]
+                nxt = nexts[seat]
+                if not h[nxt]:
+                    break           # _begin_turn's draw (left to the fold)
+                p += got
+                left -= got
             else:
                 j = o
                 nxt = -1
                 while j < n_order:
                     s = last_order[j]
                     j += 1
-                    if mine if s == seat else theirs if s == target else h[s]:
+                    if mine if s == seat else h[s]:
                         nxt = s
                         break
                 o = j
-            h[target] = theirs
             h[seat] = mine
-            asks.append(ask)
+            if placed is not None:
+                new_sets.append(placed)
+                sc[seat] += 1
             if forced is not None:
-                wild = w
                 sc[seat] += len(more)
                 for cards in more:
                     new_sets.append((seat, cards))
+            wild = w
+            wc = wild_cards[w]
             i += 1
             if nxt < 0:
-                # nobody is due a last ask and holds cards: the game is over, and so is the run
                 phase, turn, step, bonus, last_order, o = "over", None, "", 0, (), 0
                 break
             turn = nxt
             step, bonus = "ask", 0
-            continue
-        mine = h[seat]
-        placed = None
-        w = wild
-        if kind == "place":
-            cards = a.get("cards")
-            # what _place_map takes (a list of card ids, no other key) and _place applies
-            # (3 different cards from the hand that make a set)
-            if len(a) != 2 or type(cards) is not list or len(cards) != SET_SIZE:
-                break
-            x, y, z = cards
-            if (type(x) is not int or type(y) is not int or type(z) is not int or x == y or y == z or x == z
-                    or not (0 <= x < DECK_SIZE and 0 <= y < DECK_SIZE and 0 <= z < DECK_SIZE)
-                    or not (mine >> x & 1 and mine >> y & 1 and mine >> z & 1)):
-                break
-            ok, _, nw = _shape((x, y, z), wild)
-            if not ok:
-                break
-            earned = step == "bonus" and nw == 0 and (bonus >> x & 1 or bonus >> y & 1 or bonus >> z & 1)
-            # _place: the cards leave the hand, their ranks turn wild, the seat scores a set
-            mine &= ~((1 << x) | (1 << y) | (1 << z))
-            w |= (1 << RANK_OF[x]) | (1 << RANK_OF[y]) | (1 << RANK_OF[z])
-            placed = (seat, tuple(sorted((x, y, z))))
-            if mine:
-                nstep, nbonus = step, bonus
-                if earned:
-                    nstep, nbonus = "again", 0
-                elif step == "bonus":
-                    b = bonus & mine        # _bonus_open
-                    rb = RANK_OF[(b & -b).bit_length() - 1] if b else 0
-                    if not b or w >> rb & 1 or (mine & RANK_MASK[rb]).bit_count() < SET_SIZE:
-                        nstep = ""          # the turn ends (below)
-                if nstep:
-                    h[seat] = mine
-                    new_sets.append(placed)
-                    sc[seat] += 1
-                    wild = w
-                    i += 1
-                    step, bonus = nstep, nbonus
-                    continue
-        elif kind == "end_turn":
-            if len(a) != 1 or step == "ask":    # _end_action: "must_ask"
-                break
-        else:
-            break
-        # _turn_over: the forced sets (_forced; a hand that can make no set is told at
-        # once, as _any_set does), then in play the empty-hand draw and the next seat (who
-        # must hold cards: else left to the fold), in the last asks the next seat due one
-        # that holds cards (none: the game is over)
-        wm = mine & WILD_CARDS[w]
-        k = wm.bit_count()
-        nat = mine ^ wm
-        forced = None
-        if k >= SET_SIZE or (k == 2 and nat):
-            forced = _forced(mine, w)
-        elif nat:
-            t = nat - ((nat >> 1) & _M5)
-            t = (t & _M3) + ((t >> 2) & _M3)
-            if (t & _M6) if k else (t & (t >> 1) & _M1) | (t & _M4):
-                forced = _forced(mine, w)
-        if forced is not None:
-            mine, w, more = forced
-        if play:
-            got = 0
-            if not mine:
-                got = left if left < EMPTY_DRAW else EMPTY_DRAW
-                if left == got:
-                    break       # the pile runs out (left to the fold)
-                for c in pile[p:p + got]:
-                    mine |= 1 << c
-            nxt = seat + 1 if seat + 1 < n else 0
-            if not h[nxt]:
-                break           # _begin_turn's draw (left to the fold)
-            p += got
-            left -= got
-        else:
-            j = o
-            nxt = -1
-            while j < n_order:
-                s = last_order[j]
-                j += 1
-                if mine if s == seat else h[s]:
-                    nxt = s
-                    break
-            o = j
-        h[seat] = mine
-        if placed is not None:
-            new_sets.append(placed)
-            sc[seat] += 1
-        if forced is not None:
-            sc[seat] += len(more)
-            for cards in more:
-                new_sets.append((seat, cards))
-        wild = w
-        i += 1
-        if nxt < 0:
-            phase, turn, step, bonus, last_order, o = "over", None, "", 0, (), 0
-            break
-        turn = nxt
-        step, bonus = "ask", 0
+    except (KeyError, TypeError):
+        pass
     if i == start:
         return state, i, 0, 0
     return (build(State, (n, dealer, turn_timer, phase, tuple(h), pile[p:] if p else pile, wild,
@@ -284,3 +344,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
 
 #: _LAST_ORDER[n][drawer]: the seats of the last asks, from the drawer's left to the drawer
 _LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}
+#: _NEXT[n][seat]: the seat on its left
+_NEXT = {n: tuple((s + 1) % n for s in range(n)) for n in range(2, 7)}
+#: a rank's name -> (its index, the bits of its four cards)
+_RANK_INFO: dict[str, tuple[int, int]] = {name: (ri, RANK_MASK[ri]) for name, ri in RANK_INDEX.items()}
+_BITS = tuple(1 << c for c in range(DECK_SIZE))

@@ -40,3 +40,34 @@ def test_a_bool_seat_in_an_ask_packs_as_a_bool():
     assert gfw.packed_snapshot(as_int) == packb(gfw.snapshot(as_int))
     assert gfw.packed_snapshot(as_bool) == packb(gfw.snapshot(as_bool))
     assert state_hash(gfw, as_int) != state_hash(gfw, as_bool)
+
+
+def test_every_ask_the_engine_records_is_its_ask_entry():
+    """``packed_snapshot`` finds an ask's packed map by the object: every ask that apply,
+    advance and replay's runs record is ASK_ENTRY's own (an equal new tuple would be
+    packed again, one ask at a time); and a state whose asks are equal copies packs the
+    same bytes."""
+    from wildtable.protocol.logfmt import encode_record, read_log
+    from wildtable.protocol.replay import fold, initial_state
+
+    def entries_of(state):
+        return [a is gfw.ASK_ENTRY[a[0]][a[1]][a[2]][5 if a[4] else a[3]] for a in state.history]
+
+    rng = random.Random(3)
+    asks = 0
+    for _ in range(12):
+        seen = []
+        p = play(gfw, rng.randint(gfw.MIN_PLAYERS, gfw.MAX_PLAYERS), {}, rng=rng,
+                 on_step=lambda before, after, action, seat, *_: seen.append((before, after, action, seat)))
+        for before, after, action, seat in seen:
+            assert all(entries_of(after))                                       # apply
+            assert all(entries_of(gfw.advance(before, seat, action)))           # advance
+        contents = read_log(encode_record(p.header) + b"".join(encode_record(r) for r in p.records))
+        _, start = initial_state(contents.header)
+        final = fold(gfw, start, contents.decoded).state                       # runs
+        assert final == seen[-1][1] and all(entries_of(final))
+        copied = final._replace(history=tuple(tuple(list(a)) for a in final.history))
+        assert not any(entries_of(copied))
+        assert gfw.packed_snapshot(copied) == gfw.packed_snapshot(final) == packb(gfw.snapshot(final))
+        asks += len(final.history)
+    assert asks > 300
