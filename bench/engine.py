@@ -22,6 +22,8 @@ import random
 import sys
 import time
 
+import attrs
+
 from wildtable.protocol.codec import unpackb
 from wildtable.protocol.engine import games
 from wildtable.protocol.logfmt import ActionAccepted, encode_record, iter_frames, read_log
@@ -29,7 +31,19 @@ from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
 
 
-def bench_game(game, seconds: float, seed: int, clock=time.process_time) -> dict:
+def server_record(r, k: int):
+    """Action record ``r`` (the ``k``th of its log) with what a server's carries at a table
+    ordering by send time: the intent's id, its receive time, delay, send time and hold (a
+    seat's), or who acted (the table's); docs/LOG-FORMAT.md, 2a. Other records as they are."""
+    if type(r) is not ActionAccepted:
+        return r
+    if r.seat is None:
+        return attrs.evolve(r, by="table")
+    t = 1_796_000_000.0 + k / 10
+    return attrs.evolve(r, intent=k, recv=t, delay=1e-5 * (k % 7), sent=t - 1e-5 * (k % 7), hold=2e-5)
+
+
+def bench_game(game, seconds: float, seed: int, clock=time.process_time, server: bool = False) -> dict:
     rng = random.Random(seed)
     apply_time = 0.0
     applied = 0
@@ -50,7 +64,8 @@ def bench_game(game, seconds: float, seed: int, clock=time.process_time) -> dict
         p = play(game, seats, {}, rng=rng, on_step=on_step)
         apply_time += timer[0]
         applied += timer[1]
-        logs.append(encode_record(p.header) + b"".join(encode_record(r) for r in p.records))
+        records = [server_record(r, k) for k, r in enumerate(p.records)] if server else p.records
+        logs.append(encode_record(p.header) + b"".join(encode_record(r) for r in records))
         n_games += 1
     data_records = sum(len(read_log(d).records) for d in logs)
     total_bytes = sum(len(d) for d in logs)
@@ -105,9 +120,13 @@ def main(argv=None) -> int:
     ap.add_argument("--clock", choices=("cpu", "wall"), default="cpu",
                     help="time with this process's CPU time (default: other work on the same cores does not "
                          "count) or with the wall clock")
+    ap.add_argument("--server-fields", action="store_true",
+                    help="log each action record with the fields a server adds (intent id, receive time, and a "
+                         "fair table's delay, send time and hold), as the logs of `wildtable serve` are")
     args = ap.parse_args(argv)
     clock = time.process_time if args.clock == "cpu" else time.perf_counter
-    rows = [bench_game(games()[name], args.seconds, args.seed, clock) for name in args.games.split(",")]
+    rows = [bench_game(games()[name], args.seconds, args.seed, clock, args.server_fields)
+            for name in args.games.split(",")]
     head = f"{'game':<18}{'games':>6}{'steps':>9}{'engine act/s':>14}{'frames rec/s':>14}{'decode rec/s':>14}{'replay act/s':>14}{'% floor':>9}"
     print(head)
     print("-" * len(head))

@@ -137,9 +137,9 @@ class TornTail:
 @attrs.frozen
 class LogContents:
     """A log as read. ``decoded`` holds every record after the header as the reader left
-    it: a plain action record (its four keys ``t``, ``seq``, ``seat``, ``action``, checked
-    like any record, nearly every record of a log) as its msgpack map, any other record
-    typed. ``records`` types them all, built on first use: replay folds ``decoded`` and
+    it: an action record (its four keys ``t``, ``seq``, ``seat``, ``action``, and in a
+    format 2 log the fields a server adds, checked like any record: nearly every record of
+    a log) as its msgpack map, any other record typed. ``records`` types them all, built on first use: replay folds ``decoded`` and
     builds no ActionAccepted (docs/LOG-FORMAT.md, 5)."""
     header: Header
     decoded: tuple       # every record after the header: a plain action record's map, or the record
@@ -160,7 +160,10 @@ def typed_records(decoded: Any) -> tuple:
     """``decoded`` (LogContents.decoded) with each plain action record's map as its
     ActionAccepted (the other fields at their defaults, as the strict path reads them)."""
     new_action = _new_action
-    return tuple(new_action(r["seq"], r["seat"], r["action"], None, "player", None, None, None, None)
+    return tuple((new_action(r["seq"], r["seat"], r["action"], None, "player", None, None, None, None)
+                  if len(r) == 4 else
+                  new_action(r["seq"], r["seat"], r["action"], r.get("intent"), r.get("by", "player"), r.get("recv"),
+                             r.get("delay"), r.get("sent"), r.get("hold")))
                  if type(r) is dict else r for r in decoded)
 
 
@@ -234,6 +237,24 @@ _unpackb_default = msgpack.unpackb
 
 _new_action = builder(ActionAccepted)     # ActionAccepted(...) for the fast path, set directly
 _NO_SEAT = object()                       # an action record without its ``seat`` key
+
+
+def _server_fields(obj: dict) -> bool:
+    """Whether action record map ``obj`` holds only the fields of an action record, the ones
+    a server adds (``intent``, ``by``, ``recv``, ``delay``, ``sent``, ``hold``) each as
+    _action_record takes it: such a map is kept as read (LogContents.decoded), as a plain
+    one is, and typed only if asked for. Replay reads its seat and action alone: the rest
+    is what the server knew of the intent (docs/LOG-FORMAT.md, 2a)."""
+    if not obj.keys() <= _ACTION_KEYS:
+        return False
+    intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
+    delay, sent, hold = obj.get("delay"), obj.get("sent"), obj.get("hold")
+    return ((intent is None or (intent.__class__ is int and INT_MIN <= intent <= INT_MAX))
+            and by.__class__ is str and len(by) <= MAX_STR
+            and (recv is None or recv.__class__ is float)
+            and (delay is None or delay.__class__ is float)
+            and (sent is None or sent.__class__ is float)
+            and (hold is None or hold.__class__ is float))
 
 
 def _action_record(obj: Any) -> ActionAccepted | None:
@@ -351,9 +372,11 @@ def _read_prefix(data: bytes) -> LogContents:
                 obj = unpack(payload)
             except Exception:
                 obj = None
-            if obj.__class__ is dict and len(obj) == 4 and header is not None:
+            if obj.__class__ is dict and header is not None and (len(obj) == 4 or (not old and _server_fields(obj))):
                 # a plain action record (its four keys, the other fields at their defaults:
-                # nothing new in format 2), as _action_record reads it. Its seq is the next
+                # nothing new in format 2), or one with the fields a server adds (the
+                # intent's id, who, its timing: _server_fields, checked as _action_record
+                # checks them; a format 2 log's), as _action_record reads it. Its seq is the next
                 # one: gapless from 1, so in range; any other such map takes the path below.
                 # (A type read as ``__class__``: the same for msgpack's values, in a third
                 # of the time of a type() call)
