@@ -99,7 +99,8 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
     i = 0
     n = len(recs)
     while i < n:
-        if type(recs[i]) is dict:
+        # (a run may take chance records too, and stops at once at any record it does not take)
+        if type(recs[i]) is not StateHashed:
             state, j, s, c = run(state, recs, i, limit)
             if j > i:
                 seq = s

@@ -18,7 +18,7 @@ import pytest
 
 from wildtable.protocol.engine import ChanceOutcome, games, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
-from wildtable.protocol.logfmt import ChanceRecorded, encode_record, read_log
+from wildtable.protocol.logfmt import ChanceRecorded, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import fold, initial_state
 from wildtable.selfplay import play
 
@@ -294,3 +294,22 @@ def test_go_wild_runs_at_a_round_s_end_and_a_short_deck():
             assert got is st
             seen["left"] += 1
     assert seen["applied"] > 500 and seen["reshuffled"] > 50, seen
+
+
+def test_a_go_wild_game_is_one_run_up_to_its_first_hash():
+    """From the table's first state, the run takes every record up to the first hash
+    record (the first leader, the deal, the plays, reshuffles, the play that ends the
+    game), and gives the state the fold gives without it."""
+    g = games()["go-wild"]
+    taken = 0
+    for contents in _logs(g, 13):
+        recs = contents.decoded
+        _, state = initial_state(contents.header)
+        first_hash = next(i for i, r in enumerate(recs) if type(r) is StateHashed)
+        st, k, seq, c = g.REPLAY_RUN(state, recs, 0, 2**53 + 1)
+        assert k == first_hash and seq == _seq(recs[k - 1])
+        assert c == sum(type(r) is ChanceRecorded for r in recs[:k])
+        want = fold(_without_run(g), state, recs[:k], verify_hashes=False).state
+        assert st == want and state_hash(g, st) == state_hash(g, want)
+        taken += k
+    assert taken > 1000
