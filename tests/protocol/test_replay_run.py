@@ -18,13 +18,15 @@ import pytest
 
 from wildtable.protocol.engine import ChanceOutcome, games, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
-from wildtable.protocol.logfmt import ChanceRecorded, StateHashed, encode_record, read_log
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import fold, initial_state
 from wildtable.selfplay import play
 
 RUN = sorted(name for name, g in games().items() if getattr(g, "REPLAY_RUN", None))
 #: settings that keep a game short, and how many random games (a few seconds in all)
-CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3)],
+CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3),
+                     # rounds after the first: the deal passed on, the round's start and end in a run
+                     ({"rounds": 2, "first_dealer": 1}, 1), ({}, 1)],
          "go-fish-wildcard": [({}, 30)], "go-wild": [({}, 12)], "wild-shots": [({}, 12)]}
 ODD = [True, False, 1.0, "1", "A", "10H", None, [], [1], -1, 2**53, 10**30]
 
@@ -120,7 +122,8 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
                 assert st == after[i + k - 1] and state_hash(g, st) == state_hash(g, after[i + k - 1]), (i, k)
                 assert seq == _seq(window[k - 1]) <= limit
                 assert c == sum(type(x) is ChanceRecorded for x in window[:k])
-                assert all(type(x) is dict or type(x) is ChanceRecorded for x in window[:k])
+                # (Run Wild's runs take the table's "Go!", typed: logged by "table")
+                assert all(type(x) in (dict, ChanceRecorded, ActionAccepted) for x in window[:k])
                 seen["applied"] += 1
             else:
                 assert st is before[i]
@@ -296,18 +299,22 @@ def test_go_wild_runs_at_a_round_s_end_and_a_short_deck():
     assert seen["applied"] > 500 and seen["reshuffled"] > 50, seen
 
 
-def test_a_go_wild_game_is_one_run_up_to_its_first_hash():
+@pytest.mark.parametrize("name", ["go-wild", "run-wild"])
+def test_a_game_is_one_run_up_to_its_first_hash(name):
     """From the table's first state, the run takes every record up to the first hash
-    record (the first leader, the deal, the plays, reshuffles, the play that ends the
-    game), and gives the state the fold gives without it."""
-    g = games()["go-wild"]
+    record, or the first timer's action (Run Wild's ready and idle timeouts, left to the
+    fold): Go Wild!'s first leader, deal, plays, reshuffles and the play that ends the
+    game; Run Wild's first dealer, deals, "ready"s, "Go!"s, plays and the plays that end a
+    round or the game. It gives the state the fold gives without it."""
+    g = games()[name]
     taken = 0
     for contents in _logs(g, 13):
         recs = contents.decoded
         _, state = initial_state(contents.header)
-        first_hash = next(i for i, r in enumerate(recs) if type(r) is StateHashed)
+        stop = next(i for i, r in enumerate(recs)
+                    if type(r) is StateHashed or (type(r) is ActionAccepted and r.by == "timer"))
         st, k, seq, c = g.REPLAY_RUN(state, recs, 0, 2**53 + 1)
-        assert k == first_hash and seq == _seq(recs[k - 1])
+        assert k == stop and seq == _seq(recs[k - 1])
         assert c == sum(type(r) is ChanceRecorded for r in recs[:k])
         want = fold(_without_run(g), state, recs[:k], verify_hashes=False).state
         assert st == want and state_hash(g, st) == state_hash(g, want)
