@@ -47,7 +47,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     piles = deal.piles
     hs = list(hands)
     ps = list(pos)
-    ms = list(melds)
+    ms: list = list(melds)     # TableMelds, and plain tuples for those the run changed
     st = list(stuck)
     rd = list(ready)
     d3 = None                   # draw3s as a list, once one is played
@@ -164,7 +164,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     else:
                         break
                 hand &= ~bit
-                ms[j] = build(TableMeld, (mid, mk, cs, vs, history | bit))
+                ms[j] = (mid, mk, cs, vs, history | bit)
                 hs[seat] = hand
                 if not hand:
                     # out: the round ends (_after_play, _with_hand clearing the seat's stuck flag)
@@ -194,7 +194,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 rest = cards[:k] + cards[k + 1:]
                 if c < FIRST_WILD and not rules.allow_all_wild_melds and min(rest) >= FIRST_WILD:
                     break
-                ms[j] = build(TableMeld, (mid, mk, rest, vals[:k] + vals[k + 1:], history))
+                ms[j] = (mid, mk, rest, vals[:k] + vals[k + 1:], history)
                 hs[seat] |= 1 << c
             elif kind == "draw":
                 # _draw: the top card of the seat's own pile
@@ -240,7 +240,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     break
                 hand &= ~mask
                 hs[seat] = hand
-                ms.append(build(TableMeld, (next_meld, mk, cs, vs, mask)))
+                ms.append((next_meld, mk, cs, vs, mask))
                 next_meld += 1
                 if not hand:
                     # out: the round ends (_after_play, _with_hand clearing the seat's stuck flag)
@@ -285,7 +285,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 cs = cards[:k] + (g,) + cards[k + 1:]
                 if mk == "set":
                     cs = tuple(sorted(cs))          # a set's cards sit in id order
-                ms[j] = build(TableMeld, (mid, mk, cs, vals, history | bit))
+                ms[j] = (mid, mk, cs, vals, history | bit)
                 hs[seat] = (hand & ~bit) | 1 << out_c
             elif kind == "draw3":
                 # a Draw-3 (a card id, no other key) from the hand, short of going out: every
@@ -360,6 +360,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     if i == start:
         return state, i, 0, 0
     last = records[i - 1]
+    # the melds the run changed or made are plain tuples: TableMelds again
+    ms = [m if type(m) is TableMeld else build(TableMeld, m) for m in ms]
     return (build(State, (seats, rules, deal, phase, tuple(hs), tuple(ps), tuple(ms), next_meld,
                           draw3s if d3 is None else tuple(d3), tuple(st),
                           tuple(rd), score)), i, last["seq"] if type(last) is dict else last.seq, chances)

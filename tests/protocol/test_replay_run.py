@@ -120,6 +120,8 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
             st, k, seq, c = g.REPLAY_RUN(before[i], window, 0, limit)
             if k:
                 assert st == after[i + k - 1] and state_hash(g, st) == state_hash(g, after[i + k - 1]), (i, k)
+                # equal, and of the same types throughout (a plain tuple equals a NamedTuple)
+                assert _types(st) == _types(after[i + k - 1]), (i, k)
                 assert seq == _seq(window[k - 1]) <= limit
                 assert c == sum(type(x) is ChanceRecorded for x in window[:k])
                 # (Run Wild's runs take the table's "Go!", typed: logged by "table")
@@ -157,6 +159,15 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
                     assert st is before[i] and (j, c) == (0, 0)
                     seen["mutated_left"] += 1
     assert all(v > (10 if k == "stuck_draw3" else 50) for k, v in seen.items()), seen
+
+
+def _types(x):
+    """The types of ``x`` and of everything in it (tuples, lists, attrs classes)."""
+    if isinstance(x, (tuple, list)):
+        return type(x), tuple(_types(y) for y in x)
+    if attrs.has(type(x)):
+        return type(x), tuple(_types(v) for v in attrs.astuple(x, recurse=False))
+    return type(x)
 
 
 def _seq(r):
