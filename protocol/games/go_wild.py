@@ -634,3 +634,4 @@ def snapshot(state: State) -> dict:
 from .go_wild_run import replay_run  # noqa: E402,I001  (it uses this module's names)
 
 REPLAY_RUN = replay_run
+REPLAY_RUN_TYPED = True     # a run takes the chance records too: the first leader, the deal

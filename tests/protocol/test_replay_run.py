@@ -331,3 +331,25 @@ def test_a_game_is_one_run_up_to_its_first_hash(name):
         assert st == want and state_hash(g, st) == state_hash(g, want)
         taken += k
     assert taken > 1000
+
+
+@pytest.mark.parametrize("name", ["go-wild", "run-wild"])
+def test_replay_calls_the_run_at_chance_records_where_the_game_takes_them(name):
+    """With REPLAY_RUN_TYPED, fold starts a run at a chance or typed action record too, so
+    that the log's first records (the first leader or dealer, the deal) are folded in the
+    run (without it, a run starts at plain action records only)."""
+    g = games()[name]
+    assert vars(g).get("REPLAY_RUN_TYPED") is True
+    for contents in _logs(g, 14)[:4]:
+        calls: list = []
+
+        def run(state, records, i, limit):
+            out = g.REPLAY_RUN(state, records, i, limit)
+            calls.append((i, out[1]))
+            return out
+
+        spied = types.SimpleNamespace(**{**vars(g), "REPLAY_RUN": run})
+        _, state = initial_state(contents.header)
+        assert fold(spied, state, contents.decoded).state == fold(_without_run(g), state, contents.decoded).state
+        assert calls[0] == (0, next(i for i, r in enumerate(contents.decoded) if type(r) is StateHashed
+                                    or (type(r) is ActionAccepted and r.by == "timer")))
