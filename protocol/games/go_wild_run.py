@@ -85,15 +85,11 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                 deck = tuple(map(cards_of(discard).__getitem__, perm))
                 discard = 0
             # _refill
-            recipients = _recipients(h, deal_next)
-            for s, c in zip(recipients, deck):
-                h[s] |= _BIT_OF(c)
-            if len(recipients) > len(deck):
-                top = len(deck)
-                deal_next = recipients[len(deck)]
+            top, short = _deal_round(h, deal_next, deck, 0)
+            if short >= 0:
+                deal_next = short
                 wait = "reshuffle"
             else:
-                top = len(recipients)
                 wait = None
                 rnd += 1
                 turn = deal_next = leader
@@ -226,20 +222,15 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             # below twelve; if the deck runs out, the discard pile (this trick's cards in it)
             # is reshuffled (the next record: its chance outcome) and the refill goes on
             h[seat] = hand
-            recipients = _recipients(h, next_leader)
-            avail = len(deck) - top
-            for s, c in zip(recipients, deck[top:top + len(recipients)]):
-                h[s] |= _BIT_OF(c)
-            if len(recipients) > avail:
-                top = len(deck)
+            top, short = _deal_round(h, next_leader, deck, top)
+            if short >= 0:
                 wait = "reshuffle"
                 lead = next_leader
-                deal_next = recipients[avail]
+                deal_next = short
                 turn = None
                 rnd_next = rnd
                 no_next = no
             else:
-                top += len(recipients)
                 rnd_next = rnd + 1
                 lead = next_leader
                 deal_next = lead
@@ -280,6 +271,26 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
 _WAITS: dict[str, str | None] = {PLAYING: None, RESHUFFLING: "reshuffle", DEALING: "deal",
                                  CHOOSING_LEADER: "first_player"}
 _PHASES: dict[str | None, str] = {wait: phase for phase, wait in _WAITS.items()}
+
+
+def _deal_round(h: list, first: int, deck: tuple, top: int) -> tuple[int, int]:
+    """``_refill``'s deal into the hands ``h``, from ``deck[top:]``: one card at a time
+    clockwise from ``first`` to every seat below twelve, pass after pass. Returns the new
+    ``top`` and, if the deck runs out first, the seat due the next card (else -1)."""
+    need = [HAND_SIZE - x.bit_count() for x in h]
+    if sum(need) > len(deck) - top:
+        recipients = _recipients(h, first)
+        for s, c in zip(recipients, deck[top:]):
+            h[s] |= _BIT_OF(c)
+        return len(deck), recipients[len(deck) - top]
+    order = _CLOCKWISE[len(h)][first]
+    # pass p: a card to each seat (clockwise) still short after p cards
+    for p in range(max(need)):
+        for s in order:
+            if need[s] > p:
+                h[s] |= 1 << deck[top]
+                top += 1
+    return top, -1
 
 
 def _recipients(hands: list, first: int) -> list:
