@@ -36,12 +36,15 @@ take, always None, and None wherever the step leaves it to ``advance`` (replay t
 the map as usual), so a refusal is the decoder's or ``advance``'s own
 (tests/protocol/test_raw_advance.py). With ``REPLAY_RUN(state, records, i, limit) ->
 (state, j, seq, chances)``: ``records[i:j]`` (LogContents.decoded: plain action records
-as their maps, and where the game takes them, chance records; ``chances`` of them
-chance records, the last at ``seq``, none over ``limit``) folded from ``state`` on a
-working state of the game's own, the State built once where the run stops: at the first
+as their maps, and where the game takes them, chance records and typed action records;
+``chances`` of them chance records, the last at ``seq``, none over ``limit``) folded from
+``state`` on a working state of the game's own, the State built once where the run stops: at the first
 record it is not sure of (any other record, a map it does not take, a step it leaves to
 ``advance``), which replay's fold then applies as usual; it gives exactly the state
-``advance`` gives record by record (tests/protocol/test_replay_run.py).
+``advance`` gives record by record (tests/protocol/test_replay_run.py). Replay calls it
+at each plain action record where a run may start; with ``REPLAY_RUN_TYPED = True``, at
+any record but a hash record (a run that takes chance or typed action records, which a
+log may start with or hold between two plays).
 With ``packed_snapshot(state) -> bytes``: exactly
 ``packb(snapshot(state))``, cheaper (``state_hash`` digests it).
 

@@ -95,11 +95,15 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         state, seq, actions, chances, checked, _ = _fold(g, state, records, verify_hashes, limit, 0)
         return ReplayResult(g, state, seq, actions, chances, checked)
     recs = records if type(records) is tuple else tuple(records)
+    # the records a run may start at: plain action records, or (REPLAY_RUN_TYPED) any but a hash
+    # (vars: a missing name costs getattr an AttributeError, a microsecond a log)
+    typed = vars(g).get("REPLAY_RUN_TYPED", False)
     seq = actions = chances = checked = 0
     i = 0
     n = len(recs)
     while i < n:
-        if type(recs[i]) is dict:
+        t = type(recs[i])
+        if t is dict or (typed and t is not StateHashed):
             state, j, s, c = run(state, recs, i, limit)
             if j > i:
                 seq = s

@@ -48,6 +48,7 @@ WILD = len(COLOURS)                             # the colour index of a wild car
 COLOUR_OF = tuple(min(c // PER_COLOUR, WILD) for c in range(DECK_SIZE))
 BIT = {c: 1 << c for c in range(DECK_SIZE)}     # a dict, so a bad id is a KeyError, not a wrap-around
 _BIT_OF = BIT.__getitem__
+_DECK_IDS = frozenset(BIT)                      # every card id (a deal's permutation: each once)
 ALL_MASK = (1 << DECK_SIZE) - 1
 COLOUR_MASK = (1 << FIRST_WILD) - 1
 WILD_MASK = ALL_MASK ^ COLOUR_MASK
@@ -633,3 +634,4 @@ def snapshot(state: State) -> dict:
 from .go_wild_run import replay_run  # noqa: E402,I001  (it uses this module's names)
 
 REPLAY_RUN = replay_run
+REPLAY_RUN_TYPED = True     # a run takes the chance records too: the first leader, the deal

@@ -1,15 +1,16 @@
-"""Go Wild!'s ``replay_run``: a run of the log's plays folded on a working state (engine
+"""Go Wild!'s ``replay_run``: a run of the log's records folded on a working state (engine
 API, optional: ``REPLAY_RUN``, protocol/engine.py).
 
-Nearly every step of a game is a play. Here they are applied to locals
+Nearly every step of a game is a play. Here the plays, and the chance outcomes a game
+waits for (the first leader, the deal, a reshuffle within a refill), are applied to locals
 (the hands, the trick and the scores in lists) and the State is built once, where the
-run stops: at any record that is not such a play, a refused play included, and at the
-play that ends the game or whose refill runs the deck out (``_end_trick``, ``_refill``).
-That record is left to replay's fold, which applies it through ``RAW_ADVANCE`` /
-``advance`` with every check and reason. So a run takes only what ``_play_map`` takes
-and gives the state ``advance`` gives (tests/protocol/test_replay_run.py). The rules are
-``go_wild``'s, cited there (docs/RULES.md "Go Wild!").
-"""
+run stops: at any record that is not such a step, a refused one included, and after the
+play that ends the game. A game's log is then one run from its first record to its
+closing hash. The record a run stops at is left to replay's fold, which applies it
+through ``RAW_ADVANCE`` / ``advance`` with every check and reason. So a run takes only
+what ``_play_map`` and ``check_permutation`` take and gives the state ``advance`` gives
+(tests/protocol/test_replay_run.py). The rules are ``go_wild``'s, cited there
+(docs/RULES.md "Go Wild!")."""
 
 from __future__ import annotations
 
@@ -17,28 +18,34 @@ from ..codec import INT_MAX
 from ..logfmt import ChanceRecorded
 from ..states import build
 from .go_wild import (
-    COLOUR_MASK, DECK_SIZE, FIRST_WILD, HAND_SIZE, MIXED, PLAYING, RESHUFFLING, SET, SLOUGH, TRICKS_PER_ROUND,
-    State, _BIT_OF, _CLOCKWISE, _OTHER_COLOURS, cards_of,
+    CHOOSING_LEADER, COLOUR_MASK, DEALING, DECK_SIZE, FIRST_WILD, HAND_SIZE, MIXED, OVER, PLAYING,
+    RESHUFFLING, SET, SLOUGH, TRICKS_PER_ROUND, State, _BIT_OF, _CLOCKWISE, _DECK_IDS, _OTHER_COLOURS, cards_of,
 )
 
 
 def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
-    """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
-    that this run applies whole; stop at the first that is not, or whose seq is over
-    ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
+    """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map) or
+    a chance record that this run applies whole; stop at the first that is not, or whose
+    seq is over ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
     last record applied, how many of them were chance records); the state given if none."""
     (rules, phase, hands, deck, discard, trick, best, best_size, leader, turn, wild_one, rnd, trick_no,
      scores, winners, deal_next, last_trick) = state
-    if phase != PLAYING and phase != RESHUFFLING:
-        return state, i, 0, 0
-    resh = phase == RESHUFFLING
+    # the chance outcome the table waits for (None: a play): the first leader, the deal,
+    # a reshuffle within a refill
+    if phase not in _WAITS:
+        return state, i, 0, 0                   # the game is over
+    wait = _WAITS[phase]
     chances = 0
     h = list(hands)
     n = len(h)
     sc = list(scores)
     target = rules.target
+    # the trick's plays (seat, cards, kind), their cards as the log's lists (tuples only in
+    # the State built at the end: of the tricks a run folds, only the last is kept)
     plays = list(trick)
+    last_plays = None           # the last trick ended in the run: its plays, the rest of it
     top = 0                     # the deck is deck[top:]
+    over = False
     # the cards of the trick so far (played once each: the sum of their bits is their union)
     in_trick = 0
     for p in plays:
@@ -48,27 +55,42 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     bounded = limit <= INT_MAX      # replay up to a seq (replay_prefix, upto)
     while i < end:
         rec = records[i]
-        if resh:
-            # _chance "reshuffle": the discard pile (lowest id first), shuffled, is the new
-            # deck, and the refill goes on from the seat it stopped at (check_permutation's
-            # checks; any other record, or a refusal, left to the fold)
-            if type(rec) is not ChanceRecorded or rec.purpose != "reshuffle" or (bounded and rec.seq > limit):
+        if wait is not None:
+            # _chance: check_permutation's checks (any other record, or a refusal, left to
+            # the fold)
+            if type(rec) is not ChanceRecorded or rec.purpose != wait or (bounded and rec.seq > limit):
                 break
             perm = rec.permutation
-            size = discard.bit_count()
-            if len(perm) != size or set(perm) != set(range(size)):
-                break
-            deck = tuple(map(cards_of(discard).__getitem__, perm))
-            discard = 0
-            recipients = _recipients(h, deal_next)
-            for s, c in zip(recipients, deck):
-                h[s] |= _BIT_OF(c)
-            if len(recipients) > len(deck):
-                top = len(deck)
-                deal_next = recipients[len(deck)]
+            if wait == "first_player":
+                # docs/DECISIONS.md "Go Wild!": who leads the first trick: permutation[0]
+                if len(perm) != n or set(perm) != set(range(n)):
+                    break
+                leader = perm[0]
+                wait = "deal"
+                chances += 1
+                i += 1
+                continue
+            if wait == "deal":
+                # shuffled, twelve each dealt one at a time clockwise from the first leader
+                if len(perm) != DECK_SIZE or set(perm) != _DECK_IDS:
+                    break
+                deck = tuple(perm)
+                deal_next = leader
             else:
-                top = len(recipients)
-                resh = False
+                # "reshuffle": the discard pile (lowest id first), shuffled, is the new deck,
+                # and the refill goes on from the seat it stopped at
+                size = discard.bit_count()
+                if len(perm) != size or set(perm) != set(range(size)):
+                    break
+                deck = tuple(map(cards_of(discard).__getitem__, perm))
+                discard = 0
+            # _refill
+            top, short = _deal_round(h, deal_next, deck, 0)
+            if short >= 0:
+                deal_next = short
+                wait = "reshuffle"
+            else:
+                wait = None
                 rnd += 1
                 turn = deal_next = leader
                 trick_no = 1
@@ -154,7 +176,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             nxt = -1
         if nxt >= 0:
             h[seat] = hand ^ m
-            plays.append((seat, tuple(cards), kind))
+            plays.append((seat, cards, kind))
             in_trick |= m
             if size > best_size:
                 best, best_size = seat, size
@@ -167,6 +189,20 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         no = trick_no
         b = seat if size > best_size else best
         if b is not None and sc[b] + no >= target:
+            # docs/DECISIONS.md "Go Wild!": "The game ends the moment a player reaches 20
+            # points, even mid-round"
+            h[seat] = hand ^ m
+            plays.append((seat, cards, kind))
+            discard |= in_trick | m
+            last_plays = plays
+            last_trick = (b, no, no, rnd)
+            sc[b] += no
+            winners = (b,)
+            plays = []
+            best, best_size = None, 0
+            turn = None
+            over = True
+            i += 1
             break
         hand ^= m
         next_leader = b if b is not None else leader
@@ -186,20 +222,15 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             # below twelve; if the deck runs out, the discard pile (this trick's cards in it)
             # is reshuffled (the next record: its chance outcome) and the refill goes on
             h[seat] = hand
-            recipients = _recipients(h, next_leader)
-            avail = len(deck) - top
-            for s, c in zip(recipients, deck[top:top + len(recipients)]):
-                h[s] |= _BIT_OF(c)
-            if len(recipients) > avail:
-                top = len(deck)
-                resh = True
+            top, short = _deal_round(h, next_leader, deck, top)
+            if short >= 0:
+                wait = "reshuffle"
                 lead = next_leader
-                deal_next = recipients[avail]
+                deal_next = short
                 turn = None
                 rnd_next = rnd
                 no_next = no
             else:
-                top += len(recipients)
                 rnd_next = rnd + 1
                 lead = next_leader
                 deal_next = lead
@@ -208,9 +239,10 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             h[seat] = hand
             rnd_next = rnd
             no_next = no + 1
-        plays.append((seat, tuple(cards), kind))
+        plays.append((seat, cards, kind))
         discard |= in_trick | m
-        last_trick = (tuple(plays), b, no, no, rnd)
+        last_plays = plays
+        last_trick = (b, no, no, rnd)
         if b is not None:
             sc[b] += no
             if no == 1 and b != wild_one:
@@ -219,7 +251,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
         in_trick = 0
         best, best_size = None, 0
         leader = lead
-        if not resh:
+        if wait is None:
             turn = lead
         trick_no = no_next
         rnd = rnd_next
@@ -227,10 +259,38 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     if i == start:
         return state, i, 0, 0
     last = records[i - 1]
-    return (build(State, (rules, RESHUFFLING if resh else PLAYING, tuple(h), deck[top:] if top else deck, discard,
-                          tuple(plays), best, best_size, leader, turn, wild_one, rnd, trick_no, tuple(sc), winners,
+    if last_plays is not None:
+        last_trick = (tuple([(s, tuple(cs), k) for s, cs, k in last_plays]),) + last_trick
+    return (build(State, (rules, OVER if over else _PHASES[wait], tuple(h), deck[top:] if top else deck, discard,
+                          tuple([(s, tuple(cs), k) for s, cs, k in plays]), best, best_size, leader, turn, wild_one, rnd, trick_no, tuple(sc), winners,
                           deal_next, last_trick)),
             i, last["seq"] if type(last) is dict else last.seq, chances)
+
+
+#: phase -> the chance outcome the table waits for (None: a play), in every phase but the game's end
+_WAITS: dict[str, str | None] = {PLAYING: None, RESHUFFLING: "reshuffle", DEALING: "deal",
+                                 CHOOSING_LEADER: "first_player"}
+_PHASES: dict[str | None, str] = {wait: phase for phase, wait in _WAITS.items()}
+
+
+def _deal_round(h: list, first: int, deck: tuple, top: int) -> tuple[int, int]:
+    """``_refill``'s deal into the hands ``h``, from ``deck[top:]``: one card at a time
+    clockwise from ``first`` to every seat below twelve, pass after pass. Returns the new
+    ``top`` and, if the deck runs out first, the seat due the next card (else -1)."""
+    need = [HAND_SIZE - x.bit_count() for x in h]
+    if sum(need) > len(deck) - top:
+        recipients = _recipients(h, first)
+        for s, c in zip(recipients, deck[top:]):
+            h[s] |= _BIT_OF(c)
+        return len(deck), recipients[len(deck) - top]
+    order = _CLOCKWISE[len(h)][first]
+    # pass p: a card to each seat (clockwise) still short after p cards
+    for p in range(max(need)):
+        for s in order:
+            if need[s] > p:
+                h[s] |= 1 << deck[top]
+                top += 1
+    return top, -1
 
 
 def _recipients(hands: list, first: int) -> list:
@@ -246,3 +306,4 @@ def _recipients(hands: list, first: int) -> list:
             recipients += [s for s in order if need[s] >= level] * (level - low)
             low = level
     return recipients
+

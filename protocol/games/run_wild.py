@@ -1269,7 +1269,10 @@ def legal_actions(state: State, seat: int) -> list:
 
 # ------------------------------------------------------------------ replay
 
-from .run_wild_fast import RAW_ADVANCE as RAW_ADVANCE, advance as advance  # noqa: E402  (they use this module's names)
+from .run_wild_fast import (  # noqa: E402  (they use this module's names)
+    RAW_ADVANCE as RAW_ADVANCE, advance as advance, packed_snapshot as packed_snapshot,
+)
 from .run_wild_run import replay_run  # noqa: E402,I001  (it uses this module's names)
 
 REPLAY_RUN = replay_run
+REPLAY_RUN_TYPED = True     # a run takes the deals' chance records and the table's typed "Go!"

@@ -15,12 +15,12 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
-from ..cards import int_items
-from ..codec import INT_MAX, INT_MIN
+from ..cards import ids_of, int_items
+from ..codec import INT_MAX, INT_MIN, packer
 from ..states import build
 from .run_wild import (
-    COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, Add, Draw, PlayMeld, State, Swap, TableMeld, Take,
-    _NUMBER_MASK, _shape, apply,
+    COLOUR_OF, DECK_SIZE, FIRST_DRAW3, FIRST_WILD, NUMBER_OF, NAME, Add, Draw, PlayMeld, State, Swap, TableMeld,
+    Take, _NUMBER_MASK, _shape, apply, snapshot,
 )
 
 
@@ -312,3 +312,46 @@ def _swap_map(state: State, seat: int | None, action: dict) -> State | None:
 
 
 RAW_ADVANCE = {"add": _add_map, "take": _take_map, "meld": _meld_map, "swap": _swap_map}
+
+
+def packed_snapshot(state: State) -> bytes:
+    """``packb(snapshot(state))``, byte for byte (the state hash of replay's hash records;
+    engine API, optional), without snapshot's maps and lists: its keys and values, in
+    snapshot's order, packed as the items of one array (tuples pack as lists do), which
+    are the bytes of the map of them after the map's header; each meld's map the same way.
+    tests/protocol/test_packed_snapshot_run_wild.py holds it to ``packb(snapshot(state))``."""
+    (seats, rules, deal, phase, hands, pos, melds, next_meld, draw3s, stuck, ready, score) = state
+    pack = packer().pack
+    piles = deal.piles
+    dealer = deal.dealer
+    # snapshot's 21 keys and values: the 10 before "melds" packed as an array of 20 items
+    # (header dc 00 14), the 10 after it the same way: their map's bytes after the header
+    head = pack(("game", NAME, "seats", seats, "settings", rules.as_dict(), "phase", phase,
+                 "round", deal.round, "dealer", dealer if dealer >= 0 else None, "order", deal.order,
+                 "in_round", deal.in_round, "hands", [ids_of(h) for h in hands],
+                 "piles", [piles[s][pos[s]:] for s in range(seats)]))
+    # each meld's map {"id", "kind", "cards", "values", "history"}: its keys and values an
+    # array of 10 (9a), whose first item is "id" (a2 69 64), made a map of 5 (85)
+    body = pack([("id", m[0], "kind", m[1], "cards", m[2], "values", m[3], "history", ids_of(m[4]))
+                 for m in melds])
+    if melds:
+        if body.count(_MELD_AS_ARRAY) != len(melds):
+            return packer().pack(snapshot(state))      # the same bytes elsewhere too
+        body = body.replace(_MELD_AS_ARRAY, _MELD_AS_MAP)
+    parts = [b"\xde\x00\x15", head[3:], b"\xa5melds", body]
+    append = parts.append
+    tail = pack(("next_meld", next_meld, "draw3s", draw3s, "stuck", stuck, "ready", ready,
+                 "round_scores", score.rounds, "totals", score.totals, "out", score.out, "ended_by", score.ended_by,
+                 "winners", score.winners, "next_seats", score.next_seats))
+    append(tail[3:])
+    return b"".join(parts)
+
+
+_MELD_AS_ARRAY = b"\x9a\xa2id"     # a meld's keys and values packed as an array of 10
+_MELD_AS_MAP = b"\x85\xa2id"       # its map of 5
+
+
+def _array(n: int) -> bytes:
+    """msgpack's header of an array of ``n`` items."""
+    return bytes((0x90 | n,)) if n < 16 else b"\xdc" + n.to_bytes(2, "big") if n < 0x10000 else \
+        b"\xdd" + n.to_bytes(4, "big")

@@ -18,13 +18,15 @@ import pytest
 
 from wildtable.protocol.engine import ChanceOutcome, games, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError, ProtocolError
-from wildtable.protocol.logfmt import ChanceRecorded, encode_record, read_log
+from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, StateHashed, encode_record, read_log
 from wildtable.protocol.replay import fold, initial_state
 from wildtable.selfplay import play
 
 RUN = sorted(name for name, g in games().items() if getattr(g, "REPLAY_RUN", None))
 #: settings that keep a game short, and how many random games (a few seconds in all)
-CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3)],
+CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3),
+                     # rounds after the first: the deal passed on, the round's start and end in a run
+                     ({"rounds": 2, "first_dealer": 1}, 1), ({}, 1)],
          "go-fish-wildcard": [({}, 30)], "go-wild": [({}, 12)], "wild-shots": [({}, 12)]}
 ODD = [True, False, 1.0, "1", "A", "10H", None, [], [1], -1, 2**53, 10**30]
 
@@ -118,9 +120,12 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
             st, k, seq, c = g.REPLAY_RUN(before[i], window, 0, limit)
             if k:
                 assert st == after[i + k - 1] and state_hash(g, st) == state_hash(g, after[i + k - 1]), (i, k)
+                # equal, and of the same types throughout (a plain tuple equals a NamedTuple)
+                assert _types(st) == _types(after[i + k - 1]), (i, k)
                 assert seq == _seq(window[k - 1]) <= limit
                 assert c == sum(type(x) is ChanceRecorded for x in window[:k])
-                assert all(type(x) is dict or type(x) is ChanceRecorded for x in window[:k])
+                # (Run Wild's runs take the table's "Go!", typed: logged by "table")
+                assert all(type(x) in (dict, ChanceRecorded, ActionAccepted) for x in window[:k])
                 seen["applied"] += 1
             else:
                 assert st is before[i]
@@ -154,6 +159,15 @@ def test_a_run_gives_the_states_advance_gives_and_leaves_the_rest(name):
                     assert st is before[i] and (j, c) == (0, 0)
                     seen["mutated_left"] += 1
     assert all(v > (10 if k == "stuck_draw3" else 50) for k, v in seen.items()), seen
+
+
+def _types(x):
+    """The types of ``x`` and of everything in it (tuples, lists, attrs classes)."""
+    if isinstance(x, (tuple, list)):
+        return type(x), tuple(_types(y) for y in x)
+    if attrs.has(type(x)):
+        return type(x), tuple(_types(v) for v in attrs.astuple(x, recurse=False))
+    return type(x)
 
 
 def _seq(r):
@@ -294,3 +308,48 @@ def test_go_wild_runs_at_a_round_s_end_and_a_short_deck():
             assert got is st
             seen["left"] += 1
     assert seen["applied"] > 500 and seen["reshuffled"] > 50, seen
+
+
+@pytest.mark.parametrize("name", ["go-wild", "run-wild"])
+def test_a_game_is_one_run_up_to_its_first_hash(name):
+    """From the table's first state, the run takes every record up to the first hash
+    record, or the first timer's action (Run Wild's ready and idle timeouts, left to the
+    fold): Go Wild!'s first leader, deal, plays, reshuffles and the play that ends the
+    game; Run Wild's first dealer, deals, "ready"s, "Go!"s, plays and the plays that end a
+    round or the game. It gives the state the fold gives without it."""
+    g = games()[name]
+    taken = 0
+    for contents in _logs(g, 13):
+        recs = contents.decoded
+        _, state = initial_state(contents.header)
+        stop = next(i for i, r in enumerate(recs)
+                    if type(r) is StateHashed or (type(r) is ActionAccepted and r.by == "timer"))
+        st, k, seq, c = g.REPLAY_RUN(state, recs, 0, 2**53 + 1)
+        assert k == stop and seq == _seq(recs[k - 1])
+        assert c == sum(type(r) is ChanceRecorded for r in recs[:k])
+        want = fold(_without_run(g), state, recs[:k], verify_hashes=False).state
+        assert st == want and state_hash(g, st) == state_hash(g, want)
+        taken += k
+    assert taken > 1000
+
+
+@pytest.mark.parametrize("name", ["go-wild", "run-wild"])
+def test_replay_calls_the_run_at_chance_records_where_the_game_takes_them(name):
+    """With REPLAY_RUN_TYPED, fold starts a run at a chance or typed action record too, so
+    that the log's first records (the first leader or dealer, the deal) are folded in the
+    run (without it, a run starts at plain action records only)."""
+    g = games()[name]
+    assert vars(g).get("REPLAY_RUN_TYPED") is True
+    for contents in _logs(g, 14)[:4]:
+        calls: list = []
+
+        def run(state, records, i, limit):
+            out = g.REPLAY_RUN(state, records, i, limit)
+            calls.append((i, out[1]))
+            return out
+
+        spied = types.SimpleNamespace(**{**vars(g), "REPLAY_RUN": run})
+        _, state = initial_state(contents.header)
+        assert fold(spied, state, contents.decoded).state == fold(_without_run(g), state, contents.decoded).state
+        assert calls[0] == (0, next(i for i, r in enumerate(contents.decoded) if type(r) is StateHashed
+                                    or (type(r) is ActionAccepted and r.by == "timer")))
