@@ -35,6 +35,32 @@ from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
 
 
+def passes(game, logs: list[bytes], actions: list | None = None) -> tuple:
+    """The three passes over ``logs`` (bench/engine_noise.py times them too): the floor (CRC
+    and msgpack of every frame), decoding (records and actions typed), and replay (each
+    pass's actions and chances counted into ``actions[0]``)."""
+    count = actions if actions is not None else [0]
+
+    def frames():
+        for d in logs:
+            for _, payload in iter_frames(d):
+                unpackb(payload, max_size=1 << 24)
+
+    def decode():
+        for d in logs:
+            for r in read_log(d).records:
+                if type(r) is ActionAccepted:
+                    game.ACTIONS.decode(r.action)
+
+    def full():
+        count[0] = 0
+        for d in logs:
+            res = replay(read_log(d))
+            count[0] += res.actions + res.chances
+
+    return frames, decode, full
+
+
 def server_record(r, k: int):
     """Action record ``r`` (the ``k``th of its log) with what a server's carries at a table
     ordering by send time: the intent's id, its receive time, delay, send time and hold (a
@@ -86,25 +112,8 @@ def bench_game(game, seconds: float, seed: int, clock=time.process_time, server:
                 best[k] = min(best[k], clock() - t0)
         return best
 
-    def frames():
-        for d in logs:
-            for _, payload in iter_frames(d):
-                unpackb(payload, max_size=1 << 24)
-
-    def decode():
-        for d in logs:
-            for r in read_log(d).records:
-                if type(r) is ActionAccepted:
-                    game.ACTIONS.decode(r.action)
-
     actions = [0]
-
-    def full():
-        actions[0] = 0
-        for d in logs:
-            res = replay(read_log(d))
-            actions[0] += res.actions + res.chances
-
+    frames, decode, full = passes(game, logs, actions)
     t_frames, t_decode, t_replay = timed((frames, decode, full))
     steps = actions[0]
     return {

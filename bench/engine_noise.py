@@ -18,11 +18,12 @@ import statistics
 import sys
 import time
 
-from wildtable.protocol.codec import unpackb
 from wildtable.protocol.engine import games
-from wildtable.protocol.logfmt import ActionAccepted, encode_record, iter_frames, read_log
+from wildtable.protocol.logfmt import encode_record, read_log
 from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
+
+from engine import passes      # (bench/: the script's own folder is on the path)
 
 
 def main(argv=None) -> int:
@@ -44,20 +45,7 @@ def main(argv=None) -> int:
         steps += res.actions + res.chances
     clock = time.process_time
 
-    def frames():
-        for d in logs:
-            for _, payload in iter_frames(d):
-                unpackb(payload, max_size=1 << 24)
-
-    def decode():
-        for d in logs:
-            for r in read_log(d).records:
-                if type(r) is ActionAccepted:
-                    g.ACTIONS.decode(r.action)
-
-    def full():
-        for d in logs:
-            replay(read_log(d))
+    frames, decode, full = passes(g, logs)
 
     def in_blocks():
         best = []
