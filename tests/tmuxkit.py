@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,9 +22,15 @@ class Tmux:
 
     def __init__(self, name: str):
         self.base = [TMUX, "-L", name, "-f", "/dev/null"]
+        # its socket in a directory of its own (TMUX_TMPDIR), taken away by ``kill``: tmux
+        # leaves a killed server's socket file, which piled up in /tmp/tmux-UID, one per
+        # test and run
+        self.dir = tempfile.mkdtemp(prefix="wildtable-tmux-")
+        self.env = {**os.environ, "TMUX_TMPDIR": self.dir}
 
     def __call__(self, *args: str) -> str:
-        return subprocess.run(self.base + list(args), capture_output=True, text=True, timeout=10, check=True).stdout
+        return subprocess.run(self.base + list(args), capture_output=True, text=True, timeout=10, check=True,
+                              env=self.env).stdout
 
     def screen(self) -> str:
         return self("capture-pane", "-p", "-t", "main")
@@ -53,7 +61,11 @@ class Tmux:
         self("send-keys", "-t", "main", *keys)
 
     def kill(self) -> None:
-        subprocess.run(self.base + ["kill-server"], capture_output=True, timeout=10)
+        """End the tmux server, and take its socket's directory away."""
+        try:
+            subprocess.run(self.base + ["kill-server"], capture_output=True, timeout=10, env=self.env)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def wildtable_shell(*argv: str, width: int = 80, height: int = 24, tag: str = "client",

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import subprocess
 import sys
 
 from tmuxkit import ROOT, TMUX, Tmux
@@ -38,4 +37,4 @@ def test_play_alone_in_tmux_shows_the_table_and_takes_commands():
         tmux("send-keys", "-t", "main", "C-q")
         tmux.wait_for("client exited with status 0", timeout=8)
     finally:
-        subprocess.run(tmux.base + ["kill-server"], capture_output=True, timeout=10)
+        tmux.kill()
