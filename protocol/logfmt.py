@@ -159,12 +159,8 @@ class LogContents:
 def typed_records(decoded: Any) -> tuple:
     """``decoded`` (LogContents.decoded) with each plain action record's map as its
     ActionAccepted (the other fields at their defaults, as the strict path reads them)."""
-    new_action = _new_action
-    return tuple((new_action(r["seq"], r["seat"], r["action"], None, "player", None, None, None, None)
-                  if len(r) == 4 else
-                  new_action(r["seq"], r["seat"], r["action"], r.get("intent"), r.get("by", "player"), r.get("recv"),
-                             r.get("delay"), r.get("sent"), r.get("hold")))
-                 if type(r) is dict else r for r in decoded)
+    typed = _typed_action
+    return tuple(typed(r) if type(r) is dict else r for r in decoded)
 
 
 def _whole_record_after(view: memoryview, pos: int) -> int | None:
@@ -270,21 +266,18 @@ def _action_record(obj: Any) -> ActionAccepted | None:
     if (type(seq) is not int or not INT_MIN <= seq <= INT_MAX or type(action) is not dict
             or (seat is not None and (type(seat) is not int or not INT_MIN <= seat <= INT_MAX))):
         return None
-    if len(obj) == 4:
-        # the four keys just read and nothing else (a self-play or bot log): the defaults
-        return _new_action(seq, seat, action, None, "player", None, None, None, None)
-    if not obj.keys() <= _ACTION_KEYS:
-        return None
-    intent, by, recv = obj.get("intent"), obj.get("by", "player"), obj.get("recv")
-    delay, sent, hold = obj.get("delay"), obj.get("sent"), obj.get("hold")
-    if ((intent is None or (type(intent) is int and INT_MIN <= intent <= INT_MAX))
-            and type(by) is str and len(by) <= MAX_STR
-            and (recv is None or type(recv) is float)
-            and (delay is None or type(delay) is float)
-            and (sent is None or type(sent) is float)
-            and (hold is None or type(hold) is float)):
-        return _new_action(seq, seat, action, intent, by, recv, delay, sent, hold)
-    return None
+    # the four keys just read and nothing else (a self-play or bot log), or a server's
+    # fields besides them
+    return _typed_action(obj) if len(obj) == 4 or _server_fields(obj) else None
+
+
+def _typed_action(r: dict) -> ActionAccepted:
+    """The ActionAccepted of action record map ``r``, already checked (_action_record,
+    read_prefix): the fields it does not hold at their defaults."""
+    if len(r) == 4:
+        return _new_action(r["seq"], r["seat"], r["action"], None, "player", None, None, None, None)
+    return _new_action(r["seq"], r["seat"], r["action"], r.get("intent"), r.get("by", "player"), r.get("recv"),
+                       r.get("delay"), r.get("sent"), r.get("hold"))
 
 
 def decode_record(obj: Any) -> Any:

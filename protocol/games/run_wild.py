@@ -1004,6 +1004,18 @@ def _meld_data(m: TableMeld) -> dict:
     return {"id": m.id, "kind": m.kind, "cards": list(m.cards), "values": list(m.values)}
 
 
+def _player_data(state: State, s: int) -> dict:
+    deal = state.deal
+    return {"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
+            "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
+            "in_round": deal.in_round[s]}
+
+
+def _score_data(sc: Scores) -> dict:
+    return {"round_scores": [list(r) for r in sc.rounds], "totals": list(sc.totals), "out": sc.out,
+            "ended_by": sc.ended_by, "winners": list(sc.winners)}
+
+
 def public_view(state: State) -> dict:
     """What every seat and spectator may know: every count, the melds, the face-up
     Draw-3s, the scores. ``view`` is this plus ``private_view``; the server encodes this
@@ -1014,18 +1026,9 @@ def public_view(state: State) -> dict:
         "game": NAME, "round": deal.round, "rounds": state.rules.rounds,
         "dealer": deal.dealer if deal.dealer >= 0 else None,        # None: not drawn yet
         "phase": state.phase,
-        "players": [
-            {"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
-             "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
-             "in_round": deal.in_round[s]}
-            for s in range(state.seats)
-        ],
+        "players": [_player_data(state, s) for s in range(state.seats)],
         "melds": [_meld_data(m) for m in state.melds],
-        "round_scores": [list(r) for r in sc.rounds],
-        "totals": list(sc.totals),
-        "out": sc.out,
-        "ended_by": sc.ended_by,
-        "winners": list(sc.winners),
+        **_score_data(sc),
         "settings": {**state.rules.as_dict(), "ready_timeout": state.rules.ready_timeout},
     }
 
@@ -1044,34 +1047,18 @@ def public_view_from(state: State, before: State, before_view: dict) -> dict:
     out["phase"] = state.phase
     melds, old_melds = state.melds, before.melds
     if melds is not old_melds:
-        old_maps = before_view["melds"]
-        n = len(old_melds)
-        maps = []
-        for i, md in enumerate(melds):
-            if i < n and old_melds[i] is md:
-                maps.append(old_maps[i])
-            else:
-                maps.append(_meld_data(md))
-        if len(maps) != n or any(a is not b for a, b in zip(maps, old_maps)):
-            out["melds"] = maps
+        # a meld that is the same object keeps its map (melds are replaced, never changed)
+        old_maps, n = before_view["melds"], len(old_melds)
+        out["melds"] = [old_maps[i] if i < n and old_melds[i] is md else _meld_data(md) for i, md in enumerate(melds)]
     if (state.hands is not before.hands or state.pos is not before.pos or state.draw3s is not before.draw3s
             or state.stuck is not before.stuck or state.ready is not before.ready):
-        deal = state.deal
-        players = []
-        for s, old in enumerate(before_view["players"]):
-            if (state.hands[s] == before.hands[s] and state.pos[s] == before.pos[s]
+        out["players"] = [
+            old if (state.hands[s] == before.hands[s] and state.pos[s] == before.pos[s]
                     and state.draw3s[s] == before.draw3s[s] and state.stuck[s] == before.stuck[s]
-                    and state.ready[s] == before.ready[s]):
-                players.append(old)
-            else:
-                players.append({"seat": s, "hand": state.hands[s].bit_count(), "pile": len(deal.piles[s]) - state.pos[s],
-                                "draw3s": list(state.draw3s[s]), "stuck": state.stuck[s], "ready": state.ready[s],
-                                "in_round": deal.in_round[s]})
-        out["players"] = players
+                    and state.ready[s] == before.ready[s]) else _player_data(state, s)
+            for s, old in enumerate(before_view["players"])]
     if state.score is not before.score:
-        sc = state.score
-        out.update(round_scores=[list(r) for r in sc.rounds], totals=list(sc.totals), out=sc.out,
-                   ended_by=sc.ended_by, winners=list(sc.winners))
+        out.update(_score_data(state.score))
     return out
 
 
