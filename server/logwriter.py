@@ -44,6 +44,7 @@ from typing import Callable
 import attrs
 import trio
 
+from .groupcommit import QUEUE, fill_group, group_commit_phrase, hand_over, next_commit
 from .interfaces import LogSink, TableLog
 from .metrics import Metrics
 from .world import TRIO_CLOCK, Clock, Disk, OsDisk
@@ -53,8 +54,6 @@ logger = logging.getLogger("wildtable.server")
 DURABILITIES = ("always", "batch", "off")
 BATCH_FSYNC = 0.5
 SYNCFS_FROM = 4       # dirty files from which one syncfs beats one fsync each
-QUEUE = 4096          # pending commits across all tables (bounded: a full queue makes arbiters wait)
-GROUP = 1024          # commits taken into one group at most
 MAX_OPEN_LOGS = 256   # log files open at once at most (serve --max-open-logs)
 LOG_IDLE = 60.0       # seconds without a write after which a log file is closed
 LOG_MODE = 0o600      # the logs hold every shuffle: as secret as the hands
@@ -156,21 +155,6 @@ _syncfs = _load_syncfs()
 syncfs = _syncfs     # for the real world's disk (server/world.py)
 
 
-def group_commit_phrase(mean_ms: float, max_ms: float, count: int) -> str:
-    """The group-commit latency as both writers' summaries say it (bench/load.py reads it)."""
-    return f"group commits: mean {mean_ms:.2f} ms, max {max_ms:.1f} ms ({count})"
-
-
-def fill_group(recv: trio.MemoryReceiveChannel, group: list) -> list:
-    """``group`` with what else waits in ``recv`` now, up to GROUP commits (both writers)."""
-    while len(group) < GROUP:
-        try:
-            group.append(recv.receive_nowait())
-        except (trio.WouldBlock, trio.EndOfChannel):
-            break
-    return group
-
-
 class StorageFailed(Exception):
     """The logs cannot be written (an I/O error, a failed fsync, a read-only file system,
     a file size limit). Nothing after the failed group was acknowledged, so the server
@@ -183,21 +167,6 @@ class DiskFull(Exception):
     def __init__(self, error: OSError):
         super().__init__(error.strerror or str(error))
         self.error = error
-
-
-async def hand_over(send: trio.MemorySendChannel, c) -> bool:
-    """Queue commit ``c`` on a writer's channel; False if the writer is gone. A writer that
-    failed (its channel broken) is stopping the server: the caller waits, acknowledging
-    nothing, until the stop cancels it, instead of dying of a closed channel mid-goodbye.
-    One closed by ``close()`` has written everything: nothing is left to wait for."""
-    try:
-        await send.send(c)
-        return True
-    except trio.BrokenResourceError:
-        await trio.sleep_forever()
-    except trio.ClosedResourceError:
-        pass
-    return False
 
 
 @attrs.define(eq=False)
@@ -486,12 +455,10 @@ class LogWriter:
                 while True:
                     periodic = self.durability == "batch" and bool(self._unsynced)
                     wake = min(last_sync + BATCH_FSYNC if periodic else float("inf"), self._idle_deadline())
-                    first = None
-                    with self._clock.move_on_at(wake):
-                        try:
-                            first = await self._recv.receive()
-                        except trio.EndOfChannel:
-                            break
+                    try:
+                        first = await next_commit(self._recv, self._clock, wake)
+                    except trio.EndOfChannel:
+                        break
                     group = fill_group(self._recv, [first] if first is not None else [])
                     now = trio.current_time()
                     sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)

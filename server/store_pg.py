@@ -55,9 +55,8 @@ import trio
 from wildtable.protocol.logfmt import FRAME_HEADER
 
 from .interfaces import LogSink, Store, TableLog
-from .logwriter import (
-    DURABILITIES, EXPIRED, OVER, QUEUE, StorageFailed, fill_group, group_commit_phrase, hand_over,
-)
+from .groupcommit import QUEUE, fill_group, group_commit_phrase, hand_over, next_commit
+from .logwriter import DURABILITIES, EXPIRED, OVER, StorageFailed
 from .metrics import Metrics
 from .oplog import about
 from .store_sql import GROUP_STATEMENT, MARK_FINISHED
@@ -398,7 +397,7 @@ class PgWriter:
             async with self._recv:
                 while True:
                     try:
-                        first = await self._recv.receive()
+                        first = await next_commit(self._recv)
                     except trio.EndOfChannel:
                         break
                     group = fill_group(self._recv, [first])

@@ -22,7 +22,8 @@ import attrs
 import trio
 
 from wildtable.server import store_pg
-from wildtable.server.logwriter import EXPIRED, OVER, StorageFailed, fill_group
+from wildtable.server.groupcommit import fill_group
+from wildtable.server.logwriter import EXPIRED, OVER, StorageFailed
 from .pause import NodeClock
 from wildtable.server.store_pg import LEASE_SECONDS, LobbyRow, NodeRow, PgLog, PgWriter, psycopg_module, split_frames
 
