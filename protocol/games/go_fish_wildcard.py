@@ -777,3 +777,4 @@ from .go_fish_wildcard_fast import (  # noqa: E402,I001  (they use this module's
 from .go_fish_wildcard_run import replay_run  # noqa: E402,I001
 
 REPLAY_RUN = replay_run
+REPLAY_RUN_TYPED = True     # a run takes the chance records too: the dealer drawn by lot, the deal

@@ -9,7 +9,9 @@ through ``RAW_ADVANCE`` / ``advance`` / ``apply`` with every check and reason. S
 takes only what ``_ask_map`` takes and gives the same state (the same checks, in the
 common case only: the table in play with cards left in the pile, no forced set after the
 ask, the next seat holding cards); everything else, every refusal included, is left
-(tests/protocol/test_replay_run.py holds this to ``advance`` step by step). The rules are
+(tests/protocol/test_replay_run.py holds this to ``advance`` step by step). A run takes a
+log's first records too (``REPLAY_RUN_TYPED``): the dealer drawn by lot and the deal
+(``_dealt``), with ``check_permutation``'s checks. The rules are
 ``go_fish_wildcard``'s, cited there (docs/RULES.md "Go Fish Wildcard").
 """
 
@@ -18,23 +20,31 @@ from __future__ import annotations
 from itertools import islice
 
 from ..codec import INT_MAX
+from ..logfmt import ChanceRecorded
 from ..states import build
 from .go_fish_wildcard import (
     ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _M1, _M3, _M4, _M5, _M6, _shape,
 )
-from .go_fish_wildcard_fast import _forced
+from .go_fish_wildcard_fast import _SEATS, _deal, _forced
 
 
 def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
-    that this run applies whole; stop at the first that is not, or whose seq is over
+    that this run applies whole, or at a table waiting for its deal a chance record of it; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
     last record applied, how many of them were chance records); the state given if none."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    play = phase == "play"
     if n not in _LAST_ORDER:
         return state, i, 0, 0
+    if phase == "deal":
+        # the log's first records: the dealer drawn by lot and the deal; then the asks
+        dealt, j, seq, chances = _dealt(state, records, i, limit)
+        if dealt.phase == "deal":
+            return dealt, j, seq, chances
+        after, k, seq_k, _ = replay_run(dealt, records, j, limit)
+        return (after, k, seq_k, chances) if k > j else (dealt, j, seq, chances)
+    play = phase == "play"
     left = len(pile)            # the pile is pile[p:], ``left`` cards
     if not (play and left or phase == "last_asks"):
         return state, i, 0, 0
@@ -340,6 +350,35 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                           sets + tuple(new_sets) if new_sets else sets, tuple(sc), turn, step, bonus,
                           last_order[o:] if o else last_order, drawer, history + tuple(asks))),
             i, records[i - 1]["seq"], 0)
+
+
+def _dealt(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
+    """``replay_run`` at a table waiting for its deal: the chance records of the dealer
+    drawn by lot (a permutation of the seats, its first item deals: ``advance``) and of
+    the deal (``_deal``), each with ``check_permutation``'s checks; stops at any other
+    record, a refusal (left to the fold, where ``apply`` says why) or a seq over
+    ``limit``. Returns as ``replay_run``: the state after the deal, or before it."""
+    start = i
+    seq = 0
+    n = state.n
+    end = len(records)
+    while i < end:
+        rec = records[i]
+        if rec.__class__ is not ChanceRecorded or rec.seq > limit:
+            break
+        perm = rec.permutation
+        if state.dealer is None:
+            if rec.purpose != "dealer" or len(perm) != n or set(perm) != _SEATS[n]:
+                break
+            state = build(State, (n, perm[0], *state[2:]))
+        else:
+            dealt = _deal(state, perm) if rec.purpose == "deal" else None
+            if dealt is None:
+                break
+            return dealt, i + 1, rec.seq, i + 1 - start
+        seq = rec.seq
+        i += 1
+    return state, i, seq, i - start
 
 
 #: _LAST_ORDER[n][drawer]: the seats of the last asks, from the drawer's left to the drawer
