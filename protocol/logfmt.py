@@ -26,10 +26,12 @@ import msgpack
 from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, builder, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: formats this build reads: 1 is 2 without the order fields (``delay``, ``sent``, ``hold``
-#: of action records; ``recv``, ``delay``, ``sent``, ``hold`` of rejected records)
-READABLE_FORMATS = (1, 2)
+#: of action records; ``recv``, ``delay``, ``sent``, ``hold`` of rejected records); 3 is 2
+#: with a game's compact state hash where it has one (``engine.log_hash``: the records are
+#: 2's; docs/LOG-FORMAT.md, 3)
+READABLE_FORMATS = (1, 2, 3)
 HASH_EVERY = 256
 MAX_RECORD = 16 * 1024 * 1024
 _FRAME = struct.Struct("<II")

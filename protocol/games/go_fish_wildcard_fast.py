@@ -13,6 +13,8 @@ tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import attrs
 
 from ..cards import ids_of, int_items
@@ -456,6 +458,28 @@ def packed_snapshot(state: State) -> bytes:
     tail = pack(("scores", scores, "bonus", ids_of(bonus) if bonus else [], "last_asks", last_order, "drawer", drawer,
                  "asks"))
     return b"".join((b"\xde\x00\x10", head[3:], _array(len(sets)), packed_sets, tail[1:], _array(len(history)), asks))
+
+
+def packed_state(state: State) -> bytes:
+    """The compact form of a state (engine API, optional: the hash records of a log of
+    format 3 digest it, ``engine.log_hash``; docs/LOG-FORMAT.md, 3): msgpack of the game's
+    name and every field of the State in order, the hands and the bonus as their masks, the
+    pile and the asks as bytes (an ask's five items, seat, target, rank, cards handed over
+    and fished, a byte each: any of those not a byte, in a state made elsewhere, leaves
+    them a list), the sets as (seat, cards) arrays. tests/protocol/test_log_format_3.py
+    holds every field to it."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    try:
+        asks: bytes | tuple = bytes(chain.from_iterable(history))
+    except (TypeError, ValueError):
+        asks = history
+    try:
+        dealt: bytes | tuple = bytes(pile)
+    except (TypeError, ValueError):
+        dealt = pile
+    return packer().pack((NAME, n, dealer, turn_timer, phase, hands, dealt, wild, sets, scores, turn, step, bonus,
+                          last_order, drawer, asks))
 
 
 def _pack_asks(history: tuple, got: list, pack) -> None:
