@@ -148,7 +148,16 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         # the asked rank, cards are left in the pile, the next seat holds cards
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
-                            break   # _begin_turn's draw (left to the fold)
+                            # _begin_turn: the next seat starts empty and draws 2 (with no card
+                            # left after them its turn ends at once: left to the fold)
+                            if left - drew <= EMPTY_DRAW:
+                                break
+                            got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
+                            drew += EMPTY_DRAW
+                            if nxt == target:
+                                theirs = got
+                            else:
+                                h[nxt] = got
                         p += drew
                         left -= drew
                         h[target] = theirs
@@ -166,7 +175,15 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         # the turn passes: the next seat holds cards
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
-                            break   # _begin_turn's draw (left to the fold)
+                            if rest <= EMPTY_DRAW:
+                                break   # (as above)
+                            got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
+                            drew += EMPTY_DRAW
+                            rest -= EMPTY_DRAW
+                            if nxt == target:
+                                theirs = got
+                            else:
+                                h[nxt] = got
                         p += drew
                         left = rest
                         h[target] = theirs
@@ -192,7 +209,15 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         if rest:
                             nxt = nexts[seat]
                             if not (theirs if nxt == target else h[nxt]):
-                                break   # _begin_turn's draw (left to the fold)
+                                if rest <= EMPTY_DRAW:
+                                    break   # (as above)
+                                got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
+                                drew += EMPTY_DRAW
+                                rest -= EMPTY_DRAW
+                                if nxt == target:
+                                    theirs = got
+                                else:
+                                    h[nxt] = got
                     if not rest:
                         # the pile is out (_start_last_asks): every seat from the drawer's left
                         # to the drawer gets one last ask, the first that holds cards now
@@ -313,7 +338,11 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         mine |= bits[c]
                 nxt = nexts[seat]
                 if not h[nxt]:
-                    break           # _begin_turn's draw (left to the fold)
+                    # _begin_turn's draw (as in an ask's)
+                    if left - got <= EMPTY_DRAW:
+                        break
+                    h[nxt] = bits[pile[p + got]] | bits[pile[p + got + 1]]
+                    got += EMPTY_DRAW
                 p += got
                 left -= got
             else:
