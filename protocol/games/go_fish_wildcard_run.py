@@ -171,8 +171,15 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     mine, w, more = forced
                 if play:
                     rest = left - drew
-                    if rest and mine:
-                        # the turn passes: the next seat holds cards
+                    if rest and not mine:
+                        # the empty-hand draw: 2, or what is left
+                        got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
+                        for c in pile[p + drew:p + drew + got]:
+                            mine |= bits[c]
+                        drew += got
+                        rest -= got
+                    if rest:
+                        # the turn passes: the next seat holds cards (or draws them)
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
                             if rest <= EMPTY_DRAW:
@@ -199,45 +206,25 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         turn = nxt
                         step, bonus = "ask", 0
                         continue
-                    if rest:
-                        # the empty-hand draw: 2, or what is left
-                        got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
-                        for c in pile[p + drew:p + drew + got]:
-                            mine |= bits[c]
-                        drew += got
-                        rest -= got
-                        if rest:
-                            nxt = nexts[seat]
-                            if not (theirs if nxt == target else h[nxt]):
-                                if rest <= EMPTY_DRAW:
-                                    break   # (as above)
-                                got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
-                                drew += EMPTY_DRAW
-                                rest -= EMPTY_DRAW
-                                if nxt == target:
-                                    theirs = got
-                                else:
-                                    h[nxt] = got
-                    if not rest:
-                        # the pile is out (_start_last_asks): every seat from the drawer's left
-                        # to the drawer gets one last ask, the first that holds cards now
-                        order = _LAST_ORDER[n][seat]
-                        j = 0
-                        nxt = -1
-                        while j < n:
-                            s = order[j]
-                            j += 1
-                            if mine if s == seat else theirs if s == target else h[s]:
-                                nxt = s
-                                break
-                        phase = "last_asks"
-                        play = False
-                        drawer = seat
-                        last_order = order
-                        o = j
-                        n_order = n
+                    # no card left: the pile is out (_start_last_asks): every seat from the
+                    # drawer's left to the drawer gets one last ask, the first that holds cards now
+                    order = _LAST_ORDER[n][seat]
+                    j = 0
+                    nxt = -1
+                    while j < n:
+                        s = order[j]
+                        j += 1
+                        if mine if s == seat else theirs if s == target else h[s]:
+                            nxt = s
+                            break
+                    phase = "last_asks"
+                    play = False
+                    drawer = seat
+                    last_order = order
+                    o = j
+                    n_order = n
                     p += drew
-                    left = rest
+                    left = 0
                 else:
                     j = o
                     nxt = -1
