@@ -310,6 +310,10 @@ def _plan(cls: type) -> tuple:
 _MISSING = object()
 
 
+#: a tuple-of-ints field that may hold more items than this (a chance record's
+#: permutation, up to 100,000) is no memo key: each differs, and hashing it costs
+_MEMO_ITEMS = 1000
+
 #: values each generated decoder keeps to share (an action repeats: a card played, a meld
 #: added to); past this many, it builds each new one
 _FAST_MEMO = 4096
@@ -342,6 +346,8 @@ def _fast_decoder(cls: type, tag_key: str | None):
         if items is not None:
             # a tuple of ints (cards): the checks of check_ints, then the same tuple
             env[f"cap{i}"], env[f"lo{i}"], env[f"hi{i}"] = items
+            if items[0] > _MEMO_ITEMS:
+                memo = False        # a permutation (a chance record's): no key worth hashing and keeping
             env[f"d{i}"] = default
             lines += _get_field(i, name, has_default)
             lines.append(f"        if type(v{i}) is not list or len(v{i}) > cap{i}:")

@@ -406,8 +406,10 @@ def _read_prefix(data: bytes) -> LogContents:
                 off = end
                 continue
             try:
-                # a payload the fast unpack refused is unpacked strictly, which names the fault
-                r = decode_record(obj if obj is not None else unpackb(bytes(payload), max_size=MAX_RECORD))
+                # a payload the fast unpack refused is unpacked strictly, which names the fault;
+                # a map that is no action record _action_record takes (just asked, or before
+                # the header, where decode_record would ask it again) decodes strictly
+                r = RECORDS.decode(obj) if obj is not None else decode_record(unpackb(bytes(payload), max_size=MAX_RECORD))
             except ProtocolError as e:
                 raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
             if header is None:
