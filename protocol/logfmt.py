@@ -353,13 +353,15 @@ def _read_prefix(data: bytes) -> LogContents:
     unpack = _unpackb_default
     append_record = records.append
     append_offset = offsets.append
+    # names the loop reads each record, as locals
+    fh, cap, lo, hi, int_, dict_, len_ = FRAME_HEADER, MAX_RECORD, INT_MIN, INT_MAX, int, dict, len
     try:
         # _frames inlined (replay speed: this loop runs once per record of every log read)
         while off <= last:
             length, crc = unpack_from(view, off)
-            start = off + FRAME_HEADER
+            start = off + fh
             end = start + length
-            if length > MAX_RECORD or end > n:
+            if length > cap or end > n:
                 _frame_check(view, off, length)
                 break                       # a torn tail: the log ends at ``off``
             payload = view[start:end]
@@ -372,7 +374,7 @@ def _read_prefix(data: bytes) -> LogContents:
                 obj = unpack(payload)
             except Exception:
                 obj = None
-            if obj.__class__ is dict and (len(obj) == 4 or (not old and _server_fields(obj))):
+            if obj.__class__ is dict_ and (len_(obj) == 4 or (not old and _server_fields(obj))):
                 # a plain action record (its four keys, the other fields at their defaults:
                 # nothing new in format 2), or one with the fields a server adds (the
                 # intent's id, who, its timing: _server_fields, checked as _action_record
@@ -382,11 +384,14 @@ def _read_prefix(data: bytes) -> LogContents:
                 # (A type read as ``__class__``: the same for msgpack's values, in a third
                 # of the time of a type() call)
                 try:
-                    seq, seat, action, t = obj["seq"], obj["seat"], obj["action"], obj["t"]
+                    seq = obj["seq"]
+                    seat = obj["seat"]
+                    action = obj["action"]
+                    t = obj["t"]
                 except KeyError:
                     seq = None
-                if (seq.__class__ is int and seq == expect and action.__class__ is dict and t == "action"
-                        and (seat.__class__ is int and INT_MIN <= seat <= INT_MAX or seat is None)):
+                if (seq.__class__ is int_ and seq == expect and action.__class__ is dict_ and t == "action"
+                        and (seat.__class__ is int_ and lo <= seat <= hi or seat is None)):
                     expect = seq + 1
                     append_record(obj)      # typed only if asked for (LogContents.records)
                     append_offset(off)
