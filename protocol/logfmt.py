@@ -151,6 +151,9 @@ class LogContents:
     #: read_prefix only: what stopped the reader before the end (the records before it
     #: are all here, ``good_length`` ends the last of them); None: the log read to its end
     damage: LogError | None = None
+    #: whether ``decoded`` may hold a seat record (the reader says False where it read none:
+    #: replay's check_seats then has nothing to look at)
+    has_seat_records: bool = True
 
     @functools.cached_property
     def records(self) -> tuple:
@@ -338,6 +341,7 @@ def _read_prefix(data: bytes) -> LogContents:
     offsets: list[int] = []
     header = None
     last_seq = 0
+    seats = False           # a seat record read
     # the seq the next action record must have, for the common case below: none before the
     # header (a float no seq equals), then last_seq + 1
     expect: int | float = 0.5
@@ -437,6 +441,8 @@ def _read_prefix(data: bytes) -> LogContents:
                     if seq != last_seq + 1:
                         raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {seq}", offset=off, seq=last_seq + 1)
                     expect = seq + 1
+                elif r.__class__ is SeatClaimed:
+                    seats = True
                 records.append(r)
                 offsets.append(off)
             off = end
@@ -446,10 +452,10 @@ def _read_prefix(data: bytes) -> LogContents:
         if e.seq is None:
             e.seq = int(expect)
             e.args = (f"{e.message} (seq {e.seq}, byte offset {e.offset})",)
-        return LogContents(header, tuple(records), off, None, tuple(offsets), e)
+        return LogContents(header, tuple(records), off, None, tuple(offsets), e, seats)
     if header is None:
         if len(data) == 0:
             raise LogError("empty", "the log is empty", offset=0)
         raise LogError("no_header", "the log has no whole header record", offset=0)
     torn = TornTail(off, n - off) if off < n else None
-    return LogContents(header, tuple(records), off, torn, tuple(offsets))
+    return LogContents(header, tuple(records), off, torn, tuple(offsets), None, seats)
