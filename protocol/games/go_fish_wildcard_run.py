@@ -23,7 +23,7 @@ from ..codec import INT_MAX
 from ..logfmt import ChanceRecorded
 from ..states import build
 from .go_fish_wildcard import (
-    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _M1, _M3, _M4, _M5, _M6, _shape,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _shape,
 )
 from .go_fish_wildcard_fast import _SEATS, _deal, _forced
 
@@ -60,7 +60,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     end = len(records)
     # the tables, as locals (a run is most of a game)
     rank_info, rank_of, bits, wild_cards, forced_sets, entries = _RANK_INFO, RANK_OF, _BITS, WILD_CARDS, _forced, ASK_ENTRY
-    m1, m3, m4, m5, m6 = _M1, _M3, _M4, _M5, _M6
+    pairs, threes, none, width = _PAIR_BYTES, _THREE_BYTES, _NO_BYTES, len(_NO_BYTES)
     nexts = _NEXT[n]
     wc = wild_cards[wild]       # the card bits of the wild ranks (``wild`` changes only with a set)
     # A record that is not a map (a typed record), or a map that is not what the decoder
@@ -126,8 +126,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     continue
                 # _turn_over, as below (the ask's own copy: nine steps in ten take it):
                 # _any_set's test, a set of 3 wilds, 2 and any card, 1 and a pair, or 3 of a
-                # rank (the ranks' counts a nibble each; a count of 3 or more is one whose
-                # nibble plus 1 has its bit 2)
+                # rank (a rank's four cards are a nibble, two ranks a byte: a table of the
+                # bytes that hold a pair or 3 of a rank)
                 wm = mine & wc
                 if wm:
                     nat = mine ^ wm
@@ -135,13 +135,11 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     if k >= SET_SIZE or (k == 2 and nat):
                         forced = forced_sets(mine, wild)
                     elif nat:
-                        t = nat - ((nat >> 1) & m5)
-                        forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3)) & m6 else None
+                        forced = forced_sets(mine, wild) if nat.to_bytes(width, "little").translate(pairs) != none else None
                     else:
                         forced = None
                 else:
-                    t = mine - ((mine >> 1) & m5)
-                    forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3) + m1) & m4 else None
+                    forced = forced_sets(mine, wild) if mine.to_bytes(width, "little").translate(threes) != none else None
                 if forced is None:
                     if play and left != drew:
                         # the turn passes as most do: no forced set, the asker's hand holds
@@ -308,11 +306,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             forced = None
             if k >= SET_SIZE or (k == 2 and nat):
                 forced = forced_sets(mine, w)
-            elif nat:
-                t = nat - ((nat >> 1) & m5)
-                t = (t & m3) + ((t >> 2) & m3)
-                if (t & m6) if k else (t & (t >> 1) & m1) | (t & m4):
-                    forced = forced_sets(mine, w)
+            elif nat and nat.to_bytes(width, "little").translate(pairs if k else threes) != none:
+                forced = forced_sets(mine, w)
             if forced is not None:
                 mine, w, more = forced
             if play:
@@ -397,6 +392,12 @@ def _dealt(state: State, records: tuple, i: int, limit: int) -> tuple[State, int
     return state, i, seq, i - start
 
 
+#: a hand's bytes (its 52 bits, 7 bytes little-endian: two ranks' nibbles a byte) translated
+#: by these: a byte not 0 where a rank of the two is held twice or more (_PAIR_BYTES), or 3
+#: times or more (_THREE_BYTES); _NO_BYTES, where none is
+_PAIR_BYTES = bytes(int((b & 15).bit_count() >= 2 or (b >> 4).bit_count() >= 2) for b in range(256))
+_THREE_BYTES = bytes(int((b & 15).bit_count() >= SET_SIZE or (b >> 4).bit_count() >= SET_SIZE) for b in range(256))
+_NO_BYTES = bytes((DECK_SIZE + 7) // 8)
 #: _LAST_ORDER[n][drawer]: the seats of the last asks, from the drawer's left to the drawer
 _LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}
 #: _NEXT[n][seat]: the seat on its left
