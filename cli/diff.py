@@ -18,7 +18,7 @@ from typing import Any
 
 from wildtable.headless.timeline import Timeline
 from wildtable.protocol.codec import to_data
-from wildtable.protocol.engine import state_hash
+from wildtable.protocol.engine import hash_form, state_hash
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import ActionAccepted, ChanceRecorded, StateHashed, read_prefix
 
@@ -100,6 +100,8 @@ def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
     g = a.game
     # the hashes each log's writer logged: the same records under other rules hash otherwise
     logged_a, logged_b = _logged_hashes(a), _logged_hashes(b)
+    # (a log of format 3 may hash a state in a form a format 2 log does not: engine.log_hash)
+    same_form = hash_form(a.game, ha.format) == hash_form(b.game, hb.format)
     for ia, ib in zip(sa, sb):
         ra, rb = a.steps[ia].record, b.steps[ib].record
         seq = ra.seq
@@ -118,7 +120,7 @@ def diff(a: Timeline, b: Timeline) -> tuple[bool, list[str]]:
             lines.append(f"  A and B: {a.record_line(ia)}")
             lines.extend(_state_lines(a, b, ia, ib, seq))
             return False, lines
-        if seq in logged_a and seq in logged_b and logged_a[seq] != logged_b[seq]:
+        if seq in logged_a and seq in logged_b and logged_a[seq] != logged_b[seq] and same_form:
             lines.append(f"first difference at seq {seq}: the same records, but the state hashes the two logs "
                          f"hold for it differ (A {logged_a[seq].hex()[:12]}, B {logged_b[seq].hex()[:12]}): "
                          "their writers played other rules (a rules change, or another version)")

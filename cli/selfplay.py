@@ -14,7 +14,7 @@ from typing import Any, Callable
 import attrs
 
 from wildtable.protocol.codec import to_data
-from wildtable.protocol.engine import ChanceOutcome, TableConfig, state_hash
+from wildtable.protocol.engine import ChanceOutcome, TableConfig, log_hash
 from wildtable.protocol.logfmt import (
     FORMAT_VERSION, HASH_EVERY, ActionAccepted, ChanceRecorded, Header, StateHashed,
 )
@@ -79,9 +79,9 @@ def play(game: ModuleType, seats: int, settings: dict | None = None, *, seed: in
         if on_step is not None:
             on_step(before, state, action, seat, req, events)
         if hash_every and seq % hash_every == 0:
-            records.append(StateHashed(seq, state_hash(game, state)))
+            records.append(StateHashed(seq, log_hash(game, state, FORMAT_VERSION)))
     else:
         raise RuntimeError(f"{game.NAME}: game did not end within {max_steps} steps")
     if hash_every:
-        records.append(StateHashed(seq, state_hash(game, state)))
+        records.append(StateHashed(seq, log_hash(game, state, FORMAT_VERSION)))
     return Playout(game, state, header, records, seq, all_events)

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import attrs
 
 from wildtable.protocol.codec import packb, to_data, unpackb
-from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game, state_hash
+from wildtable.protocol.engine import ChanceOutcome, TableConfig, game as find_game, log_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
     FORMAT_VERSION, HASH_EVERY, ActionAccepted, ChanceRecorded, Header, StateHashed,
@@ -90,7 +90,7 @@ def play_match(game_name: str, levels: tuple[str, ...], deal_seed: int, bot_seed
     def record(rec: Any) -> None:
         records.append(rec)
         if seq % HASH_EVERY == 0:
-            records.append(StateHashed(seq, state_hash(game, state)))
+            records.append(StateHashed(seq, log_hash(game, state, FORMAT_VERSION)))
 
     def step(seat: int | None, action: Any, by: str) -> None:
         nonlocal state, seq
@@ -176,7 +176,7 @@ def play_match(game_name: str, levels: tuple[str, ...], deal_seed: int, bot_seed
     else:
         raise MatchError(f"{game_name}: the game did not end within {MAX_STEPS} moves")
     if not records or not isinstance(records[-1], StateHashed):
-        records.append(StateHashed(seq, state_hash(game, state)))
+        records.append(StateHashed(seq, log_hash(game, state, FORMAT_VERSION)))
     o = game.outcome(state)
     return Played(game_name, tuple(levels), tuple(o.winners), tuple(o.scores), tuple(asked),
                   tuple(tuple(x) for x in move_ms), header, tuple(records))

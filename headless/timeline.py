@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-from wildtable.protocol.engine import ChanceOutcome, state_hash
+from wildtable.protocol.engine import ChanceOutcome, log_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
     ActionAccepted, ChanceRecorded, IntentRejected, LogContents, SeatClaimed, StateHashed,
@@ -79,7 +79,7 @@ class Timeline:
                 if r.seq != seq:
                     problem = (f"this hash is for seq {r.seq} but follows seq {seq}: hashes follow the record "
                                f"they hash, so the log was moved or edited")
-                elif state_hash(self.game, state) != r.hash:
+                elif log_hash(self.game, state, contents.header.format) != r.hash:
                     problem = "the replayed state differs from this hash: the rules changed since this game"
             kept = len(self.steps) % keep_every == 0
             self.steps.append(Step(r, seq, state if kept else None, events if kept else (), tuple(names), problem))

@@ -310,16 +310,20 @@ def _plan(cls: type) -> tuple:
 _MISSING = object()
 
 
+#: a tuple-of-ints field that may hold more items than this (a chance record's
+#: permutation, up to 100,000) is no memo key: each differs, and hashing it costs
+_MEMO_ITEMS = 1000
+
 #: values each generated decoder keeps to share (an action repeats: a card played, a meld
 #: added to); past this many, it builds each new one
 _FAST_MEMO = 4096
 
 
 def _fast_decoder(cls: type, tag_key: str | None):
-    """A generated decoder for classes whose fields are all scalars or tuples of ints
-    (every action of the four games): it accepts a well-formed map in one pass, or
-    returns None so that decode_fields runs the full checks and names what is wrong.
-    Cached per (class, tag key)."""
+    """A generated decoder for classes whose fields are all scalars, tuples of ints, maps
+    of free-form data or bytes (every action of the four games, every log record): it
+    accepts a well-formed map in one pass, or returns None so that decode_fields runs the
+    full checks and names what is wrong. Cached per (class, tag key)."""
     cache = cls.__dict__.get("_codec_fast")
     if cache is None:
         cache = {}
@@ -328,9 +332,10 @@ def _fast_decoder(cls: type, tag_key: str | None):
         return cache[tag_key]
     fields = _plan(cls)[0]
     hints = typing.get_type_hints(cls)
-    env = {"cls": builder(cls), "_M": _MISSING}
+    env = {"cls": builder(cls), "_M": _MISSING, "_plain_ok": _plain_ok}
     lines = ["def fast(obj):", "    n = 0"]
     args = []
+    memo = True             # values shared by their fields (below)
     for i, (name, _, has_default, fast) in enumerate(fields):
         tp = hints[name]
         default = attrs.fields_dict(cls)[name].default
@@ -341,6 +346,8 @@ def _fast_decoder(cls: type, tag_key: str | None):
         if items is not None:
             # a tuple of ints (cards): the checks of check_ints, then the same tuple
             env[f"cap{i}"], env[f"lo{i}"], env[f"hi{i}"] = items
+            if items[0] > _MEMO_ITEMS:
+                memo = False        # a permutation (a chance record's): no key worth hashing and keeping
             env[f"d{i}"] = default
             lines += _get_field(i, name, has_default)
             lines.append(f"        if type(v{i}) is not list or len(v{i}) > cap{i}:")
@@ -349,6 +356,20 @@ def _fast_decoder(cls: type, tag_key: str | None):
             lines.append(f"            if type(x) is not int or not lo{i} <= x <= hi{i}:")
             lines.append("                return None")
             lines.append(f"        v{i} = tuple(v{i})")
+            args.append(f"v{i}")
+            continue
+        if tp is dict or typing.get_origin(tp) is dict or tp is bytes:
+            # a map (a header's settings: free-form data, check_free's test) or bytes (a
+            # hash) as their checkers take them
+            env[f"d{i}"] = default
+            lines += _get_field(i, name, has_default)
+            if tp is bytes:
+                env[f"hi{i}"] = attrs.fields_dict(cls)[name].metadata.get("max_len", MAX_STR)
+                lines.append(f"        if type(v{i}) is not bytes or len(v{i}) > hi{i}:")
+            else:
+                memo = False        # a map is no key
+                lines.append(f"        if type(v{i}) is not dict or not _plain_ok(v{i}, 0):")
+            lines.append("            return None")
             args.append(f"v{i}")
             continue
         optional = False
@@ -385,8 +406,11 @@ def _fast_decoder(cls: type, tag_key: str | None):
     # None where optional), so equal keys are equal values (no 1 / 1.0 / True); bounded
     env["_memo"], env["_cap"] = {}, _FAST_MEMO
     key = args[0] if len(args) == 1 else f"({', '.join(args)},)" if args else "()"
-    lines += [f"    k = {key}", "    v = _memo.get(k)", "    if v is None:", f"        v = cls({', '.join(args)})",
-              "        if len(_memo) < _cap:", "            _memo[k] = v", "    return v"]
+    if memo:
+        lines += [f"    k = {key}", "    v = _memo.get(k)", "    if v is None:", f"        v = cls({', '.join(args)})",
+                  "        if len(_memo) < _cap:", "            _memo[k] = v", "    return v"]
+    else:
+        lines.append(f"    return cls({', '.join(args)})")
     exec("\n".join(lines), env)
     cache[tag_key] = env["fast"]
     return env["fast"]

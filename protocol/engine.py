@@ -46,7 +46,10 @@ at each plain action record where a run may start; with ``REPLAY_RUN_TYPED = Tru
 any record but a hash record (a run that takes chance or typed action records, which a
 log may start with or hold between two plays).
 With ``packed_snapshot(state) -> bytes``: exactly
-``packb(snapshot(state))``, cheaper (``state_hash`` digests it).
+``packb(snapshot(state))``, cheaper (``state_hash`` digests it). With ``packed_state(state)
+-> bytes``: a compact form of the whole state (every field, so that two states differ in it
+wherever they differ), which the hash records of a log of format 3 or later digest in place
+of the snapshot (``log_hash``; docs/LOG-FORMAT.md, 3).
 
 Rules versions: a log's header names the rules version it was written under, and replay
 passes it to ``new_table`` as ``TableConfig.rules`` (None, for a new table: the current
@@ -199,6 +202,30 @@ def state_hash(game: ModuleType, state: Any) -> bytes:
     except TypeError:
         data = packb(to_data(snap))
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+#: the first log format whose hash records digest a game's ``packed_state`` (docs/LOG-FORMAT.md, 3)
+COMPACT_HASH_FORMAT = 3
+
+
+def hash_form(game: ModuleType, log_format: int) -> str:
+    """What the hash records of a log of ``log_format`` digest for ``game``: "packed_state"
+    (format 3 or later, a game with a compact form) or "snapshot" (every other case)."""
+    if log_format >= COMPACT_HASH_FORMAT and getattr(game, "packed_state", None) is not None:
+        return "packed_state"
+    return "snapshot"
+
+
+def log_hash(game: ModuleType, state: Any, log_format: int) -> bytes:
+    """The hash a log of format ``log_format`` holds for ``state`` (its hash records,
+    written and checked): from format 3, the 16-byte BLAKE2b digest of the game's
+    ``packed_state`` where it has one; else ``state_hash``, as in formats 1 and 2 (so an
+    old log's hashes check as they were written)."""
+    if log_format >= COMPACT_HASH_FORMAT:
+        packed = getattr(game, "packed_state", None)
+        if packed is not None:
+            return hashlib.blake2b(packed(state), digest_size=16).digest()
+    return state_hash(game, state)
 
 
 _LOADED: list = []       # [the games' REGISTRY], once imported

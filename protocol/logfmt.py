@@ -26,10 +26,12 @@ import msgpack
 from .codec import INT_MAX, INT_MIN, MAX_STR, Registry, builder, packb, to_data, unpackb
 from .errors import LogError, ProtocolError
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: formats this build reads: 1 is 2 without the order fields (``delay``, ``sent``, ``hold``
-#: of action records; ``recv``, ``delay``, ``sent``, ``hold`` of rejected records)
-READABLE_FORMATS = (1, 2)
+#: of action records; ``recv``, ``delay``, ``sent``, ``hold`` of rejected records); 3 is 2
+#: with a game's compact state hash where it has one (``engine.log_hash``: the records are
+#: 2's; docs/LOG-FORMAT.md, 3)
+READABLE_FORMATS = (1, 2, 3)
 HASH_EVERY = 256
 MAX_RECORD = 16 * 1024 * 1024
 _FRAME = struct.Struct("<II")
@@ -149,6 +151,9 @@ class LogContents:
     #: read_prefix only: what stopped the reader before the end (the records before it
     #: are all here, ``good_length`` ends the last of them); None: the log read to its end
     damage: LogError | None = None
+    #: whether ``decoded`` may hold a seat record (the reader says False where it read none:
+    #: replay's check_seats then has nothing to look at)
+    has_seat_records: bool = True
 
     @functools.cached_property
     def records(self) -> tuple:
@@ -335,26 +340,34 @@ def _read_prefix(data: bytes) -> LogContents:
     records: list[Any] = []
     offsets: list[int] = []
     header = None
-    good = 0
     last_seq = 0
+    seats = False           # a seat record read
+    # the seq the next action record must have, for the common case below: none before the
+    # header (a float no seq equals), then last_seq + 1
+    expect: int | float = 0.5
     old = False             # a format 1 log: the fields new in format 2 are refused
     view = memoryview(data)
     n = len(view)
+    last = n - FRAME_HEADER     # the last offset a frame's header fits at
+    # ``off`` is also the log's good length: the end of the last whole record read (every
+    # record read moves it there; a torn tail or damage leaves it where that frame starts)
     off = 0
     crc32 = zlib.crc32
     unpack_from = _FRAME.unpack_from
     unpack = _unpackb_default
     append_record = records.append
     append_offset = offsets.append
+    # names the loop reads each record, as locals
+    fh, cap, lo, hi, int_, dict_, len_ = FRAME_HEADER, MAX_RECORD, INT_MIN, INT_MAX, int, dict, len
     try:
         # _frames inlined (replay speed: this loop runs once per record of every log read)
-        while off + FRAME_HEADER <= n:
+        while off <= last:
             length, crc = unpack_from(view, off)
-            start = off + FRAME_HEADER
+            start = off + fh
             end = start + length
-            if length > MAX_RECORD or end > n:
+            if length > cap or end > n:
                 _frame_check(view, off, length)
-                break                       # a torn tail: the log ends at ``good``
+                break                       # a torn tail: the log ends at ``off``
             payload = view[start:end]
             if crc32(payload) != crc:
                 raise LogError("bad_crc", "record fails its CRC check", offset=off)
@@ -365,23 +378,30 @@ def _read_prefix(data: bytes) -> LogContents:
                 obj = unpack(payload)
             except Exception:
                 obj = None
-            if obj.__class__ is dict and header is not None and (len(obj) == 4 or (not old and _server_fields(obj))):
+            if obj.__class__ is dict_ and (len_(obj) == 4 or (not old and _server_fields(obj))):
                 # a plain action record (its four keys, the other fields at their defaults:
                 # nothing new in format 2), or one with the fields a server adds (the
                 # intent's id, who, its timing: _server_fields, checked as _action_record
                 # checks them; a format 2 log's), as _action_record reads it. Its seq is the next
-                # one: gapless from 1, so in range; any other such map takes the path below.
+                # one (``expect``: none before the header): gapless from 1, so in range; any
+                # other such map (a key missing, ...) takes the path below.
                 # (A type read as ``__class__``: the same for msgpack's values, in a third
                 # of the time of a type() call)
-                seq, seat, action = obj.get("seq"), obj.get("seat", _NO_SEAT), obj.get("action")
-                if (seq.__class__ is int and seq == last_seq + 1 and action.__class__ is dict
-                        and obj.get("t") == "action"
-                        and (seat.__class__ is int and INT_MIN <= seat <= INT_MAX or seat is None)):
-                    last_seq = seq
+                try:
+                    seq = obj["seq"]
+                    seat = obj["seat"]
+                    action = obj["action"]
+                    t = obj["t"]
+                except KeyError:
+                    seq = None
+                if (seq.__class__ is int_ and seq == expect and action.__class__ is dict_ and t == "action"
+                        and (seat.__class__ is int_ and lo <= seat <= hi or seat is None)):
+                    expect = seq + 1
                     append_record(obj)      # typed only if asked for (LogContents.records)
                     append_offset(off)
-                    good = off = end
+                    off = end
                     continue
+            last_seq = int(expect) - 1 if header is not None else 0
             r = _action_record(obj) if header is not None else None
             if r is not None:
                 if r.seq != last_seq + 1:
@@ -389,14 +409,16 @@ def _read_prefix(data: bytes) -> LogContents:
                 if old and _format2_fields(r):
                     raise LogError("bad_record", f"field {_format2_fields(r)!r} is new in format 2; this log is format 1",
                                    offset=off, seq=last_seq + 1)
-                last_seq = r.seq
+                expect = r.seq + 1
                 records.append(r)
                 offsets.append(off)
-                good = off = end
+                off = end
                 continue
             try:
-                # a payload the fast unpack refused is unpacked strictly, which names the fault
-                r = decode_record(obj if obj is not None else unpackb(bytes(payload), max_size=MAX_RECORD))
+                # a payload the fast unpack refused is unpacked strictly, which names the fault;
+                # a map that is no action record _action_record takes (just asked, or before
+                # the header, where decode_record would ask it again) decodes strictly
+                r = RECORDS.decode(obj) if obj is not None else decode_record(unpackb(bytes(payload), max_size=MAX_RECORD))
             except ProtocolError as e:
                 raise LogError("bad_record", f"record cannot be decoded: {e}", offset=off, seq=last_seq + 1) from None
             if header is None:
@@ -406,6 +428,7 @@ def _read_prefix(data: bytes) -> LogContents:
                     raise LogError("bad_version", f"log format {r.format} is not supported (this build reads "
                                    f"{', '.join(map(str, READABLE_FORMATS))})", offset=off)
                 header = r
+                expect = 1
                 old = r.format == 1
             elif isinstance(r, Header):
                 raise LogError("bad_record", "a second header record", offset=off)
@@ -417,20 +440,22 @@ def _read_prefix(data: bytes) -> LogContents:
                 if seq is not None and isinstance(r, (ChanceRecorded, ActionAccepted)):
                     if seq != last_seq + 1:
                         raise LogError("seq_gap", f"expected seq {last_seq + 1}, found {seq}", offset=off, seq=last_seq + 1)
-                    last_seq = seq
+                    expect = seq + 1
+                elif r.__class__ is SeatClaimed:
+                    seats = True
                 records.append(r)
                 offsets.append(off)
-            good = off = end
+            off = end
     except LogError as e:
         if header is None:
             raise
         if e.seq is None:
-            e.seq = last_seq + 1
+            e.seq = int(expect)
             e.args = (f"{e.message} (seq {e.seq}, byte offset {e.offset})",)
-        return LogContents(header, tuple(records), good, None, tuple(offsets), e)
+        return LogContents(header, tuple(records), off, None, tuple(offsets), e, seats)
     if header is None:
         if len(data) == 0:
             raise LogError("empty", "the log is empty", offset=0)
         raise LogError("no_header", "the log has no whole header record", offset=0)
-    torn = TornTail(good, len(data) - good) if good < len(data) else None
-    return LogContents(header, tuple(records), good, torn, tuple(offsets))
+    torn = TornTail(off, n - off) if off < n else None
+    return LogContents(header, tuple(records), off, torn, tuple(offsets), None, seats)

@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from .engine import state_hash
+from .engine import log_hash
 from .errors import LogError
 from .logfmt import ActionAccepted, ChanceRecorded, LogContents, SeatClaimed, StateHashed, read_prefix
 from .replay import ReplayResult, fold, initial_state, step
@@ -42,7 +42,7 @@ def replay_prefix(data: bytes, *, upto: int | None = None) -> Prefix:
     g, state = initial_state(contents.header)
     damage = contents.damage
     try:
-        result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto)
+        result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto, log_format=contents.header.format)
         bad_seat = _bad_seat(contents)
         if bad_seat is not None:
             raise bad_seat
@@ -54,7 +54,8 @@ def replay_prefix(data: bytes, *, upto: int | None = None) -> Prefix:
                                 good_length=cut, torn=None, damage=err)
         damage = err
         if upto is not None and not damage_after(err, upto):
-            result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto)
+            result = fold(g, state, contents.decoded, verify_hashes=True, upto=upto,
+                          log_format=contents.header.format)
     later = None
     if damage_after(damage, upto):
         later, damage = damage, None
@@ -84,7 +85,7 @@ def _walk(g: Any, state: Any, contents: LogContents) -> tuple[int, LogError, Rep
                 if r.seq != seq:
                     raise LogError("misplaced_hash", f"a hash record for seq {r.seq} follows seq {seq}; "
                                    "hash records follow the record they hash", seq=r.seq)
-                if state_hash(g, state) != r.hash:
+                if log_hash(g, state, contents.header.format) != r.hash:
                     raise LogError("hash_mismatch", "replayed state differs from the logged hash", seq=r.seq)
             elif t is SeatClaimed and not 0 <= r.seat < seats:
                 raise LogError("bad_record", f"a seat record for seat {r.seat}, but the table has seats "

@@ -11,10 +11,10 @@ from typing import Any, Iterable
 
 import attrs
 
-from .engine import ChanceOutcome, TableConfig, game as find_game, state_hash
+from .engine import ChanceOutcome, TableConfig, game as find_game, log_hash
 from .codec import INT_MAX
 from .errors import IllegalAction, LogError, ProtocolError
-from .logfmt import ActionAccepted, ChanceRecorded, Header, LogContents, SeatClaimed, StateHashed
+from .logfmt import FORMAT_VERSION, ActionAccepted, ChanceRecorded, Header, LogContents, SeatClaimed, StateHashed
 
 
 @attrs.frozen
@@ -70,12 +70,15 @@ def step(g: ModuleType, state: Any, record: Any) -> Any:
 def replay(contents: LogContents, *, verify_hashes: bool = True, upto: int | None = None) -> ReplayResult:
     g, state = initial_state(contents.header)
     check_seats(contents)
-    return fold(g, state, contents.decoded, verify_hashes=verify_hashes, upto=upto)
+    return fold(g, state, contents.decoded, verify_hashes=verify_hashes, upto=upto,
+                log_format=contents.header.format)
 
 
 def check_seats(contents: LogContents) -> None:
     """A seat record names a seat of the table, or the log cannot be trusted (the fold
     does not look at seat records: they change who holds a seat, not the game)."""
+    if not getattr(contents, "has_seat_records", True):
+        return      # the reader read none (a log of selfplay, a match or a bench)
     seats = contents.header.seats
     for off, r in zip(contents.offsets, contents.decoded):
         if type(r) is SeatClaimed and not 0 <= r.seat < seats:
@@ -84,15 +87,17 @@ def check_seats(contents: LogContents) -> None:
 
 
 def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bool = True,
-         upto: int | None = None) -> ReplayResult:
+         upto: int | None = None, log_format: int = FORMAT_VERSION) -> ReplayResult:
     """Replay ``records`` from ``state``: typed records, or LogContents.decoded (where a
     plain action record is still its map, already checked by the reader: read_prefix).
+    Their hash records are checked as a log of ``log_format`` holds them (its header's
+    ``format``: ``engine.log_hash``; records of a new log by default).
     A game with ``REPLAY_RUN`` (engine API, optional: protocol/engine.py) folds runs of
     its commonest steps itself; each record it leaves goes through the loop below."""
     limit = upto if upto is not None else INT_MAX + 1
     run = getattr(g, "REPLAY_RUN", None)
     if run is None:
-        state, seq, actions, chances, checked, _ = _fold(g, state, records, verify_hashes, limit, 0)
+        state, seq, actions, chances, checked, _ = _fold(g, state, records, verify_hashes, limit, 0, log_format)
         return ReplayResult(g, state, seq, actions, chances, checked)
     recs = records if type(records) is tuple else tuple(records)
     # the records a run may start at: plain action records, or (REPLAY_RUN_TYPED) any but a hash
@@ -117,7 +122,7 @@ def fold(g: ModuleType, state: Any, records: Iterable[Any], *, verify_hashes: bo
         j = i + 1
         while j < n and type(recs[j]) is not dict:
             j += 1
-        state, seq, a, c, h, stopped = _fold(g, state, recs[i:j], verify_hashes, limit, seq)
+        state, seq, a, c, h, stopped = _fold(g, state, recs[i:j], verify_hashes, limit, seq, log_format)
         actions += a
         chances += c
         checked += h
@@ -147,7 +152,7 @@ def _parts(g: ModuleType) -> tuple:
 
 
 def _fold(g: ModuleType, state: Any, records: Iterable[Any], verify_hashes: bool, limit: int,
-          seq: int) -> tuple[Any, int, int, int, int, bool]:
+          seq: int, log_format: int) -> tuple[Any, int, int, int, int, bool]:
     """fold's loop, from ``state`` after record ``seq``: (the state, the seq of the last
     record applied, actions, chances, hashes checked, whether it stopped at ``limit``)."""
     actions = chances = checked = 0
@@ -180,7 +185,7 @@ def _fold(g: ModuleType, state: Any, records: Iterable[Any], verify_hashes: bool
                     # another seq was moved or edited, and would otherwise check nothing
                     raise LogError("misplaced_hash", f"a hash record for seq {r.seq} follows seq {seq}; "
                                    "hash records follow the record they hash", seq=r.seq)
-                if state_hash(g, state) != r.hash:
+                if log_hash(g, state, log_format) != r.hash:
                     raise LogError("hash_mismatch", "replayed state differs from the logged hash", seq=r.seq)
                 checked += 1
             continue

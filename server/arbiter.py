@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 from wildtable.protocol import messages as m
 from wildtable.protocol.codec import packb, MAX_STR, to_data
-from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, state_hash
+from wildtable.protocol.engine import ChanceOutcome, ChanceRequest, log_hash
 from wildtable.protocol.errors import IllegalAction, ProtocolError
 from wildtable.protocol.logfmt import (
-    HASH_EVERY, ActionAccepted, ChanceRecorded, IntentRejected, StateHashed, encode_record,
+    FORMAT_VERSION, HASH_EVERY, ActionAccepted, ChanceRecorded, IntentRejected, StateHashed, encode_record,
 )
 
 from . import arbiter_seats, diskfull
@@ -75,9 +75,12 @@ class Arbiter:
                  seq: int = 0, name: str = "", seat_records: list | None = None,
                  chance: Callable[[int], Any] = secure_permutation, keep_finished: float = math.inf,
                  waiting_expiry: float = math.inf, refusals: RefusalBudget | None = None,
-                 new_token: Callable[[], str] = _new_token):
+                 new_token: Callable[[], str] = _new_token, log_format: int = FORMAT_VERSION):
         self.id = table_id
         self.game = game
+        # the format of the log this table appends to (its header's: a table recovered from an
+        # older log goes on writing that log's hashes, engine.log_hash)
+        self.log_format = log_format
         self.name = name
         self.settings = settings
         self.state = state
@@ -412,7 +415,7 @@ class Arbiter:
         self._since_hash += 1
         if self._since_hash >= HASH_EVERY:
             self._since_hash = 0
-            g.records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
+            g.records.append(encode_record(StateHashed(self.seq, log_hash(self.game, self.state, self.log_format))))
 
     def _settle(self, g: Group, now: float) -> None:
         """Apply what the table itself owes now: chance outcomes (shuffles from the OS's
@@ -439,7 +442,7 @@ class Arbiter:
             self.finished = True
             self._lobby_changed = True
             self.evict_at = now + self.keep_finished
-            g.records.append(encode_record(StateHashed(self.seq, state_hash(self.game, self.state))))
+            g.records.append(encode_record(StateHashed(self.seq, log_hash(self.game, self.state, self.log_format))))
             g.out.append(GameOver(self.audience()))
             g.ended = True
 

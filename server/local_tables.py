@@ -212,7 +212,7 @@ class LocalTables:
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
                           seq=result.seq, seat_records=seat_records, finished_ago=finished_ago,
-                          empty_for=empty_for, **server.table_kw())
+                          empty_for=empty_for, log_format=h.format, **server.table_kw())
             tables.append(table)
         if archived:
             log.info("moved the logs of %d game(s) finished over %g s ago to %s/", archived, config.keep_finished,

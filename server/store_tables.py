@@ -137,7 +137,8 @@ class StoreTables:
             return None
         h = contents.header
         return Table(tid, result.game, h.seats, dict(h.settings), result.state, handle, self.writer,
-                     seq=result.seq, seat_records=seat_records, finished_ago=finished_ago, **self.server.table_kw())
+                     seq=result.seq, seat_records=seat_records, finished_ago=finished_ago, log_format=h.format,
+                     **self.server.table_kw())
 
     def _finished_from_store(self) -> list[Table]:
         """(In a worker thread, at start.) This node's tables whose game ended under

@@ -89,7 +89,7 @@ class Table:
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
                  on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
                  owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None,
-                 on_lease_lost=None, metrics: Metrics | None = None):
+                 on_lease_lost=None, metrics: Metrics | None = None, log_format: int = FORMAT_VERSION):
         self.id = table_id
         self.game = game
         self.name = name
@@ -100,7 +100,7 @@ class Table:
         self.writer = writer
         self.core = Arbiter(table_id, game, seats, settings, state, seq=seq, name=name,
                             seat_records=seat_records, chance=chance, keep_finished=keep_finished,
-                            waiting_expiry=waiting_expiry, refusals=refusals)
+                            waiting_expiry=waiting_expiry, refusals=refusals, log_format=log_format)
         # The connection each link the core may name stands for (server/arbiter_io.py Link):
         # those at the table, and those whose requests it holds or answers; the rest are
         # let go after a delivery once it holds twice what is in use (``_prune``).

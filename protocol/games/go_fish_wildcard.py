@@ -772,8 +772,9 @@ def snapshot_head(state: State) -> dict:
 # ---------------------------------------------------------------------------- replay
 
 from .go_fish_wildcard_fast import (  # noqa: E402,I001  (they use this module's names)
-    RAW_ADVANCE as RAW_ADVANCE, advance as advance, packed_snapshot as packed_snapshot,
+    RAW_ADVANCE as RAW_ADVANCE, advance as advance, packed_snapshot as packed_snapshot, packed_state as packed_state,
 )
 from .go_fish_wildcard_run import replay_run  # noqa: E402,I001
 
 REPLAY_RUN = replay_run
+REPLAY_RUN_TYPED = True     # a run takes the chance records too: the dealer drawn by lot, the deal

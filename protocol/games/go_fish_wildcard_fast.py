@@ -13,6 +13,8 @@ tests/protocol/test_advance_fast_paths.py holds this to ``apply``.
 
 from __future__ import annotations
 
+from itertools import chain
+
 import attrs
 
 from ..cards import ids_of, int_items
@@ -22,7 +24,7 @@ from ..states import build
 from .go_fish_wildcard import (
     ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, HAND_SIZE, MAX_PLAYERS, NAME, RANK_INDEX, RANKS, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, Ask,
     EndTurn, Place, State,
-    _M1, _M3, _M4, _M5, _M6, _asks, _reach, _shape, apply, snapshot_head,
+    _M1, _M3, _M4, _M5, _M6, _reach, _shape, apply,
 )
 
 
@@ -393,8 +395,10 @@ _ENTRY_IDS: frozenset[int] = frozenset(id(e) for by_target in ASK_ENTRY for by_r
 _packed_asks: dict = {}             # another ask (history entry) -> its map as snapshot packs it
 _MAX_PACKED_ASKS = 4096             # more than the asks a table can make differ (seats x targets x ranks x counts)
 _wild_ranks: dict = {}              # a wild-rank mask -> snapshot's "wild_ranks" (at most 8,192)
-_SET_AS_ARRAY = b"\x96\xa2id"      # a set's 6 items, the first "id"
-_SET_AS_MAP = b"\x83\xa2id"        # its map of 3
+#: _SET_HEAD[i][s]: the packed map of set ``i`` placed by seat ``s`` up to its cards' three
+#: items ({"id": i, "seat": s, "cards": [...]}, every int a positive fixint: one byte)
+_SET_HEAD = tuple(tuple(b"\x83\xa2id" + bytes((i,)) + b"\xa4seat" + bytes((s,)) + b"\xa5cards\x93"
+                        for s in range(MAX_PLAYERS)) for i in range(DECK_SIZE // SET_SIZE))
 
 
 def _array(n: int) -> bytes:
@@ -405,10 +409,11 @@ def _array(n: int) -> bytes:
 def packed_snapshot(state: State) -> bytes:
     """``packb(snapshot(state))``, byte for byte (state hash; engine API, optional), built
     without snapshot's maps: its keys and values (in snapshot's order) packed as the items
-    of an array, which are the bytes of a map of them after the map's header; each set's
-    map the same way (its array header turned into a map's); each ask's map (the closing
-    hash of a game covers every ask made) packed once per process, not once per hash.
-    tests/protocol/test_packed_snapshot.py holds it to ``packb(snapshot(state))``."""
+    of two arrays, whose items are the bytes of a map of them after the map's header; each
+    set's map from a table of its head (its id and seat) and its three cards' bytes; each
+    ask's map (the closing hash of a game covers every ask made) packed once per process,
+    not once per hash. tests/protocol/test_packed_snapshot.py holds it to
+    ``packb(snapshot(state))``."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
     pack = packer().pack
@@ -417,26 +422,64 @@ def packed_snapshot(state: State) -> bytes:
         ranks = [RANKS[r] for r in range(13) if wild >> r & 1]
         if len(_wild_ranks) < 8192:
             _wild_ranks[wild] = ranks
-    # 15 keys and values and the key "asks": an array of 31 items (a 3-byte header) in
-    # place of a map of 16 keys (its header: de 00 10). Each set, ("id", i, "seat", s,
-    # "cards", c), packs as an array of 6 (96) whose first item is "id" (a2 69 64): made a
-    # map of 3 (83) where that is found once per set, and nowhere else
-    body = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
-                 "turn", turn, "step", step, "hands", [ids_of(h) if h else [] for h in hands], "pile", pile,
-                 "wild_ranks", ranks, "sets", [("id", i, "seat", s, "cards", c) for i, (s, c) in enumerate(sets)],
-                 "scores", scores, "bonus", ids_of(bonus) if bonus else [], "last_asks", last_order, "drawer", drawer,
-                 "asks"))
-    if sets:
-        if body.count(_SET_AS_ARRAY) != len(sets):
-            return packer().pack({**snapshot_head(state), "asks": _asks(state)})
-        body = body.replace(_SET_AS_ARRAY, _SET_AS_MAP)
-    # each ask's packed map: by the object for the engine's own (ASK_ENTRY's, as every
-    # ask the engine records is), found for all at once; else (a state made elsewhere)
-    # one at a time below
-    got = list(map(_packed_entry.get, map(id, history)))
-    if None in got:
+    # each ask's packed map: by the object for the engine's own (ASK_ENTRY's, as every ask
+    # the engine records is), found for all at once; else (a state made elsewhere, or an
+    # entry not packed yet) one at a time (_pack_asks)
+    try:
+        asks = b"".join(map(_packed_entry.__getitem__, map(id, history)))
+    except KeyError:
+        got = list(map(_packed_entry.get, map(id, history)))
         _pack_asks(history, got, pack)
-    return b"".join((b"\xde\x00\x10", body[3:], _array(len(history)), *got))
+        asks = b"".join(got)
+    # each set's map: a set the engine placed holds an int seat and three card ids (ints of
+    # 0 to 51); any other (a bool where a seat or card goes: equal to 1 or 0, packed
+    # otherwise) packs as snapshot packs it
+    if len(sets) <= len(_SET_HEAD):
+        heads = _SET_HEAD
+        made: list | None = []
+        for i, (s, c) in enumerate(sets):
+            x, y, z = c
+            if (s.__class__ is not int or x.__class__ is not int or y.__class__ is not int or z.__class__ is not int
+                    or not 0 <= s < MAX_PLAYERS):
+                made = None
+                break
+            made.append(heads[i][s])
+            made.append(bytes(c))
+        packed_sets = b"".join(made) if made is not None else None
+    else:
+        packed_sets = None
+    if packed_sets is None:
+        packed_sets = pack([{"id": i, "seat": s, "cards": list(c)} for i, (s, c) in enumerate(sets)])[len(_array(len(sets))):]
+    # the keys and values before "sets" (19 items: a 3-byte array header) and after it,
+    # to "asks" (9 items: 1 byte)
+    head = pack(("game", NAME, "phase", phase, "seats", n, "dealer", dealer, "turn_timer", turn_timer,
+                 "turn", turn, "step", step, "hands", [ids_of(h) if h else [] for h in hands], "pile", pile,
+                 "wild_ranks", ranks, "sets"))
+    tail = pack(("scores", scores, "bonus", ids_of(bonus) if bonus else [], "last_asks", last_order, "drawer", drawer,
+                 "asks"))
+    return b"".join((b"\xde\x00\x10", head[3:], _array(len(sets)), packed_sets, tail[1:], _array(len(history)), asks))
+
+
+def packed_state(state: State) -> bytes:
+    """The compact form of a state (engine API, optional: the hash records of a log of
+    format 3 digest it, ``engine.log_hash``; docs/LOG-FORMAT.md, 3): msgpack of the game's
+    name and every field of the State in order, the hands and the bonus as their masks, the
+    pile and the asks as bytes (an ask's five items, seat, target, rank, cards handed over
+    and fished, a byte each: any of those not a byte, in a state made elsewhere, leaves
+    them a list), the sets as (seat, cards) arrays. tests/protocol/test_log_format_3.py
+    holds every field to it."""
+    (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
+     history) = state
+    try:
+        asks: bytes | tuple = bytes(chain.from_iterable(history))
+    except (TypeError, ValueError):
+        asks = history
+    try:
+        dealt: bytes | tuple = bytes(pile)
+    except (TypeError, ValueError):
+        dealt = pile
+    return packer().pack((NAME, n, dealer, turn_timer, phase, hands, dealt, wild, sets, scores, turn, step, bonus,
+                          last_order, drawer, asks))
 
 
 def _pack_asks(history: tuple, got: list, pack) -> None:

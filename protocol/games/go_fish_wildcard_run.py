@@ -9,7 +9,9 @@ through ``RAW_ADVANCE`` / ``advance`` / ``apply`` with every check and reason. S
 takes only what ``_ask_map`` takes and gives the same state (the same checks, in the
 common case only: the table in play with cards left in the pile, no forced set after the
 ask, the next seat holding cards); everything else, every refusal included, is left
-(tests/protocol/test_replay_run.py holds this to ``advance`` step by step). The rules are
+(tests/protocol/test_replay_run.py holds this to ``advance`` step by step). A run takes a
+log's first records too (``REPLAY_RUN_TYPED``): the dealer drawn by lot and the deal
+(``_dealt``), with ``check_permutation``'s checks. The rules are
 ``go_fish_wildcard``'s, cited there (docs/RULES.md "Go Fish Wildcard").
 """
 
@@ -18,23 +20,31 @@ from __future__ import annotations
 from itertools import islice
 
 from ..codec import INT_MAX
+from ..logfmt import ChanceRecorded
 from ..states import build
 from .go_fish_wildcard import (
-    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _M1, _M3, _M4, _M5, _M6, _shape,
+    ASK_ENTRY, DECK_SIZE, EMPTY_DRAW, RANK_INDEX, RANK_MASK, RANK_OF, SET_SIZE, WILD_CARDS, State, _shape,
 )
-from .go_fish_wildcard_fast import _forced
+from .go_fish_wildcard_fast import _SEATS, _deal, _forced
 
 
 def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
     """Fold ``records[i:]`` from ``state`` while each is a plain action record (its map)
-    that this run applies whole; stop at the first that is not, or whose seq is over
+    that this run applies whole, or at a table waiting for its deal a chance record of it; stop at the first that is not, or whose seq is over
     ``limit``. Returns (the state, the index of the record it stopped at, the seq of the
     last record applied, how many of them were chance records); the state given if none."""
     (n, dealer, turn_timer, phase, hands, pile, wild, sets, scores, turn, step, bonus, last_order, drawer,
      history) = state
-    play = phase == "play"
     if n not in _LAST_ORDER:
         return state, i, 0, 0
+    if phase == "deal":
+        # the log's first records: the dealer drawn by lot and the deal; then the asks
+        dealt, j, seq, chances = _dealt(state, records, i, limit)
+        if dealt.phase == "deal":
+            return dealt, j, seq, chances
+        after, k, seq_k, _ = replay_run(dealt, records, j, limit)
+        return (after, k, seq_k, chances) if k > j else (dealt, j, seq, chances)
+    play = phase == "play"
     left = len(pile)            # the pile is pile[p:], ``left`` cards
     if not (play and left or phase == "last_asks"):
         return state, i, 0, 0
@@ -50,7 +60,7 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
     end = len(records)
     # the tables, as locals (a run is most of a game)
     rank_info, rank_of, bits, wild_cards, forced_sets, entries = _RANK_INFO, RANK_OF, _BITS, WILD_CARDS, _forced, ASK_ENTRY
-    m1, m3, m4, m5, m6 = _M1, _M3, _M4, _M5, _M6
+    pairs, threes, none, width = _PAIR_BYTES, _THREE_BYTES, _NO_BYTES, len(_NO_BYTES)
     nexts = _NEXT[n]
     wc = wild_cards[wild]       # the card bits of the wild ranks (``wild`` changes only with a set)
     # A record that is not a map (a typed record), or a map that is not what the decoder
@@ -116,8 +126,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     continue
                 # _turn_over, as below (the ask's own copy: nine steps in ten take it):
                 # _any_set's test, a set of 3 wilds, 2 and any card, 1 and a pair, or 3 of a
-                # rank (the ranks' counts a nibble each; a count of 3 or more is one whose
-                # nibble plus 1 has its bit 2)
+                # rank (a rank's four cards are a nibble, two ranks a byte: a table of the
+                # bytes that hold a pair or 3 of a rank)
                 wm = mine & wc
                 if wm:
                     nat = mine ^ wm
@@ -125,20 +135,27 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     if k >= SET_SIZE or (k == 2 and nat):
                         forced = forced_sets(mine, wild)
                     elif nat:
-                        t = nat - ((nat >> 1) & m5)
-                        forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3)) & m6 else None
+                        forced = forced_sets(mine, wild) if nat.to_bytes(width, "little").translate(pairs) != none else None
                     else:
                         forced = None
                 else:
-                    t = mine - ((mine >> 1) & m5)
-                    forced = forced_sets(mine, wild) if ((t & m3) + ((t >> 2) & m3) + m1) & m4 else None
+                    forced = forced_sets(mine, wild) if mine.to_bytes(width, "little").translate(threes) != none else None
                 if forced is None:
                     if play and left != drew:
                         # the turn passes as most do: no forced set, the asker's hand holds
                         # the asked rank, cards are left in the pile, the next seat holds cards
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
-                            break   # _begin_turn's draw (left to the fold)
+                            # _begin_turn: the next seat starts empty and draws 2 (with no card
+                            # left after them its turn ends at once: left to the fold)
+                            if left - drew <= EMPTY_DRAW:
+                                break
+                            got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
+                            drew += EMPTY_DRAW
+                            if nxt == target:
+                                theirs = got
+                            else:
+                                h[nxt] = got
                         p += drew
                         left -= drew
                         h[target] = theirs
@@ -152,11 +169,26 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                     mine, w, more = forced
                 if play:
                     rest = left - drew
-                    if rest and mine:
-                        # the turn passes: the next seat holds cards
+                    if rest and not mine:
+                        # the empty-hand draw: 2, or what is left
+                        got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
+                        for c in pile[p + drew:p + drew + got]:
+                            mine |= bits[c]
+                        drew += got
+                        rest -= got
+                    if rest:
+                        # the turn passes: the next seat holds cards (or draws them)
                         nxt = nexts[seat]
                         if not (theirs if nxt == target else h[nxt]):
-                            break   # _begin_turn's draw (left to the fold)
+                            if rest <= EMPTY_DRAW:
+                                break   # (as above)
+                            got = bits[pile[p + drew]] | bits[pile[p + drew + 1]]
+                            drew += EMPTY_DRAW
+                            rest -= EMPTY_DRAW
+                            if nxt == target:
+                                theirs = got
+                            else:
+                                h[nxt] = got
                         p += drew
                         left = rest
                         h[target] = theirs
@@ -172,37 +204,25 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         turn = nxt
                         step, bonus = "ask", 0
                         continue
-                    if rest:
-                        # the empty-hand draw: 2, or what is left
-                        got = rest if rest < EMPTY_DRAW else EMPTY_DRAW
-                        for c in pile[p + drew:p + drew + got]:
-                            mine |= bits[c]
-                        drew += got
-                        rest -= got
-                        if rest:
-                            nxt = nexts[seat]
-                            if not (theirs if nxt == target else h[nxt]):
-                                break   # _begin_turn's draw (left to the fold)
-                    if not rest:
-                        # the pile is out (_start_last_asks): every seat from the drawer's left
-                        # to the drawer gets one last ask, the first that holds cards now
-                        order = _LAST_ORDER[n][seat]
-                        j = 0
-                        nxt = -1
-                        while j < n:
-                            s = order[j]
-                            j += 1
-                            if mine if s == seat else theirs if s == target else h[s]:
-                                nxt = s
-                                break
-                        phase = "last_asks"
-                        play = False
-                        drawer = seat
-                        last_order = order
-                        o = j
-                        n_order = n
+                    # no card left: the pile is out (_start_last_asks): every seat from the
+                    # drawer's left to the drawer gets one last ask, the first that holds cards now
+                    order = _LAST_ORDER[n][seat]
+                    j = 0
+                    nxt = -1
+                    while j < n:
+                        s = order[j]
+                        j += 1
+                        if mine if s == seat else theirs if s == target else h[s]:
+                            nxt = s
+                            break
+                    phase = "last_asks"
+                    play = False
+                    drawer = seat
+                    last_order = order
+                    o = j
+                    n_order = n
                     p += drew
-                    left = rest
+                    left = 0
                 else:
                     j = o
                     nxt = -1
@@ -286,11 +306,8 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             forced = None
             if k >= SET_SIZE or (k == 2 and nat):
                 forced = forced_sets(mine, w)
-            elif nat:
-                t = nat - ((nat >> 1) & m5)
-                t = (t & m3) + ((t >> 2) & m3)
-                if (t & m6) if k else (t & (t >> 1) & m1) | (t & m4):
-                    forced = forced_sets(mine, w)
+            elif nat and nat.to_bytes(width, "little").translate(pairs if k else threes) != none:
+                forced = forced_sets(mine, w)
             if forced is not None:
                 mine, w, more = forced
             if play:
@@ -303,7 +320,11 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         mine |= bits[c]
                 nxt = nexts[seat]
                 if not h[nxt]:
-                    break           # _begin_turn's draw (left to the fold)
+                    # _begin_turn's draw (as in an ask's)
+                    if left - got <= EMPTY_DRAW:
+                        break
+                    h[nxt] = bits[pile[p + got]] | bits[pile[p + got + 1]]
+                    got += EMPTY_DRAW
                 p += got
                 left -= got
             else:
@@ -342,6 +363,41 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
             i, records[i - 1]["seq"], 0)
 
 
+def _dealt(state: State, records: tuple, i: int, limit: int) -> tuple[State, int, int, int]:
+    """``replay_run`` at a table waiting for its deal: the chance records of the dealer
+    drawn by lot (a permutation of the seats, its first item deals: ``advance``) and of
+    the deal (``_deal``), each with ``check_permutation``'s checks; stops at any other
+    record, a refusal (left to the fold, where ``apply`` says why) or a seq over
+    ``limit``. Returns as ``replay_run``: the state after the deal, or before it."""
+    start = i
+    seq = 0
+    n = state.n
+    end = len(records)
+    while i < end:
+        rec = records[i]
+        if rec.__class__ is not ChanceRecorded or rec.seq > limit:
+            break
+        perm = rec.permutation
+        if state.dealer is None:
+            if rec.purpose != "dealer" or len(perm) != n or set(perm) != _SEATS[n]:
+                break
+            state = build(State, (n, perm[0], *state[2:]))
+        else:
+            dealt = _deal(state, perm) if rec.purpose == "deal" else None
+            if dealt is None:
+                break
+            return dealt, i + 1, rec.seq, i + 1 - start
+        seq = rec.seq
+        i += 1
+    return state, i, seq, i - start
+
+
+#: a hand's bytes (its 52 bits, 7 bytes little-endian: two ranks' nibbles a byte) translated
+#: by these: a byte not 0 where a rank of the two is held twice or more (_PAIR_BYTES), or 3
+#: times or more (_THREE_BYTES); _NO_BYTES, where none is
+_PAIR_BYTES = bytes(int((b & 15).bit_count() >= 2 or (b >> 4).bit_count() >= 2) for b in range(256))
+_THREE_BYTES = bytes(int((b & 15).bit_count() >= SET_SIZE or (b >> 4).bit_count() >= SET_SIZE) for b in range(256))
+_NO_BYTES = bytes((DECK_SIZE + 7) // 8)
 #: _LAST_ORDER[n][drawer]: the seats of the last asks, from the drawer's left to the drawer
 _LAST_ORDER = {n: tuple(tuple((d + i) % n for i in range(1, n + 1)) for d in range(n)) for n in range(2, 7)}
 #: _NEXT[n][seat]: the seat on its left

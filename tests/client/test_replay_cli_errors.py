@@ -14,7 +14,7 @@ import pytest
 from wildtable.cli import main
 from wildtable.protocol.engine import game as find_game, state_hash
 from wildtable.protocol.games import REGISTRY
-from wildtable.protocol.logfmt import Header, encode_record, read_log
+from wildtable.protocol.logfmt import FORMAT_VERSION, Header, encode_record, read_log
 from wildtable.protocol.replay import replay
 from wildtable.selfplay import play
 
@@ -27,7 +27,8 @@ GAMES = [
 
 
 def _write(path, game, seats, settings, records) -> bytes:
-    header = Header(1, game, path.stem, seats, settings, rules=REGISTRY[game].RULES_VERSION if game in REGISTRY else 1)
+    # the format selfplay writes (its hash records are that format's: engine.log_hash)
+    header = Header(FORMAT_VERSION, game, path.stem, seats, settings, rules=REGISTRY[game].RULES_VERSION if game in REGISTRY else 1)
     raw = encode_record(header) + b"".join(encode_record(r) for r in records)
     path.write_bytes(raw)
     return raw

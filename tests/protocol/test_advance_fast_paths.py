@@ -137,3 +137,18 @@ def test_the_forced_sets_counted_with_bits_are_apply_s():
             found[len(want) > 1] += 1
             natural += len({gfw.RANK_OF[c] for c in want[0]}) == 1 and not wild >> gfw.RANK_OF[want[0][0]] & 1
     assert found[0] > 2_000 and found[1] > 500 and 500 < natural < sum(found) - 500, (found, natural)
+
+
+def test_the_run_s_byte_tables_tell_pairs_and_threes():
+    """Go Fish Wildcard's run tests a hand for a pair or 3 of a rank by its bytes (two
+    ranks' nibbles a byte: protocol/games/go_fish_wildcard_run.py): the same answer as
+    counting each rank's cards, for every hand of up to 12 cards drawn here."""
+    from wildtable.protocol.games import go_fish_wildcard_run as run
+
+    rng = random.Random(8)
+    width = len(run._NO_BYTES)
+    for _ in range(20_000):
+        hand = sum(1 << c for c in rng.sample(range(gfw.DECK_SIZE), rng.randint(0, 12)))
+        counts = [(hand & gfw.RANK_MASK[r]).bit_count() for r in range(13)]
+        assert (hand.to_bytes(width, "little").translate(run._PAIR_BYTES) != run._NO_BYTES) == (max(counts) >= 2)
+        assert (hand.to_bytes(width, "little").translate(run._THREE_BYTES) != run._NO_BYTES) == (max(counts) >= 3)

@@ -680,7 +680,10 @@ def test_the_one_pass_decoders_keep_each_int_tuple_field_to_its_bounds():
                     base[name] = next(v for v in (0, "", [], {}, False, 0.0) if _accepts(check, v))
             for value, ok in [([lo] * min(cap, 100), True), ([hi], True), ([lo] * (cap + 1), False),
                               ([lo - 1], False), ([hi + 1], False), ([True], False), ([float(lo)], False),
-                              ("1", False), ((lo,), False)]:
+                              ("1", False), ((lo,), False)] + [
+                    # a long list (checked at C speed) with one bad item
+                    ([lo] * 20 + [bad], False) for bad in (True, False, float(lo), hi + 1, lo - 1, None, "1")
+            ] * (cap > 20):
                 obj = dict(base, **{f.name: value})
                 got = fast(obj)
                 try:

@@ -176,10 +176,11 @@ def test_run_wild_rules_1_tables_have_seat_0_deal_first_and_hash_as_before():
 
 def test_go_fish_rules_1_log_replays_with_seat_0_dealing():
     # written by the engine before this rule: no "rules" in the header (version 1), default
-    # settings, the deal as the first chance record; the hash is the one it computed
+    # settings, the deal as the first chance record; the hash is the one it computed (of
+    # the snapshot: a format 2 log's)
     recs = (ChanceRecorded(1, "deal", tuple(range(52))),
             StateHashed(1, bytes.fromhex("b4521bfb0f12f00afafacf6ffb72afa5")))
-    header = Header(FORMAT_VERSION, gf.NAME, "old", 2, {})
+    header = Header(2, gf.NAME, "old", 2, {})
     contents = read_log(encode_record(header) + b"".join(encode_record(r) for r in recs))
     result = replay(contents)
     assert result.hashes_checked == 1 and result.state.dealer == 0 and result.state.turn == 1

@@ -469,3 +469,22 @@ def test_an_action_that_no_longer_decodes_is_diverged(game_log):
     with pytest.raises(LogError) as info:
         replay.fold(g, state, records)
     assert (info.value.code, info.value.seq) == ("diverged", r.seq)
+
+
+def test_the_reader_says_whether_a_log_holds_seat_records():
+    """LogContents.has_seat_records: False where the reader read none (replay's seat check
+    skips the log), True where it read one, which replay then checks against the seats."""
+    p = play(engine.game("go-wild"), 2, {}, seed=1)
+    plain = encode_record(p.header) + b"".join(encode_record(r) for r in p.records)
+    assert read_log(plain).has_seat_records is False
+    for seat, ok in ((1, True), (2, False)):
+        data = encode_record(p.header) + encode_record(SeatClaimed(seat, "ann", b"\x01" * 32)) + plain[len(
+            encode_record(p.header)):]
+        contents = read_log(data)
+        assert contents.has_seat_records is True
+        if ok:
+            replay.replay(contents)
+        else:
+            with pytest.raises(LogError) as info:
+                replay.replay(contents)
+            assert info.value.code == "bad_record" and "seat 2" in str(info.value)

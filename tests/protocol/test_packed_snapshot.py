@@ -71,3 +71,16 @@ def test_every_ask_the_engine_records_is_its_ask_entry():
         assert gfw.packed_snapshot(copied) == gfw.packed_snapshot(final) == packb(gfw.snapshot(final))
         asks += len(final.history)
     assert asks > 300
+
+
+def test_a_bool_in_a_set_packs_as_a_bool():
+    """A set's map is packed from a table of its head and its cards' bytes, for the int
+    seats and card ids the engine places; a bool where a seat or a card goes (equal to 1
+    or 0, packed otherwise) packs as snapshot packs it."""
+    st = gfw.new_table(TableConfig(gfw.NAME, 3))
+    st = gfw.apply(st, None, ChanceOutcome("dealer", (0, 1, 2)))[0]
+    st = gfw.apply(st, None, ChanceOutcome("deal", tuple(range(gfw.DECK_SIZE))))[0]
+    for sets in (((1, (0, 1, 2)), (0, (4, 5, 6))), ((True, (0, 1, 2)), (0, (4, 5, 6))),
+                 ((1, (0, 1, 2)), (0, (True, 5, 6))), ((2, (48, 49, 51)),) * 17, ((2, (48, 49, 51)),) * 18):
+        made = st._replace(sets=sets)
+        assert gfw.packed_snapshot(made) == packb(gfw.snapshot(made))

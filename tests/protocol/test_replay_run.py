@@ -27,7 +27,7 @@ RUN = sorted(name for name, g in games().items() if getattr(g, "REPLAY_RUN", Non
 CASES = {"run-wild": [({"rounds": 1}, 4), ({"rounds": 1, "max_set_size": 4, "allow_all_wild_melds": True}, 3),
                      # rounds after the first: the deal passed on, the round's start and end in a run
                      ({"rounds": 2, "first_dealer": 1}, 1), ({}, 1)],
-         "go-fish-wildcard": [({}, 30)], "go-wild": [({}, 12)], "wild-shots": [({}, 12)]}
+         "go-fish-wildcard": [({}, 30), ({"dealer": 1}, 2)], "go-wild": [({}, 12)], "wild-shots": [({}, 12)]}
 ODD = [True, False, 1.0, "1", "A", "10H", None, [], [1], -1, 2**53, 10**30]
 
 
@@ -353,3 +353,26 @@ def test_replay_calls_the_run_at_chance_records_where_the_game_takes_them(name):
         assert fold(spied, state, contents.decoded).state == fold(_without_run(g), state, contents.decoded).state
         assert calls[0] == (0, next(i for i, r in enumerate(contents.decoded) if type(r) is StateHashed
                                     or (type(r) is ActionAccepted and r.by == "timer")))
+
+
+def test_go_fish_runs_take_the_dealer_and_the_deal():
+    """Go Fish Wildcard's run takes a log's first records too (REPLAY_RUN_TYPED): the
+    dealer drawn by lot and the deal (or the deal alone, where the host chose the dealer),
+    then the asks, up to any seq, and gives the fold's state without it."""
+    g = games()["go-fish-wildcard"]
+    assert vars(g).get("REPLAY_RUN_TYPED") is True
+    rng = random.Random(15)
+    for settings, chances in (({}, 2), ({"dealer": 1}, 1), ({"dealer": 0}, 1)):
+        for _ in range(4):
+            p = play(g, rng.randint(2, g.MAX_PLAYERS), settings, rng=rng)
+            contents = read_log(encode_record(p.header) + b"".join(encode_record(r) for r in p.records))
+            recs = contents.decoded
+            assert [type(r) for r in recs[:chances]] == [ChanceRecorded] * chances and type(recs[chances]) is dict
+            _, state = initial_state(contents.header)
+            for limit in (2**53 + 1, 1, 2, 3, 5):
+                st, k, seq, c = g.REPLAY_RUN(state, recs, 0, limit)
+                assert k == 0 or c == min(k, chances, limit)
+                assert k >= min(limit, chances + 1)
+                want = fold(_without_run(g), state, recs[:k], verify_hashes=False).state
+                assert st == want and _types(st) == _types(want) and state_hash(g, st) == state_hash(g, want)
+                assert seq == (_seq(recs[k - 1]) if k else 0) <= limit
