@@ -206,33 +206,24 @@ def replay_run(state: State, records: tuple, i: int, limit: int) -> tuple[State,
                         continue
                     # no card left: the pile is out (_start_last_asks): every seat from the
                     # drawer's left to the drawer gets one last ask, the first that holds cards now
-                    order = _LAST_ORDER[n][seat]
-                    j = 0
-                    nxt = -1
-                    while j < n:
-                        s = order[j]
-                        j += 1
-                        if mine if s == seat else theirs if s == target else h[s]:
-                            nxt = s
-                            break
                     phase = "last_asks"
                     play = False
                     drawer = seat
-                    last_order = order
-                    o = j
+                    last_order = _LAST_ORDER[n][seat]
+                    o = 0
                     n_order = n
                     p += drew
                     left = 0
-                else:
-                    j = o
-                    nxt = -1
-                    while j < n_order:
-                        s = last_order[j]
-                        j += 1
-                        if mine if s == seat else theirs if s == target else h[s]:
-                            nxt = s
-                            break
-                    o = j
+                # a last ask: the next seat of the order that holds cards now
+                j = o
+                nxt = -1
+                while j < n_order:
+                    s = last_order[j]
+                    j += 1
+                    if mine if s == seat else theirs if s == target else h[s]:
+                        nxt = s
+                        break
+                o = j
                 h[target] = theirs
                 h[seat] = mine
                 record_ask(ask)
