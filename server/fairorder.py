@@ -76,6 +76,21 @@ class Reach:
         p = self.ping
         return p if p is not None and p < k else k
 
+    def ping_may_decide(self) -> bool:
+        """Whether a ping could lower ``value``: there is a kernel bound (without one there
+        is no credit to lower) and the pings' is not known yet or is the smaller. Where the
+        kernel reports its smallest round trip (tcpi_min_rtt), no ping can: the kernel timed
+        every ping's segment too, up to the acknowledgment that comes with its pong or
+        before it, so its minimum is at most half of any ping's round trip (12,006 of
+        12,006 credits at 1,000 players were the kernel's, bench/README.md). The pings
+        then matter where the kernel has only its smoothed round trip (tcpi_rtt, older
+        kernels), and there they are sent often (server/connection.py ``probe_due``)."""
+        k = self.kernel
+        if k is None:
+            return False
+        p = self.ping
+        return p is None or p < k
+
 
 @attrs.frozen
 class Credit:
