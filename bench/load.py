@@ -456,7 +456,8 @@ def run_scaling(args, store: str) -> dict:
 def write_json(args, rows: dict) -> None:
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "rows": rows}, f, indent=1)
+            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "python": interpreter(),
+                       "rows": rows}, f, indent=1)
         print(f"written to {args.json}")
 
 
@@ -512,9 +513,17 @@ def run_all(args, store: str | None) -> dict:
     return rows
 
 
+def interpreter() -> str:
+    """The Python every process of the run runs on: its version and build, and the
+    interpreter the venv stands on (which build it is: pyenv's, the distribution's)."""
+    return f"Python {sys.version.replace(chr(10), ' ')}, {os.path.realpath(sys.executable)}"
+
+
 def report(args, rows: dict) -> None:
     print(f"{args.tables} tables x 4 players, pace {args.pace or 'flat out'} s, {args.seconds:g} s measured "
           f"after {args.warmup:g} s warm-up, durability {args.durability}")
+    # the interpreter's build moves every figure (bench/README.md, "An optimized Python")
+    print(f"every server and generator on {interpreter()}")
     head = (f"{'':<13}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}"
             f"{'rss MB':>8}{'lost':>6}{'gen cpu':>9}{'commit mean/max ms':>20}")
     print(head)
