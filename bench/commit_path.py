@@ -33,6 +33,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import IO
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("take", "commit", "queued", "writer_step", "thread", "ack_to_resume", "batch")
@@ -127,6 +128,42 @@ def serve(out: str, argv: list[str]) -> int:
     return cli_main(argv)
 
 
+def start_server(script: str, out: Path, tmp: str) -> tuple[subprocess.Popen, IO[str], int]:
+    """``script``'s child (``script --serve-into out serve ...``): ``wildtable serve`` with
+    durability always and the caps lifted as bench/load.py lifts them, its data dir and
+    log in ``tmp``; (process, log, port) once it serves (bench/cpu_parts.py too)."""
+    log = open(Path(tmp) / "serve.log", "w+")
+    server = subprocess.Popen(
+        [sys.executable, script, "--serve-into", str(out), "serve", "--port", "0", "--data-dir",
+         str(Path(tmp) / "data"), "--durability", "always", "--rate-limit", "1000", "--max-connections", "10000",
+         "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while True:
+        if time.monotonic() > deadline or server.poll() is not None:
+            stop_server(server, log, kill=True)
+            raise SystemExit(f"the server did not start:\n{Path(log.name).read_text()}")
+        time.sleep(0.1)
+        found = re.search(r"serving on \S*?:(\d+)", Path(log.name).read_text())
+        if found:
+            return server, log, int(found.group(1))
+
+
+def stop_server(server: subprocess.Popen, log: IO[str], kill: bool = False) -> None:
+    """Stop the child (SIGTERM: its figures are written as it exits; killed after 60 s)."""
+    if server.poll() is None:
+        if kill:
+            server.kill()
+        else:
+            server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
+    log.close()
+
+
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--serve-into":
         sys.exit(serve(sys.argv[2], sys.argv[3:]))
@@ -139,35 +176,15 @@ def main() -> None:
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="commit-path-") as tmp:
         out = Path(tmp) / "figures.json"
-        log = open(Path(tmp) / "serve.log", "w+")
-        server = subprocess.Popen(
-            [sys.executable, __file__, "--serve-into", str(out), "serve", "--port", "0", "--data-dir",
-             str(Path(tmp) / "data"), "--durability", "always", "--rate-limit", "1000", "--max-connections", "10000",
-             "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"],
-            stdout=log, stderr=subprocess.STDOUT)
+        server, log, port = start_server(__file__, out, tmp)
         try:
-            deadline = time.monotonic() + 30
-            port = None
-            while port is None:
-                if time.monotonic() > deadline or server.poll() is not None:
-                    log.seek(0)
-                    raise SystemExit(f"the server did not start:\n{log.read()}")
-                time.sleep(0.1)
-                found = re.search(r"serving on \S*?:(\d+)", Path(log.name).read_text())
-                port = found and int(found.group(1))
             gen = subprocess.run(
                 [sys.executable, str(HERE / "loadgen.py"), "--url", f"ws://127.0.0.1:{port}", "--tables",
                  str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds), "--warmup",
                  str(args.warmup), "--ramp", str(args.ramp), "--seed", "7"], capture_output=True, text=True,
                 check=True)
         finally:
-            server.send_signal(signal.SIGTERM)
-            try:
-                server.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait()
-            log.close()
+            stop_server(server, log)
         result = json.loads(gen.stdout)
         figures = json.loads(out.read_text())
     print(f"{args.tables} tables x 4 players, pace {args.pace:g} s: {result['accepted'] / result['elapsed']:.0f} "
