@@ -174,8 +174,13 @@ class NodeClock:
         self._running.set()
 
     def kill(self) -> None:
-        """The process is gone: its tasks are cancelled (not resumed)."""
-        self.dead, self.paused = True, False
+        """The process is gone: its tasks are cancelled (not resumed). Killed while
+        paused, what waited for the pause to end is let go as at a resume: a wait the
+        kill's cancel does not reach (the log writer's shielded group, server/logwriter.py)
+        must not wait for ever, and it goes on as a node killed unpaused does: into a
+        crashed disk, to end (seed 1484 hung here: the writer's group at the gate)."""
+        self.resume()
+        self.dead = True
 
     def runs(self, task: trio.lowlevel.Task) -> bool:
         """Whether ``task`` is one of this node's (under its root task)."""
