@@ -429,7 +429,8 @@ def report_runs(args, runs: list[dict]) -> None:
     print(f"last-update p99 under 50 ms in {under} of {len(runs)} runs; load average now {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "runs": runs}, f, indent=1)
+            json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "python": interpreter(),
+                       "runs": runs}, f, indent=1)
         print(f"every run written to {args.json}")
 
 
