@@ -221,10 +221,8 @@ def log_hash(game: ModuleType, state: Any, log_format: int) -> bytes:
     written and checked): from format 3, the 16-byte BLAKE2b digest of the game's
     ``packed_state`` where it has one; else ``state_hash``, as in formats 1 and 2 (so an
     old log's hashes check as they were written)."""
-    if log_format >= COMPACT_HASH_FORMAT:
-        packed = getattr(game, "packed_state", None)
-        if packed is not None:
-            return hashlib.blake2b(packed(state), digest_size=16).digest()
+    if hash_form(game, log_format) == "packed_state":
+        return hashlib.blake2b(game.packed_state(state), digest_size=16).digest()
     return state_hash(game, state)
 
 

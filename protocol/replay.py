@@ -77,7 +77,7 @@ def replay(contents: LogContents, *, verify_hashes: bool = True, upto: int | Non
 def check_seats(contents: LogContents) -> None:
     """A seat record names a seat of the table, or the log cannot be trusted (the fold
     does not look at seat records: they change who holds a seat, not the game)."""
-    if not getattr(contents, "has_seat_records", True):
+    if not contents.has_seat_records:
         return      # the reader read none (a log of selfplay, a match or a bench)
     seats = contents.header.seats
     for off, r in zip(contents.offsets, contents.decoded):
