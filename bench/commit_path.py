@@ -26,14 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import IO
+
+from load import start, stop    # (bench/: the script's own folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("take", "commit", "queued", "writer_step", "thread", "ack_to_resume", "batch")
@@ -128,63 +127,46 @@ def serve(out: str, argv: list[str]) -> int:
     return cli_main(argv)
 
 
-def start_server(script: str, out: Path, tmp: str) -> tuple[subprocess.Popen, IO[str], int]:
+def start_child(script: str, out: Path, tmp: Path) -> tuple[subprocess.Popen, str]:
     """``script``'s child (``script --serve-into out serve ...``): ``wildtable serve`` with
     durability always and the caps lifted as bench/load.py lifts them, its data dir and
-    log in ``tmp``; (process, log, port) once it serves (bench/cpu_parts.py too)."""
-    log = open(Path(tmp) / "serve.log", "w+")
-    server = subprocess.Popen(
-        [sys.executable, script, "--serve-into", str(out), "serve", "--port", "0", "--data-dir",
-         str(Path(tmp) / "data"), "--durability", "always", "--rate-limit", "1000", "--max-connections", "10000",
-         "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while True:
-        if time.monotonic() > deadline or server.poll() is not None:
-            stop_server(server, log, kill=True)
-            raise SystemExit(f"the server did not start:\n{Path(log.name).read_text()}")
-        time.sleep(0.1)
-        found = re.search(r"serving on \S*?:(\d+)", Path(log.name).read_text())
-        if found:
-            return server, log, int(found.group(1))
+    log in ``tmp``; (process, URL) once it serves (bench/cpu_parts.py too). Stop it with
+    load.stop: SIGTERM, so that it writes its figures as it exits."""
+    return start([sys.executable, script, "--serve-into", str(out), "serve", "--port", "0", "--data-dir",
+                  str(tmp / "data"), "--durability", "always", "--rate-limit", "1000", "--max-connections", "10000",
+                  "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"],
+                 tmp / "serve.log")
 
 
-def stop_server(server: subprocess.Popen, log: IO[str], kill: bool = False) -> None:
-    """Stop the child (SIGTERM: its figures are written as it exits; killed after 60 s)."""
-    if server.poll() is None:
-        if kill:
-            server.kill()
-        else:
-            server.send_signal(signal.SIGTERM)
-    try:
-        server.wait(timeout=60)
-    except subprocess.TimeoutExpired:
-        server.kill()
-        server.wait()
-    log.close()
+def load_options(ap: argparse.ArgumentParser) -> None:
+    """The load's options (bench/cpu_parts.py too): 4,000 players by default."""
+    ap.add_argument("--tables", type=int, default=1000, help="Run Wild tables of 4 bots (1000: 4,000 players)")
+    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions (2; 0: flat out)")
+    ap.add_argument("--seconds", type=float, default=20.0, help="the measured window (20)")
+    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before it (10)")
+    ap.add_argument("--ramp", type=float, default=8.0, help="seconds over which tables open (8)")
+
+
+def generator(url: str, args: argparse.Namespace) -> list[str]:
+    """bench/loadgen.py's command for that load on the server at ``url``."""
+    return [sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables", str(args.tables), "--pace",
+            str(args.pace), "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--ramp", str(args.ramp),
+            "--seed", "7"]
 
 
 def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--serve-into":
         sys.exit(serve(sys.argv[2], sys.argv[3:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tables", type=int, default=1000, help="Run Wild tables of 4 bots (1000: 4,000 players)")
-    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions (2)")
-    ap.add_argument("--seconds", type=float, default=20.0)
-    ap.add_argument("--warmup", type=float, default=10.0)
-    ap.add_argument("--ramp", type=float, default=8.0)
+    load_options(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="commit-path-") as tmp:
         out = Path(tmp) / "figures.json"
-        server, log, port = start_server(__file__, out, tmp)
+        server, url = start_child(__file__, out, Path(tmp))
         try:
-            gen = subprocess.run(
-                [sys.executable, str(HERE / "loadgen.py"), "--url", f"ws://127.0.0.1:{port}", "--tables",
-                 str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds), "--warmup",
-                 str(args.warmup), "--ramp", str(args.ramp), "--seed", "7"], capture_output=True, text=True,
-                check=True)
+            gen = subprocess.run(generator(url, args), capture_output=True, text=True, check=True)
         finally:
-            stop_server(server, log)
+            stop(server)
         result = json.loads(gen.stdout)
         figures = json.loads(out.read_text())
     print(f"{args.tables} tables x 4 players, pace {args.pace:g} s: {result['accepted'] / result['elapsed']:.0f} "

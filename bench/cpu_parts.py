@@ -33,9 +33,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from commit_path import start_server, stop_server    # (bench/: the script's own folder is on the path)
-
-HERE = Path(__file__).resolve().parent
+# (bench/: the script's own folder is on the path)
+from commit_path import generator, load_options, start_child
+from load import stop
 
 
 def serve(out: str, argv: list[str]) -> int:
@@ -112,20 +112,13 @@ def main() -> None:
     if len(sys.argv) > 2 and sys.argv[1] == "--serve-into":
         sys.exit(serve(sys.argv[2], sys.argv[3:]))
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--tables", type=int, default=1000, help="Run Wild tables of 4 bots (1000: 4,000 players)")
-    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one player's actions (2; 0: flat out)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="the measured window (20)")
-    ap.add_argument("--warmup", type=float, default=10.0, help="seconds before it (10)")
-    ap.add_argument("--ramp", type=float, default=8.0, help="seconds over which tables open (8)")
+    load_options(ap)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="cpu-parts-") as tmp:
         out = Path(tmp) / "figures.json"
-        server, log, port = start_server(__file__, out, tmp)
+        server, url = start_child(__file__, out, Path(tmp))
         try:
-            gen = subprocess.Popen(
-                [sys.executable, str(HERE / "loadgen.py"), "--url", f"ws://127.0.0.1:{port}", "--tables",
-                 str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds), "--warmup",
-                 str(args.warmup), "--ramp", str(args.ramp), "--seed", "7"], stdout=subprocess.PIPE, text=True)
+            gen = subprocess.Popen(generator(url, args), stdout=subprocess.PIPE, text=True)
             time.sleep(args.warmup)         # the generator counts intents sent from then on
             server.send_signal(signal.SIGUSR1)
             time.sleep(args.seconds)
@@ -134,7 +127,7 @@ def main() -> None:
             if gen.returncode:
                 raise SystemExit(f"the load generator failed ({gen.returncode})")
         finally:
-            stop_server(server, log)
+            stop(server)
         result = json.loads(stdout)
         figures = json.loads(out.read_text())
     intents = result["accepted"] + sum(result["rejected"].values())

@@ -49,8 +49,6 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import signal
-import subprocess
 import sys
 import tempfile
 from contextlib import AsyncExitStack
@@ -338,17 +336,12 @@ def run_config(args) -> dict:
                "--legs", str(args.legs), "--seats", str(len(args.delays)), "--durability", args.durability,
                "--pong-timeout", str(3600.0 if "nopong" in args.lies else 15.0)] + (["--old"] if args.old else [])
         sys.path.insert(0, str(HERE))
-        from load import start
+        from load import start, stop
         proc, url = start(cmd, log_path)
         try:
             modes = trio.run(bench, args, url)
         finally:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop(proc, 10)
         measured = estimates(Path(tmp) / "data", len(args.delays))
     return report(args, modes, measured)
 

@@ -87,7 +87,21 @@ def start(cmd: list[str], log_path: Path) -> tuple[subprocess.Popen, str]:
         if proc.poll() is not None:
             raise SystemExit(f"{cmd[0]} exited: {log_path.read_text()}")
         time.sleep(0.05)
+    stop(proc, 5)
     raise SystemExit(f"server did not start: {log_path.read_text()}")
+
+
+def stop(proc: subprocess.Popen, timeout: float = 60) -> None:
+    """Stop a server started by ``start`` (bench/fairness.py, commit_path.py, cpu_parts.py and
+    side_by_side.py too): SIGTERM, not SIGINT (a background job may have it ignored), and
+    SIGKILL if it has not ended within ``timeout`` s."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int], intent_bytes: int = 40) -> dict:
@@ -506,8 +520,7 @@ def run_all(args, store: str | None) -> dict:
                 try:
                     b = drive(burl, args, True, bare.pid)
                 finally:
-                    bare.send_signal(signal.SIGTERM)   # not SIGINT: a background job may have it ignored
-                    bare.wait(timeout=30)
+                    stop(bare, 30)
                 b.pop("_accepted_seqs")
                 b["writes"] = writes
                 rows[name] = b

@@ -18,12 +18,13 @@ import argparse
 import json
 import os
 from pathlib import Path
-import re
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+
+from load import start, stop    # (bench/: the script's own folder is on the path)
 
 LOADGEN = Path(__file__).resolve().parent / "loadgen.py"
 TICK = os.sysconf("SC_CLK_TCK")
@@ -35,33 +36,27 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / TICK
 
 
-def start(tree: str, data: str) -> tuple[subprocess.Popen, int]:
+def serve_command(tree: str, data: Path) -> list[str]:
     """`wildtable serve` of ``tree`` (its venv) at serve's defaults but for the limits a load
-    generator on one address needs; (process, port)."""
-    p = subprocess.Popen(
-        [f"{tree}/.venv/bin/python", "-m", "wildtable", "serve", "--port", "0", "--data-dir", data,
-         "--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
-         "--max-per-address", "0", "--max-waiting-per-address", "0"],
-        cwd=tree, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    assert p.stdout is not None
-    for line in p.stdout:
-        m = re.search(r"serving on ws://127.0.0.1:(\d+)", line)
-        if m:
-            return p, int(m.group(1))
-    p.wait()
-    raise SystemExit(f"the server of {tree} did not start")
+    generator on one address needs."""
+    return [f"{tree}/.venv/bin/python", "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
+            "--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
+            "--max-per-address", "0", "--max-waiting-per-address", "0"]
 
 
 def one_run(args, run: int) -> dict[str, int]:
     """CPU an intent (us) of each server over one window."""
     with tempfile.TemporaryDirectory(prefix="side-by-side-") as tmp:
-        servers = {k: start(tree, f"{tmp}/{k}") for k, tree in (("a", args.a), ("b", args.b))}
+        servers: dict[str, tuple[subprocess.Popen, str]] = {}
         try:
+            for k, tree in (("a", args.a), ("b", args.b)):
+                # (its log in a file: a pipe nobody reads would stall a server that logs much)
+                servers[k] = start(serve_command(tree, Path(tmp) / k), Path(tmp) / f"{k}.log")
             gens = {k: subprocess.Popen(
-                [sys.executable, str(LOADGEN), "--url", f"ws://127.0.0.1:{port}", "--tables", str(args.tables),
+                [sys.executable, str(LOADGEN), "--url", url, "--tables", str(args.tables),
                  "--pace", str(args.pace), "--seconds", str(args.seconds), "--warmup", str(args.warmup),
                  "--ramp", str(args.ramp), "--seed", str(7 + run)], stdout=subprocess.PIPE, text=True)
-                for k, (_, port) in servers.items()}
+                for k, (_, url) in servers.items()}
             time.sleep(args.warmup + 0.5)
             c0 = {k: cpu_seconds(p.pid) for k, (p, _) in servers.items()}
             t0 = time.monotonic()
@@ -76,9 +71,7 @@ def one_run(args, run: int) -> dict[str, int]:
             return out
         finally:
             for p, _ in servers.values():
-                p.terminate()
-            for p, _ in servers.values():
-                p.wait()
+                stop(p)
 
 
 def main(argv=None) -> int:
