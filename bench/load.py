@@ -35,38 +35,17 @@ import tempfile
 import time
 from pathlib import Path
 
+# (bench/: the script's own folder is on the path)
+from procs import cpu_seconds, cpu_wait_seconds, migrations, pin, rss_bytes, split_cpus
+from scraper import Scraper
+
 HERE = Path(__file__).resolve().parent
-CLK = os.sysconf("SC_CLK_TCK")
-PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
 # (row name, bare_server.py --writes)
 BARE_ROWS = (("bare stack", "per-frame"), ("bare direct", "direct"), ("bare on wire", "wire"))
 RATIO_KEYS = {"bare stack": "ratio_intents_per_s", "bare direct": "ratio_to_bare_direct",
               "bare on wire": "ratio_to_bare_on_wire"}
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        parts = f.read().rsplit(")", 1)[1].split()
-    return (int(parts[11]) + int(parts[12])) / CLK
-
-
-def cpu_wait_seconds(pid: int) -> float:
-    """How long the process's main thread (the server's Trio loop, the generator's epoll
-    loop) was runnable but waiting for a CPU: the run-queue delay of /proc/PID/schedstat
-    (0 where the kernel does not keep it). A latency it explains is the machine's, not
-    the code's."""
-    try:
-        with open(f"/proc/{pid}/schedstat") as f:
-            return int(f.read().split()[1]) / 1e9
-    except (OSError, IndexError, ValueError):
-        return 0.0
-
-
-def rss_bytes(pid: int) -> int:
-    with open(f"/proc/{pid}/statm") as f:
-        return int(f.read().split()[1]) * PAGE
 
 
 def pct(values: list[float], q: float) -> float:
@@ -128,7 +107,10 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
         # results go to a file: a pipe would fill up and stall the generator
         out = tempfile.TemporaryFile()
         err = tempfile.TemporaryFile()
-        gens.append((subprocess.Popen(cmd, stdout=out, stderr=err), out, err))
+        gen = subprocess.Popen(cmd, stdout=out, stderr=err)
+        if args.pinned:
+            pin(gen.pid, split_cpus()[1])
+        gens.append((gen, out, err))
     procs = [g for g, _, _ in gens]
 
     def rss_sum() -> int:
@@ -139,9 +121,13 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
 
     def wait_sum() -> float:
         return sum(cpu_wait_seconds(p) for p in pids)
+
+    def moves() -> int:
+        return sum(migrations(p) for p in pids)
     rss0 = rss_sum()
     cpu0 = cpu_sum()
     wait0 = wait_sum()
+    moves0 = moves()
     gcpu0 = [cpu_seconds(g.pid) for g in procs]
     gcpu_last = list(gcpu0)
     gwait0 = [cpu_wait_seconds(g.pid) for g in procs]
@@ -160,14 +146,15 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
                 gwait_last[i] = cpu_wait_seconds(g.pid) or gwait_last[i]
             except (FileNotFoundError, ProcessLookupError):
                 pass
-        sample = (now, cpu_sum(), list(gcpu_last), wait_sum(), list(gwait_last))
+        sample = (now, cpu_sum(), list(gcpu_last), wait_sum(), list(gwait_last), moves())
         if now - t0 >= args.warmup:
             if window is None:
                 window = sample
             elif now - t0 <= args.warmup + args.seconds:
                 last = sample
     if window is None or last is None:
-        window, last = (t0, cpu0, gcpu0, wait0, gwait0), (time.time(), cpu_sum(), gcpu_last, wait_sum(), gwait_last)
+        window = (t0, cpu0, gcpu0, wait0, gwait0, moves0)
+        last = (time.time(), cpu_sum(), gcpu_last, wait_sum(), gwait_last, moves())
     wall = last[0] - window[0]
     cpu = last[1] - window[1]
     results = []
@@ -210,6 +197,9 @@ def drive(urls: str | list[str], args, bare: bool, server_pids: int | list[int],
         "generator_cpu_share": [c / wall for c in gen_cpu],
         "server_cpu_wait_share": max(0.0, last[3] - window[3]) / wall,
         "generator_cpu_wait_share": [c / wall for c in gen_wait],
+        # the server's main thread moved from one CPU to another (its cache left behind)
+        "server_migrations_per_s": max(0, last[5] - window[5]) / wall,
+        "pinned": args.pinned,
         "games_finished": merged["games_finished"],
         # the figure a loaded machine moves least: CPU the server spent per intent answered
         "server_cpu_us_per_intent": (cpu / wall) / max(1e-9, answered / elapsed) * 1e6,
@@ -265,6 +255,8 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
                     cmd += ["--node-id", f"{name}-{k + 1}"]
             server, url = start(cmd, log_path)
             servers.append(server)
+            if args.pinned:
+                pin(server.pid, split_cpus()[0])
             urls.append(url)
             logs.append(log_path)
         scraper = Scraper(logs, args.scrape) if args.scrape else None
@@ -301,41 +293,6 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
     row["actions_lost"], row["actions_checked"] = lost, checked
     row["server_exit_code"] = max(server.returncode for server in servers)
     return row
-
-
-class Scraper:
-    """GET /metrics from every node's ops port (--metrics-port 0, read from its log) every
-    ``every`` seconds in a thread, as Prometheus would (its default is every 15 s)."""
-
-    def __init__(self, logs: list[Path], every: float):
-        import threading
-        import urllib.request
-
-        self.urls = []
-        for path in logs:
-            found = re.search(r"metrics on (http://\S+/metrics)", path.read_text())
-            if found is None:
-                raise SystemExit(f"--scrape: the server logged no metrics address (an older wildtable?): {path}")
-            self.urls.append(found.group(1))
-        self.every, self.count, self.bytes, self.seconds = every, 0, 0, 0.0
-        self._stop = threading.Event()
-
-        def run():
-            while not self._stop.wait(self.every):
-                for url in self.urls:
-                    t0 = time.perf_counter()
-                    with urllib.request.urlopen(url, timeout=10) as r:
-                        self.bytes += len(r.read())
-                    self.seconds += time.perf_counter() - t0
-                    self.count += 1
-        self._thread = threading.Thread(target=run, daemon=True)
-        self._thread.start()
-
-    def stop(self) -> dict:
-        self._stop.set()
-        self._thread.join()
-        return {"count": self.count, "every_s": self.every, "mean_bytes": self.bytes // max(1, self.count),
-                "mean_ms": self.seconds / max(1, self.count) * 1000}
 
 
 def throwaway_postgres():
@@ -389,6 +346,10 @@ def main(argv=None) -> int:
                     help="run the load N times, one after another (each as without --repeat), and end with "
                          "every run's CPU per intent and p99 side by side: at a load near what the server can "
                          "take, one run's p99 says little (bench/README.md)")
+    ap.add_argument("--pin", choices=("off", "on", "both"), default="off",
+                    help="on: the server (and each bare server) on a CPU of its own, the load generators on the "
+                         "others, as an operator keeps a server on its own core (docs/OPERATING.md); both: each "
+                         "run twice, unpinned then pinned, side by side (bench/README.md, \"A core of its own\")")
     ap.add_argument("--json", default="bench/load.json")
     args = ap.parse_args(argv)
     if args.repeat < 1:
@@ -399,6 +360,11 @@ def main(argv=None) -> int:
         ap.error("--scaling wants --store DSN (or auto)")
     if args.nodes < 1:
         ap.error("--nodes wants 1 or more")
+    if args.pin != "off" and (args.nodes > 1 or args.scaling):
+        ap.error("--pin is for one node: a cluster's nodes would share the one core")
+    if args.pin != "off":
+        split_cpus()            # two CPUs or more, or a sentence
+    args.pinned = args.pin == "on"
     if args.players is not None:
         if args.players < 4 or args.players % 4:
             ap.error(f"--players wants a multiple of 4 (4 players a table), not {args.players}")
@@ -413,18 +379,20 @@ def main(argv=None) -> int:
         if args.scaling:
             rows = run_scaling(args, store)
         else:
+            ways = (False, True) if args.pin == "both" else (args.pinned,)
             for i in range(args.repeat):
-                if args.repeat > 1:
-                    print(f"run {i + 1} of {args.repeat}", flush=True)
-                rows = run_all(args, store)
-                report(args, rows)
-                runs.append(rows)
+                for args.pinned in ways:
+                    if args.repeat * len(ways) > 1:
+                        print(f"run {i + 1} of {args.repeat}{', pinned' if args.pinned else ''}", flush=True)
+                    rows = run_all(args, store)
+                    report(args, rows)
+                    runs.append(rows)
     finally:
         if cluster is not None:
             cluster.remove()
     if args.scaling:
         report_scaling(args, rows)
-    elif args.repeat > 1:
+    elif len(runs) > 1:
         report_runs(args, runs)
     return 0
 
@@ -432,15 +400,20 @@ def main(argv=None) -> int:
 def report_runs(args, runs: list[dict]) -> None:
     """Every run's wildtable row side by side, and how many had a last-update p99 under
     50 ms (issue #25's goal at 4,000 players)."""
-    print(f"\n{len(runs)} runs, wildtable: intents/s, server CPU, CPU per intent, last-update p99 ms, lost")
-    under = 0
+    print(f"\n{len(runs)} runs, wildtable: intents/s, server CPU, CPU per intent, last-update p99 ms, lost, "
+          f"the server's moves between CPUs a second")
+    under = {False: [0, 0], True: [0, 0]}
     for i, rows in enumerate(runs, 1):
         w = rows["wildtable"]
         p99 = w["last_update_ms"]["p99"]
-        under += p99 < 50
-        print(f"  run {i}: {w['intents_per_s']:7,.0f} {w['server_cpu_share']:5.0%} {w['server_cpu_us_per_intent']:5.0f} us "
-              f"{p99:8.1f} {w['actions_lost']}")
-    print(f"last-update p99 under 50 ms in {under} of {len(runs)} runs; load average now {os.getloadavg()[0]:.1f}")
+        under[w["pinned"]][0] += p99 < 50
+        under[w["pinned"]][1] += 1
+        print(f"  run {i}{' pinned' if w['pinned'] else '':7}: {w['intents_per_s']:7,.0f} {w['server_cpu_share']:5.0%} "
+              f"{w['server_cpu_us_per_intent']:5.0f} us {p99:8.1f} {w['actions_lost']} {w['server_migrations_per_s']:7.0f}")
+    for pinned, (n, of) in under.items():
+        if of:
+            print(f"last-update p99 under 50 ms in {n} of {of} runs{' pinned' if pinned else ''}")
+    print(f"load average now {os.getloadavg()[0]:.1f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"args": {k: v for k, v in vars(args).items() if k != "store"}, "python": interpreter(),
@@ -517,6 +490,8 @@ def run_all(args, store: str | None) -> dict:
                     continue
                 bare, burl = start([sys.executable, str(HERE / "bare_server.py"), "--port", "0", "--update-bytes",
                                     str(int(rows["wildtable"]["avg_update_bytes"])), "--writes", writes], tmp / f"bare-{writes}.log")
+                if args.pinned:
+                    pin(bare.pid, split_cpus()[0])      # on the core ours had: like with like
                 try:
                     b = drive(burl, args, True, bare.pid)
                 finally:
@@ -538,6 +513,9 @@ def report(args, rows: dict) -> None:
           f"after {args.warmup:g} s warm-up, durability {args.durability}")
     # the interpreter's build moves every figure (bench/README.md, "An optimized Python")
     print(f"every server and generator on {interpreter()}")
+    if args.pinned:
+        server, others = split_cpus()
+        print(f"pinned: the server on CPU {min(server)}, the load generators on CPU {', '.join(map(str, sorted(others)))}")
     head = (f"{'':<13}{'intents/s':>10}{'result p50/p99 ms':>20}{'last-update p50/p95/p99/max ms':>34}{'cpu':>6}"
             f"{'rss MB':>8}{'lost':>6}{'gen cpu':>9}{'commit mean/max ms':>20}")
     print(head)
@@ -576,6 +554,10 @@ def report(args, rows: dict) -> None:
            if isinstance(r, dict) and "server_cpu_us_per_intent" in r]
     print(f"server CPU per intent (us; share of a core over intents/s, the figure a loaded machine moves "
           f"least): {', '.join(cpu)}")
+    moved = [f"{name} {r['server_migrations_per_s']:.0f}" for name, r in rows.items()
+             if isinstance(r, dict) and "server_migrations_per_s" in r]
+    print(f"the server's main thread moved between CPUs, times a second (/proc/PID/sched; each move leaves "
+          f"its cache behind): {', '.join(moved)}")
     print(f"bytes sent per update per seat: {w['avg_update_bytes']:.0f} (the update message; the WebSocket "
           f"header adds 2-4)")
     for name, r in rows.items():

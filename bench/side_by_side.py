@@ -25,15 +25,9 @@ import tempfile
 import time
 
 from load import start, stop    # (bench/: the script's own folder is on the path)
+from procs import cpu_seconds
 
 LOADGEN = Path(__file__).resolve().parent / "loadgen.py"
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU of a process (/proc/PID/stat)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def serve_command(tree: str, data: Path) -> list[str]:
