@@ -16,6 +16,7 @@ from contextlib import contextmanager
 import attrs
 import trio
 
+from . import affinity
 from .store_pg import LEASE_SECONDS, POOL, PgLog, StoreError, connect, psycopg_module
 from .store_sql import ADDED_COLUMNS, HOW_ENDED, IN_ORDER, IS_OVER, SCHEMA, SCHEMA_LOCK
 
@@ -74,7 +75,7 @@ class PgStore:
 
     async def call(self, fn, *args):
         """``fn(*args)`` in a worker thread, on one of the pool's connections."""
-        return await trio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+        return await affinity.to_thread(fn, *args, limiter=self.limiter)     # beside the Trio thread
 
     def _ttl(self) -> str:
         return f"{self.lease_seconds} seconds"

@@ -54,6 +54,7 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
+from . import affinity
 from .interfaces import LogSink, Store, TableLog
 from .groupcommit import QUEUE, fill_group, group_commit_phrase, hand_over, next_commit
 from .logwriter import DURABILITIES, EXPIRED, OVER, StorageFailed
@@ -420,7 +421,7 @@ class PgWriter:
             t0 = time.perf_counter()
             try:
                 with trio.CancelScope(shield=True):
-                    outcome = await trio.to_thread.run_sync(self._write_group, group, retry)
+                    outcome = await affinity.to_thread(self._write_group, group, retry)    # beside the Trio thread
             except StorageFailed:
                 raise
             except Exception as e:

@@ -21,6 +21,7 @@ from typing import Any, Awaitable, Callable, Protocol
 
 import trio
 
+from . import affinity
 from .framebudget import FrameRules
 
 
@@ -148,7 +149,8 @@ class RealWorld:
         return time.time()
 
     async def run_sync(self, fn, *args):
-        return await trio.to_thread.run_sync(fn, *args)
+        # a worker thread beside this one (server/affinity.py says why)
+        return await affinity.to_thread(fn, *args)
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
         from . import listener
