@@ -47,6 +47,7 @@ from wildtable.protocol.errors import IllegalAction
 from .botseats import valid_entries
 from .logwriter import EXPIRED
 from .store_pg import StoreError, first_line
+from .storewait import until_the_store_answers
 from .takeover import SAID_KEPT, awaited, comeback, redirect_to_suspect, suspect, waiting_for_lease
 from .wire import ws_url
 from .oplog import about
@@ -136,30 +137,34 @@ class Cluster:
 
     async def join_cluster(self, host: str, port: int) -> None:
         """Once listening: this node's URL and id (the URL unless given), and its first
-        heartbeat. A node id with a fresh heartbeat may belong to another running node: if
-        that heartbeat moves on meanwhile, it does, and this node refuses to start; if it
-        does not (a node restarted at once after a crash), this node takes the id over."""
+        heartbeat; the store away meanwhile is waited out (server/storewait.py)."""
         self.url = self.node_url(host, port)
         if not self.store.node_id:
             self.store.node_id = self.url
+        try:
+            await until_the_store_answers(self.server, self.store.dsn, "register this node", self._register)
+        except StoreError:
+            raise
+        except Exception as e:
+            raise StoreError(f"cannot register this node in the store: {first_line(e)}") from e
+
+    async def _register(self) -> None:
+        """A node id with a fresh heartbeat may belong to another running node: if that
+        heartbeat moves on meanwhile, it does, and this node refuses to start; if it does
+        not (a node restarted at once after a crash), this node takes the id over."""
         me = self.store.node_id
 
         async def age() -> float | None:
             rows = await self.store.call(self.store.live_nodes, 2 * LIVE)
             return next((r.age for r in rows if r.node_id == me), None)
-        try:
-            first = await age()
-            if first is not None and first < LIVE:
-                await self.clock.sleep(1.5 * HEARTBEAT)
-                again = await age()
-                if again is not None and again < first + HEARTBEAT:
-                    raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat goes on): "
-                                     "give each node its own --node-id (and --public-url)")
-            await self._heartbeat()
-        except StoreError:
-            raise
-        except Exception as e:
-            raise StoreError(f"cannot register this node in the store: {first_line(e)}") from e
+        first = await age()
+        if first is not None and first < LIVE:
+            await self.clock.sleep(1.5 * HEARTBEAT)
+            again = await age()
+            if again is not None and again < first + HEARTBEAT:
+                raise StoreError(f"another live node is known to the store as {me!r} (its heartbeat goes on): "
+                                 "give each node its own --node-id (and --public-url)")
+        await self._heartbeat()
 
     # ---------------------------------------------------------------- the loops
     async def run(self, *, task_status=trio.TASK_STATUS_IGNORED) -> None:

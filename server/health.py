@@ -49,12 +49,13 @@ class Readiness:
         return json.dumps(d, separators=(",", ":")).encode() + b"\n"
 
 
-def decide(state: str, drain: str, disk: str | None, writer: str | None, store: str | None) -> Readiness:
-    """Readiness from what is known: the server's phase (and why it drains) and each
-    problem (None: none). The phase speaks first: a draining server is not ready whatever
-    the disk says."""
+def decide(state: str, drain: str, disk: str | None, writer: str | None, store: str | None,
+           waiting: str | None = None) -> Readiness:
+    """Readiness from what is known: the server's phase (and why it drains, what it waits
+    for as it starts) and each problem (None: none). The phase speaks first: a draining
+    server is not ready whatever the disk says."""
     if state == "starting":
-        return Readiness(False, state, "starting: recovering tables (or joining the cluster)")
+        return Readiness(False, state, f"starting: {waiting or 'recovering tables (or joining the cluster)'}")
     if state == "draining":
         return Readiness(False, state, f"draining ({drain}): the server is stopping; send new players elsewhere")
     for problem in (writer, disk, store):
@@ -71,10 +72,11 @@ class Health:
         self.disk: str | None = None        # the data dir cannot be written: why
         self.writer: str | None = None      # the log writer failed: why (the server stops)
         self.store: str | None = None       # the store does not answer: why
+        self.waiting_for: str | None = None  # starting: what it waits for (a store away: server/storewait.py)
         self.drain_reason = ""
 
     def readiness(self) -> Readiness:
-        return decide(self.state, self.drain_reason, self.disk, self.writer, self.store)
+        return decide(self.state, self.drain_reason, self.disk, self.writer, self.store, self.waiting_for)
 
     def serving(self) -> None:
         if self.state == "starting":

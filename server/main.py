@@ -36,11 +36,15 @@ log = logging.getLogger("wildtable.server")
 async def serve_until_signalled(server: Server, host: str, port: int, drain: float = 0.0, *,
                                 gc_base: collector.Baseline | None = None,
                                 task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Serve until SIGINT or SIGTERM; with ``gc_base`` (``collector.start()`` was called),
-    the cyclic collector's full passes when the heap has grown (server/collector.py)."""
+    """Serve until SIGINT or SIGTERM (one while it starts stops it at once); with
+    ``gc_base`` (``collector.start()`` was called), the cyclic collector's full passes
+    when the heap has grown (server/collector.py)."""
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
-            port = await nursery.start(server.run, host, port)
+            async with trio.open_nursery() as starting:     # (ends once its watcher let go of ``signals``)
+                starting.start_soon(_stop_while_starting, signals, server, nursery.cancel_scope)
+                port = await nursery.start(server.run, host, port)
+                starting.cancel_scope.cancel()
             collecting = trio.CancelScope()
             if gc_base is not None:
                 nursery.start_soon(_collect, collecting, gc_base, server.world.clock.sleep)
@@ -57,6 +61,20 @@ async def serve_until_signalled(server: Server, host: str, port: int, drain: flo
                     await server.shutdown(f"server stopping ({name})")
                 break
             collecting.cancel()
+
+
+async def _stop_while_starting(signals, server: Server, scope: trio.CancelScope) -> None:
+    """A signal before the server serves (it may be waiting for its store: server/storewait.py)
+    stops it at once (``scope``): nothing is served yet, so there is nobody to tell or drain."""
+    async for sig in signals:
+        if server.health.state != "starting":
+            signal.raise_signal(sig)        # it serves already: again, for the loop that drains and stops it
+            return
+        name = signal.Signals(sig).name
+        log.info("%s received while starting: stopping", name)
+        notify("STOPPING=1", f"STATUS=stopping ({name} received while starting)")
+        scope.cancel()
+        return
 
 
 async def _collect(scope: trio.CancelScope, base: collector.Baseline, sleep) -> None:

@@ -83,8 +83,9 @@ INSTALL_HINT = "pip install 'wildtable[postgres]' (psycopg 3 with its binary whe
 
 
 class StoreError(Exception):
-    """The store cannot be used: not installed, unreachable at start, or holding something
-    that is not what we wrote. The sentence says what and what to do."""
+    """The store cannot be used: not installed, refusing this node's login or privileges
+    at start, or holding something that is not what we wrote. The sentence says what and
+    what to do."""
 
 
 class LeaseLost(Exception):
@@ -117,6 +118,30 @@ def _transient(e: BaseException) -> bool:
     restarting, a lock or statement timeout, a serialization failure)."""
     psycopg = psycopg_module()
     return isinstance(e, (psycopg.OperationalError, psycopg.InterfaceError, psycopg.errors.TransactionRollback))
+
+
+def login_refused(e: BaseException) -> bool:
+    """The store refused this node's login: a role, password or database to mend, which
+    waiting does not. libpq keeps no SQLSTATE for a connection that failed, so a refusal
+    at connect says it by its connection (psycopg's public ``pgconn``): PostgreSQL asked
+    for a password and none was given (``needs_password``) or the one given did not let
+    it in (``used_password``). A refusal before any password (no such role under trust
+    auth, no pg_hba.conf entry) says nothing a program can tell from the database
+    starting up, so it is waited out like one, its reason in the log
+    (docs/ARCHITECTURE.md, "Store away at start")."""
+    psycopg = psycopg_module()
+    if not isinstance(e, psycopg.Error):
+        return False
+    if (e.sqlstate or "").startswith("28"):
+        return True         # invalid authorization (SQLSTATE class 28), where there is one
+    return e.pgconn is not None and bool(e.pgconn.needs_password or e.pgconn.used_password)
+
+
+def waitable(e: BaseException) -> bool:
+    """An error at start that waiting may mend: the store unreachable (the connection
+    refused or lost, a timeout: what the writer retries, ``_transient``), not a login it
+    refuses (``login_refused``) nor anything else (a privilege missing, a config error)."""
+    return _transient(e) and not login_refused(e)
 
 
 def redact(dsn: str) -> str:

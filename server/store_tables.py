@@ -23,6 +23,7 @@ from .logwriter import EXPIRED, OVER
 from .local_tables import check_lobby_facts
 from .oplog import about
 from .store_pg import PgLog, StoreError, first_line, id_taken, redact
+from .storewait import until_the_store_answers
 from .table import Table
 
 if TYPE_CHECKING:
@@ -51,13 +52,15 @@ class StoreTables:
         return f"store {redact(self.store.dsn)}, node {self.store.node_id}, data dir {self.server.data_dir}"
 
     async def open(self) -> list[Table]:
-        """Before the port opens: the store's schema. Its tables come once this node's URL
-        (its id, unless --node-id) is known: ``serving``."""
+        """Before the port opens: the store's schema (a store away is waited out:
+        server/storewait.py). Its tables come once this node's URL (its id, unless
+        --node-id) is known: ``serving``."""
         try:
-            await self.store.call(self.store.ensure_schema)
+            await until_the_store_answers(self.server, self.store.dsn, "make its tables",
+                                          partial(self.store.call, self.store.ensure_schema))
         except Exception as e:
             raise StoreError(f"cannot use the store {redact(self.store.dsn)}: {first_line(e)} "
-                             "(is PostgreSQL running there, and may this user create tables?)") from e
+                             "(does PostgreSQL let this user in there, and may it create tables?)") from e
         return []
 
     async def serving(self, host: str, port: int, nursery: trio.Nursery) -> None:
@@ -191,21 +194,27 @@ class StoreTables:
         """Once this node joined the cluster (which gave it its id): its own finished tables
         that ended under keep_finished ago, read-only (as recovery loads them from files),
         and every table of the store it may take at start (its own after a restart,
-        ownerless or expired ones), up to max_tables."""
-        try:
-            finished = await self.store.call(self._finished_from_store)
+        ownerless or expired ones), up to max_tables. A store away meanwhile is waited
+        out, the whole step tried again (what it took already is not taken twice)."""
+        adopted: list[str] = []
+
+        async def take() -> None:
+            server = self.server
+            finished = [t for t in await self.store.call(self._finished_from_store) if t.id not in server.tables]
             for table in finished:
-                self.server.start_table(table)
+                server.start_table(table)
             if finished:
                 log.info("loaded %d finished table(s) read-only", len(finished))
-            ids = await self.store.call(self.store.adoptable, self.server.config.max_tables)
-            adopted = []
+            ids = await self.store.call(self.store.adoptable, server.config.max_tables)
             for tid in ids:
                 if not self.cluster.room():
                     break
+                was = server.tables.get(tid)
                 table = await self.adopt_table(tid)
-                if table is not None:
+                if table is not None and table is not was:
                     adopted.append(tid)
+        try:
+            await until_the_store_answers(self.server, self.store.dsn, "read this node's tables", take)
         except StoreError:
             raise
         except Exception as e:

@@ -16,6 +16,7 @@ import random
 import re
 import subprocess
 import sys
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -384,6 +385,24 @@ async def start_serve(nursery, data_dir, *extra) -> ServeProcess:
         raise
     nursery.start_soon(stderr.read_to_end)        # the rest, as it comes: the pipe never fills
     return ServeProcess(proc, found.group(1), stderr)
+
+
+@asynccontextmanager
+async def serve_subprocess(data_dir, *extra, env: dict | None = None):
+    """(process, its stderr as a LineReader) of `wildtable serve --port 0` on ``data_dir``,
+    however far it gets (``start_serve`` waits until it serves); ``env``: variables for it
+    besides ours. Killed at exit if it still runs."""
+    proc = await trio.lowlevel.open_process(
+        [sys.executable, str(DIE_WITH_PARENT), str(os.getpid()),
+         sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data_dir), *extra],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
+    try:
+        yield proc, LineReader(proc.stderr, errors="replace")
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            with trio.CancelScope(shield=True):
+                await proc.wait()
 
 
 # a connection to a server that was killed or stopped under it ends with one of these

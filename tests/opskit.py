@@ -87,13 +87,14 @@ class OpsServe:
 
 
 @asynccontextmanager
-async def ops_serve(data_dir, *extra: str):
-    """``OpsServe`` once its ops port listens (before it recovers its tables). Ended at
-    exit if it still runs: SIGTERM, then SIGKILL after 10 s."""
+async def ops_serve(data_dir, *extra: str, env: dict | None = None):
+    """``OpsServe`` once its ops port listens (before it recovers its tables); ``env``:
+    variables for it besides ours. Ended at exit if it still runs: SIGTERM, then SIGKILL
+    after 10 s."""
     proc = await trio.lowlevel.open_process(
         [sys.executable, str(DIE_WITH_PARENT), str(os.getpid()), sys.executable, "-m", "wildtable", "serve",
          "--port", "0", "--metrics-port", "0", "--data-dir", str(data_dir), *extra],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     stderr = LineReader(proc.stderr, errors="replace")
     try:
         async with trio.open_nursery() as nursery:

@@ -34,6 +34,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -202,6 +203,28 @@ class PgCluster:
             self.stop()
         finally:
             shutil.rmtree(self.base, ignore_errors=True)
+
+    def require_password(self, role: str, password: str) -> None:
+        """Make the login role ``role`` with ``password``, which this cluster then asks it
+        for over TCP (scram-sha-256: a pg_hba.conf line before the trust ones, reloaded);
+        every other role is trusted still. For a cluster of a test's own (``private``)."""
+        import psycopg
+
+        with psycopg.connect(self.dsn(), autocommit=True, connect_timeout=10) as conn:
+            conn.execute(f"CREATE ROLE \"{role}\" LOGIN PASSWORD '{password}'")
+        hba = self.data / "pg_hba.conf"
+        hba.write_text(f"host all {role} 127.0.0.1/32 scram-sha-256\n" + hba.read_text())
+        self._run([str(self.bindir / "pg_ctl"), "reload", "-D", str(self.data)])
+        # the postmaster reloads once it gets to it: until then the role is trusted
+        given_up = time.monotonic() + START_TIMEOUT
+        while time.monotonic() < given_up:
+            try:
+                psycopg.connect(self.dsn().replace("postgres@", f"{role}@"), connect_timeout=10,
+                                passfile=os.devnull).close()
+            except psycopg.OperationalError:
+                return          # asked for a password: the new rule holds
+            time.sleep(0.05)
+        raise RuntimeError(f"pg_ctl reload: {role} still gets in without a password")
 
     def dsn(self, dbname: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{dbname}"
