@@ -44,8 +44,9 @@ async def until_the_store_answers(server, dsn: str, doing: str, step: Callable[[
                 log.warning("waiting for the store to %s (%s)%s: %s; trying again (see that PostgreSQL runs there "
                             "and this node can reach it)", doing, redact(dsn), waited, first_line(e))
                 notify(f"STATUS=waiting for the store to {doing}: {first_line(e)}")
-            # on /readyz, which strangers may read: no DSN (server/health.py)
-            server.health.waiting_for = f"waiting for the store to {doing} ({first_line(e)})"
+            # on /readyz, which strangers may read on the game port: neither the DSN nor the
+            # error's text (it names the database's host and port); the log has both
+            server.health.waiting_for = f"waiting for the store to {doing}"
             await server.world.clock.sleep(delay)
             delay = min(delay * 2, RETRY_MAX)
             continue

@@ -35,6 +35,8 @@ async def test_serve_waits_for_postgresql_then_serves(tmp_path, pg_private):
                 assert status == 503 and body["state"] == "starting", body
                 assert "waiting for the store to make its tables" in body["reason"], body
                 assert dsn.split("@")[0] not in body["reason"]      # no credentials in a public answer
+                # nor the error's text, which names the database's host and port
+                assert "Connection refused" not in body["reason"] and "port" not in body["reason"], body
                 await trio.to_thread.run_sync(pg_private.start)
                 port = await sp.serving()
                 while not told.startswith("READY=1"):
