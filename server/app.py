@@ -21,7 +21,7 @@ import secrets
 import socket
 import stat
 from functools import partial
-from typing import Any
+from typing import Any, Callable
 
 import trio
 
@@ -134,6 +134,8 @@ class Server:
         self.bots = BotHost(self, self.data_dir)    # the bots players seat with seat_bots
         self.prober = Prober(waits=self.world.clock)    # fair order's pings of every seated connection (server/prober.py)
         self.timers = Timers(waits=self.world.clock)    # the tables' far deadlines (server/timers.py)
+        # called once the server has stopped: what its parts started (the hints' processes)
+        self.closers: list[Callable[[], None]] = []
         # where the tables' logs live: files in the data dir, or a store whose nodes make a
         # cluster (server/cluster.py); decided here, once
         self.storage: TableStorage = choose_storage(self, store, store_sink)
@@ -420,6 +422,8 @@ class Server:
                     self.timers.stop()
             finally:
                 self.writer.close()
+                for close in self.closers:
+                    close()
         # (the log writer closed every log file as it ended)
         await self.storage.close()      # a store's leases given up; waiting tables' logs stamped
         log.info("log writer: %s", self.writer.summary())

@@ -4,16 +4,29 @@ client, which cannot run the search itself (docs/PROTOCOL.md "hint").
 Only the sender's seat is ever read, and only as the wire carries it to that seat: the
 answer is computed from ``game.view(state, seat)`` (packed and unpacked), never from
 another seat's view or the table's state. The search is CPU-bound: it runs in a worker
-thread, at most HINT_THREADS at once server-wide, at most one per connection, each cut
-off after HINT_TIMEOUT; at most HINT_WAITING wait for a thread, and more are refused
-(``busy``). The table's own loop never waits for it: the view is copied out first.
+process of its own (a pool of HINT_THREADS, started at the first hint), at most
+HINT_THREADS at once server-wide, at most one per connection, each cut off after
+HINT_TIMEOUT; at most HINT_WAITING wait, and more are refused (``busy``). The table's own
+loop never waits for it: the view is copied out first.
+
+A process, not a worker thread: a thread that searches holds Python's GIL for its whole
+switch interval (5 ms) each time it takes it, and the server's thread, which gives the
+GIL up at every socket call, waits that long to take it back each time. Two clients
+asking hint after hint (each one at a time, as allowed) made every other table's updates
+wait: 1,000 players' last-update p50 went from 2 to 95-118 ms, p99 from 6 to 223-247 ms
+(bench/hint_flood.py; bench/README.md, "Hints in processes of their own"). The processes
+are spawned, not forked (the server has threads); as multiprocessing asks, a program that
+runs a Server itself guards its main module (``wildtable`` and ``python -m wildtable``
+need nothing: multiprocessing does not import a ``__main__`` package module again).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
 import random
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import trio
 
@@ -21,19 +34,37 @@ from wildtable.headless.appraise import appraise, hint_text, wire
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
-HINT_THREADS = 2            # searches at once, server-wide (each takes tens of ms of one core)
+HINT_THREADS = 2            # searches (processes) at once, server-wide (each takes tens of ms of one core)
 HINT_WAITING = 32           # requests waiting for a thread; more are refused
 HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
 MOVES = 3                   # the best few moves sent
 
 
 class Hints:
-    """One server's hint searches: the thread limiter and who is waiting."""
+    """One server's hint searches: their processes, the limiter and who is waiting."""
 
     def __init__(self) -> None:
         self.limiter = trio.CapacityLimiter(HINT_THREADS)
         self.waiting = 0
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
+        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+
+    async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in one of the hint processes (started at the first call; "spawn":
+        nothing of the server's state or threads is copied into them), waited for by a
+        worker thread that holds no GIL meanwhile; at most HINT_THREADS at once. A call
+        cancelled meanwhile is abandoned: its process finishes it and takes the next."""
+        if self._pool is None:
+            self._pool = concurrent.futures.ProcessPoolExecutor(
+                HINT_THREADS, mp_context=multiprocessing.get_context("spawn"))
+        future = self._pool.submit(fn, *args)
+        return await trio.to_thread.run_sync(future.result, limiter=self.limiter, abandon_on_cancel=True)
+
+    def close(self) -> None:
+        """The server stopped: its hint processes end (a search under way is not waited for)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
 _HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -43,6 +74,7 @@ def hints_of(server: Any) -> Hints:
     got = _HINTS.get(server)
     if got is None:
         got = _HINTS[server] = Hints()
+        server.closers.append(got.close)        # (server/app.py: once it has stopped)
     return got
 
 
@@ -74,8 +106,7 @@ async def answer(conn: Any) -> m.HintGiven:
     hints.waiting += 1
     try:
         with trio.move_on_after(HINT_TIMEOUT):
-            return await trio.to_thread.run_sync(advise, game, view, seq, f"{table.id}:{seat}:{seq}",
-                                                 limiter=hints.limiter, abandon_on_cancel=True)
+            return await hints.run(advise, game, view, seq, f"{table.id}:{seat}:{seq}")
         raise IllegalAction("busy", f"the hint took over {HINT_TIMEOUT:g} s; ask again in a moment")
     finally:
         hints.waiting -= 1

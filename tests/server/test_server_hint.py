@@ -3,8 +3,6 @@ from that seat's view alone, off the table's loop, bounded (docs/PROTOCOL.md "hi
 
 from __future__ import annotations
 
-import threading
-
 import trio
 
 from wildtable.headless.net import connect
@@ -69,7 +67,14 @@ class _Spy:
 
 
 class _Server:
-    """Stands for the server the hints' limiter belongs to."""
+    """Stands for the server the hints' limiter and processes belong to."""
+
+    def __init__(self) -> None:
+        self.closers: list = []             # (server/app.py calls them once it stopped)
+
+    def stop(self) -> None:
+        for close in self.closers:
+            close()
 
 
 class _Conn:
@@ -90,21 +95,26 @@ async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
     swapped = [17 if c == 13 else 13 if c == 17 else c for c in deal]
     assert 13 // 10 == 17 // 10 and deal[10:20] != swapped[10:20]
     answers = []
-    for perm in (deal, swapped):
-        table = _Spy(_dealt(perm), 0)
-        answers.append(await hints.answer(_Conn(table, 0, _Server())))
-        assert table.asked == [0]               # never another seat's view, nor the state itself
-    assert answers[0] == answers[1] and answers[0].moves
-    # the search runs in a worker thread, never on the Trio thread the tables run on
-    ran_on = []
-    real = hints.advise
+    server = _Server()
+    try:
+        for perm in (deal, swapped):
+            table = _Spy(_dealt(perm), 0)
+            answers.append(await hints.answer(_Conn(table, 0, server)))
+            assert table.asked == [0]               # never another seat's view, nor the state itself
+        assert answers[0] == answers[1] and answers[0].moves
+        # the search runs in one of the hint processes (tests/server/test_hints_search_in_
+        # processes_of_their_own.py: not this one), never on the Trio thread the tables run on
+        ran = []
+        real = hints.Hints.run
 
-    def advise(*args):
-        ran_on.append(threading.current_thread())
-        return real(*args)
-    monkeypatch.setattr(hints, "advise", advise)
-    await hints.answer(_Conn(_Spy(_dealt(deal), 0), 0, _Server()))
-    assert ran_on and ran_on[0] is not threading.current_thread()
+        async def run(self, fn, *args):
+            ran.append(fn)
+            return await real(self, fn, *args)
+        monkeypatch.setattr(hints.Hints, "run", run)
+        await hints.answer(_Conn(_Spy(_dealt(deal), 0), 0, server))
+        assert ran == [hints.advise]
+    finally:
+        server.stop()
     # one hint at a time per connection; a full queue is refused
     server = _Server()
     conn = _Conn(_Spy(_dealt(deal), 0), 0, server)

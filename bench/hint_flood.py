@@ -1,0 +1,118 @@
+"""Does asking hint after hint slow everyone else's table? (server/hints.py)
+
+    python bench/hint_flood.py [--flooders 2] [--tables 250] [--pace 2] [--seconds 20] [--repeat 2]
+
+Runs ``wildtable serve`` (this checkout's) under bench/loadgen.py's load (Run Wild tables
+of 4 bots, an action every ``--pace`` s each), twice a repeat: alone, then with
+``--flooders`` clients beside it, each seated at a Wild Shots table of its own (four
+connections, so the game deals) and asking ``hint`` at the seat whose turn it is again
+and again, one at a time, as fast as the answers come (what the protocol allows: one
+hint per connection under way). Prints the load's last-update p50 / p99 / max and
+accepted intents/s for each, and the hints answered. Each run gets its own server and
+temporary data dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from load import pct, start, stop    # (bench/: the script's own folder is on the path)
+
+from wildtable.headless.net import connect
+from wildtable.protocol import messages as m
+
+HERE = Path(__file__).resolve().parent
+
+
+async def _flooder(url: str, k: int, seconds: float, times: list[float]) -> None:
+    conns = []
+    try:
+        for i in range(4):
+            cm = connect(url, f"hints{k}-{i}")
+            conns.append((cm, await cm.__aenter__()))
+        first = conns[0][1]
+        await first.send(m.CreateTable("wild-shots", 4, {"first_player": 0}))
+        table = (await first.receive_until(lambda x: isinstance(x, m.TableCreated))).table
+        for i, (_, c) in enumerate(conns):
+            await c.send(m.Join(table, i))
+            await c.receive_until(lambda x: isinstance(x, m.Joined))
+        turn = None
+        while turn is None:             # the deal: the update that names whose turn it is
+            turn = (await first.receive_until(lambda x: isinstance(x, m.Update))).view.get("turn")
+        me = conns[turn][1]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            t0 = time.perf_counter()
+            await me.send(m.Hint())
+            got = await me.receive_until(lambda x: isinstance(x, (m.HintGiven, m.Error)))
+            if isinstance(got, m.HintGiven):
+                times.append(time.perf_counter() - t0)
+    finally:
+        for cm, _ in reversed(conns):
+            await cm.__aexit__(None, None, None)
+
+
+def _flood(url: str, flooders: int, seconds: float) -> list[float]:
+    times: list[float] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            for k in range(flooders):
+                nursery.start_soon(_flooder, url, k, seconds, times)
+    trio.run(main)
+    return times
+
+
+def run(args, flooders: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
+                             "--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
+                             "--max-per-address", "0", "--max-waiting-per-address", "0"], Path(tmp) / "server.log")
+        try:
+            with tempfile.TemporaryFile() as out:
+                gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",
+                                        str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds),
+                                        "--warmup", str(args.warmup), "--ramp", str(args.ramp)], stdout=out)
+                times = _flood(url, flooders, args.warmup + args.seconds) if flooders else []
+                gen.wait()
+                out.seek(0)
+                load = json.loads(out.read())
+        finally:
+            stop(server, 30)
+    upd = load["update_lat"]
+    return {"flooders": flooders, "accepted_per_s": load["accepted"] / load["elapsed"],
+            "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))},
+            "hints": len(times), "hint_mean_ms": 1000 * sum(times) / max(1, len(times))}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--flooders", type=int, default=2, help="clients asking hint after hint (2)")
+    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots in the load (250)")
+    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one bot's actions (2)")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
+    ap.add_argument("--warmup", type=float, default=8.0)
+    ap.add_argument("--ramp", type=float, default=4.0)
+    ap.add_argument("--repeat", type=int, default=2)
+    args = ap.parse_args(argv)
+    print(f"{args.tables} tables x 4 players at pace {args.pace:g} s, {args.seconds:g} s measured; "
+          "last-update p50 / p99 / max ms, accepted intents/s, hints answered (mean ms)")
+    for _ in range(args.repeat):
+        for k in (0, args.flooders):
+            r = run(args, k)
+            u = r["last_update_ms"]
+            print(f"  {k} flooders: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  {r['accepted_per_s']:6.0f}/s"
+                  + (f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if k else ""), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""A hint's search runs in a process of its own, and the server's hint processes end
+when it stops (server/hints.py says why: a search in a thread of the server held the GIL
+from every table; bench/README.md, "Hints in processes of their own")."""
+
+from __future__ import annotations
+
+import os
+
+import trio
+
+from wildtable.server import hints
+
+from serverkit import running_server
+
+
+async def _gone(pid: int) -> None:
+    """Wait until process ``pid`` has ended and been reaped."""
+    while os.path.exists(f"/proc/{pid}"):
+        await trio.sleep(0.05)
+
+
+async def test_a_search_runs_in_another_process_which_ends_with_the_pool():
+    pool = hints.Hints()
+    with trio.fail_after(30):
+        pid = await pool.run(os.getpid)
+        assert pid != os.getpid()
+        assert await pool.run(os.getppid) == os.getpid()    # a child of the server's process
+        pool.close()
+        await _gone(pid)
+
+
+async def test_the_servers_hint_processes_end_when_it_stops(tmp_path):
+    with trio.fail_after(30):
+        async with running_server(tmp_path / "data") as (server, url):
+            pid = await hints.hints_of(server).run(os.getpid)
+            assert pid != os.getpid() and os.path.exists(f"/proc/{pid}")
+        await _gone(pid)
