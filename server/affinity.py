@@ -4,8 +4,8 @@ The server's Trio thread and a worker thread (a group of log records written and
 fsynced, a store's transaction) hand Python's GIL to each other around every blocking
 call the worker makes. Left to the kernel, the worker wakes on another core, the idle
 one, and each hand-over then pulls the interpreter's hot cache lines (the reference
-counts of the objects both threads touch) from one core to the other: flat out, 7-10%
-more CPU an intent than with the worker beside the Trio thread (bench/README.md,
+counts of the objects both threads touch) from one core to the other: flat out, 13%
+more CPU an intent (the mean of four pairs) than with the worker beside the Trio thread (bench/README.md,
 "Worker threads beside the Trio thread"). So a job first keeps its worker thread on the
 CPU the Trio thread was on when it handed the job over: one ``sched_setaffinity`` when
 that CPU changed since the thread's last job, none otherwise (the Trio thread moves a

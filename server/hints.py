@@ -13,7 +13,7 @@ A process, not a worker thread: a thread that searches holds Python's GIL for it
 switch interval (5 ms) each time it takes it, and the server's thread, which gives the
 GIL up at every socket call, waits that long to take it back each time. Two clients
 asking hint after hint (each one at a time, as allowed) made every other table's updates
-wait: 1,000 players' last-update p50 went from 2 to 95-118 ms, p99 from 6 to 223-247 ms
+wait: 1,000 players' last-update p50 went from 2 to 97-135 ms, p99 from 4-6 to 199-303 ms
 (bench/hint_flood.py; bench/README.md, "Hints in processes of their own"). The processes
 are spawned, not forked (the server has threads); as multiprocessing asks, a program that
 runs a Server itself guards its main module (``wildtable`` and ``python -m wildtable``
@@ -53,12 +53,20 @@ class Hints:
         """``fn(*args)`` in one of the hint processes (started at the first call; "spawn":
         nothing of the server's state or threads is copied into them), waited for by a
         worker thread that holds no GIL meanwhile; at most HINT_THREADS at once. A call
-        cancelled meanwhile is abandoned: its process finishes it and takes the next."""
+        cancelled meanwhile is abandoned: its process finishes it and takes the next. A
+        process that died (killed, out of memory) breaks the pool: the call is refused
+        (``busy``) and the next one starts a new pool."""
         if self._pool is None:
             self._pool = concurrent.futures.ProcessPoolExecutor(
                 HINT_THREADS, mp_context=multiprocessing.get_context("spawn"))
-        future = self._pool.submit(fn, *args)
-        return await trio.to_thread.run_sync(future.result, limiter=self.limiter, abandon_on_cancel=True)
+        pool = self._pool
+        try:
+            future = pool.submit(fn, *args)
+            return await trio.to_thread.run_sync(future.result, limiter=self.limiter, abandon_on_cancel=True)
+        except concurrent.futures.process.BrokenProcessPool:
+            if self._pool is pool:
+                self.close()
+            raise IllegalAction("busy", "the hint could not be worked out (its process ended); ask again") from None
 
     def close(self) -> None:
         """The server stopped: its hint processes end (a search under way is not waited for)."""

@@ -5,7 +5,9 @@ from every table; bench/README.md, "Hints in processes of their own")."""
 from __future__ import annotations
 
 import os
+import signal
 
+import pytest
 import trio
 
 from wildtable.server import hints
@@ -35,3 +37,18 @@ async def test_the_servers_hint_processes_end_when_it_stops(tmp_path):
             pid = await hints.hints_of(server).run(os.getpid)
             assert pid != os.getpid() and os.path.exists(f"/proc/{pid}")
         await _gone(pid)
+
+
+async def test_a_hint_process_that_dies_costs_one_answer_not_the_hints():
+    pool = hints.Hints()
+    with trio.fail_after(30):
+        pid = await pool.run(os.getpid)
+        os.kill(pid, signal.SIGKILL)
+        await _gone(pid)                    # reaped by the pool, which saw it die
+        with pytest.raises(hints.IllegalAction) as refused:
+            await pool.run(os.getpid)       # the broken pool: refused once
+        assert refused.value.code == "busy" and "ask again" in refused.value.reason
+        again = await pool.run(os.getpid)   # a new pool
+        assert again not in (pid, os.getpid())
+        pool.close()
+        await _gone(again)
