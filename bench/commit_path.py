@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from load import start, stop    # (bench/: the script's own folder is on the path)
+from load import LOAD_CAPS, start, stop    # (bench/: the script's own folder is on the path)
 
 HERE = Path(__file__).resolve().parent
 PARTS = ("take", "commit", "queued", "writer_step", "thread", "ack_to_resume", "batch")
@@ -133,9 +133,7 @@ def start_child(script: str, out: Path, tmp: Path) -> tuple[subprocess.Popen, st
     log in ``tmp``; (process, URL) once it serves (bench/cpu_parts.py too). Stop it with
     load.stop: SIGTERM, so that it writes its figures as it exits."""
     return start([sys.executable, script, "--serve-into", str(out), "serve", "--port", "0", "--data-dir",
-                  str(tmp / "data"), "--durability", "always", "--rate-limit", "1000", "--max-connections", "10000",
-                  "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"],
-                 tmp / "serve.log")
+                  str(tmp / "data"), "--durability", "always", *LOAD_CAPS], tmp / "serve.log")
 
 
 def load_options(ap: argparse.ArgumentParser) -> None:
@@ -154,21 +152,30 @@ def generator(url: str, args: argparse.Namespace) -> list[str]:
             "--seed", "7"]
 
 
-def main() -> None:
+def child_bench(script: str, doc: str | None, serve_into, drive) -> tuple[argparse.Namespace, dict, dict]:
+    """A benchmark whose server is its own child (bench/cpu_parts.py too): run as
+    ``script --serve-into OUT serve ...``, the child (``serve_into(OUT, argv)``); else the
+    load's options parsed, the child started, ``drive(server, url, args)`` (the load
+    generator's output: its JSON) and the child stopped; (args, the generator's result,
+    the figures the child wrote as it exited)."""
     if len(sys.argv) > 2 and sys.argv[1] == "--serve-into":
-        sys.exit(serve(sys.argv[2], sys.argv[3:]))
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+        sys.exit(serve_into(sys.argv[2], sys.argv[3:]))
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     load_options(ap)
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="commit-path-") as tmp:
+    with tempfile.TemporaryDirectory(prefix=f"{Path(script).stem}-") as tmp:
         out = Path(tmp) / "figures.json"
-        server, url = start_child(__file__, out, Path(tmp))
+        server, url = start_child(script, out, Path(tmp))
         try:
-            gen = subprocess.run(generator(url, args), capture_output=True, text=True, check=True)
+            stdout = drive(server, url, args)
         finally:
             stop(server)
-        result = json.loads(gen.stdout)
-        figures = json.loads(out.read_text())
+        return args, json.loads(stdout), json.loads(out.read_text())
+
+
+def main() -> None:
+    args, result, figures = child_bench(__file__, __doc__, serve, lambda server, url, args: subprocess.run(
+        generator(url, args), capture_output=True, text=True, check=True).stdout)
     print(f"{args.tables} tables x 4 players, pace {args.pace:g} s: {result['accepted'] / result['elapsed']:.0f} "
           f"intents/s in the measured window; load average {os.getloadavg()[0]:.1f}")
     print(f"{'ms':14} {'n':>7} {'mean':>7} {'p50':>7} {'p90':>7} {'p99':>7} {'max':>7}")

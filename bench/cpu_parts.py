@@ -23,19 +23,15 @@ session").
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import signal
 import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 # (bench/: the script's own folder is on the path)
-from commit_path import generator, load_options, start_child
-from load import stop
+from commit_path import child_bench, generator
 
 
 def serve(out: str, argv: list[str]) -> int:
@@ -108,28 +104,21 @@ def serve(out: str, argv: list[str]) -> int:
     return cli_main(argv)
 
 
+def _drive(server: subprocess.Popen, url: str, args) -> str:
+    """The load, with the child's clocks on over the measured window only."""
+    gen = subprocess.Popen(generator(url, args), stdout=subprocess.PIPE, text=True)
+    time.sleep(args.warmup)         # the generator counts intents sent from then on
+    server.send_signal(signal.SIGUSR1)
+    time.sleep(args.seconds)
+    server.send_signal(signal.SIGUSR2)
+    stdout, _ = gen.communicate(timeout=args.seconds + 120)
+    if gen.returncode:
+        raise SystemExit(f"the load generator failed ({gen.returncode})")
+    return stdout
+
+
 def main() -> None:
-    if len(sys.argv) > 2 and sys.argv[1] == "--serve-into":
-        sys.exit(serve(sys.argv[2], sys.argv[3:]))
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    load_options(ap)
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="cpu-parts-") as tmp:
-        out = Path(tmp) / "figures.json"
-        server, url = start_child(__file__, out, Path(tmp))
-        try:
-            gen = subprocess.Popen(generator(url, args), stdout=subprocess.PIPE, text=True)
-            time.sleep(args.warmup)         # the generator counts intents sent from then on
-            server.send_signal(signal.SIGUSR1)
-            time.sleep(args.seconds)
-            server.send_signal(signal.SIGUSR2)
-            stdout, _ = gen.communicate(timeout=args.seconds + 120)
-            if gen.returncode:
-                raise SystemExit(f"the load generator failed ({gen.returncode})")
-        finally:
-            stop(server)
-        result = json.loads(stdout)
-        figures = json.loads(out.read_text())
+    args, result, figures = child_bench(__file__, __doc__, serve, _drive)
     intents = result["accepted"] + sum(result["rejected"].values())
     print(f"{args.tables} tables x 4 players, pace {args.pace:g} s: {intents / args.seconds:.0f} intents/s in the "
           f"measured window; load average {os.getloadavg()[0]:.1f}")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import trio
 
-from load import pct, start, stop    # (bench/: the script's own folder is on the path)
+from load import LOAD_CAPS, pct, start, stop    # (bench/: the script's own folder is on the path)
 
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
@@ -74,8 +74,7 @@ def _flood(url: str, flooders: int, seconds: float) -> list[float]:
 def run(args, flooders: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
-                             "--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
-                             "--max-per-address", "0", "--max-waiting-per-address", "0"], Path(tmp) / "server.log")
+                             *LOAD_CAPS], Path(tmp) / "server.log")
         try:
             with tempfile.TemporaryFile() as out:
                 gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",

@@ -40,6 +40,10 @@ from procs import cpu_seconds, cpu_wait_seconds, migrations, pin, rss_bytes, spl
 from scraper import Scraper
 
 HERE = Path(__file__).resolve().parent
+# what a load generator's thousands of connections from one address need of `wildtable
+# serve` (everything else at serve's defaults); every bench/ script that starts one uses it
+LOAD_CAPS = ["--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
+             "--max-per-address", "0", "--max-waiting-per-address", "0"]
 
 
 # (row name, bare_server.py --writes)
@@ -245,8 +249,7 @@ def run_node(args, tmp: Path, name: str, store: str | None = None, nodes: int = 
             suffix = f"{name}-{k + 1}" if nodes > 1 else name
             log_path = tmp / f"server-{suffix}.log"
             cmd = [sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(tmp / f"data-{suffix}"),
-                   "--durability", args.durability, "--rate-limit", "1000", "--max-connections", "10000",
-                   "--max-tables", "100000", "--max-per-address", "0", "--max-waiting-per-address", "0"]
+                   "--durability", args.durability, *LOAD_CAPS]
             if args.scrape:
                 cmd += ["--metrics-port", "0"]
             if store is not None:

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from load import start, stop    # (bench/: the script's own folder is on the path)
+from load import LOAD_CAPS, start, stop    # (bench/: the script's own folder is on the path)
 from procs import cpu_seconds
 
 LOADGEN = Path(__file__).resolve().parent / "loadgen.py"
@@ -34,8 +34,7 @@ def serve_command(tree: str, data: Path) -> list[str]:
     """`wildtable serve` of ``tree`` (its venv) at serve's defaults but for the limits a load
     generator on one address needs."""
     return [f"{tree}/.venv/bin/python", "-m", "wildtable", "serve", "--port", "0", "--data-dir", str(data),
-            "--rate-limit", "1000", "--max-connections", "10000", "--max-tables", "100000",
-            "--max-per-address", "0", "--max-waiting-per-address", "0"]
+            *LOAD_CAPS]
 
 
 def one_run(args, run: int) -> dict[str, int]:

@@ -61,8 +61,10 @@ class Hints:
                 HINT_THREADS, mp_context=multiprocessing.get_context("spawn"))
         pool = self._pool
         try:
-            future = pool.submit(fn, *args)
-            return await trio.to_thread.run_sync(future.result, limiter=self.limiter, abandon_on_cancel=True)
+            # submitted by the thread, once it holds the limiter: a call cancelled while it
+            # waits for one (its 5 s are over) leaves no search queued in the pool
+            return await trio.to_thread.run_sync(_search, pool, fn, args, limiter=self.limiter,
+                                                 abandon_on_cancel=True)
         except concurrent.futures.process.BrokenProcessPool:
             if self._pool is pool:
                 self.close()
@@ -73,6 +75,11 @@ class Hints:
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
+
+
+def _search(pool: concurrent.futures.ProcessPoolExecutor, fn: Callable[..., Any], args: tuple) -> Any:
+    """In a worker thread: ``fn(*args)`` in one of ``pool``'s processes, waited for."""
+    return pool.submit(fn, *args).result()
 
 
 _HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

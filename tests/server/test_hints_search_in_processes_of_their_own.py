@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 
 import pytest
 import trio
+import trio.testing
 
 from wildtable.server import hints
 
@@ -52,3 +54,22 @@ async def test_a_hint_process_that_dies_costs_one_answer_not_the_hints():
         assert again not in (pid, os.getpid())
         pool.close()
         await _gone(again)
+
+
+async def test_a_search_given_up_while_it_waits_for_a_process_is_never_run(tmp_path):
+    """A hint cut off (its 5 s over) while both processes are busy leaves nothing queued
+    in the pool: the search is submitted only once a process is free for it."""
+    pool = hints.Hints()
+    never = tmp_path / "never"
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            for _ in range(hints.HINT_THREADS):         # every process busy for a while
+                nursery.start_soon(pool.run, time.sleep, 0.5)
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.move_on_after(0.1) as waited:
+                await pool.run(os.mkdir, never)         # waits for a process, then is given up
+            assert waited.cancelled_caught
+        for _ in range(2):                              # what the pool had queued has run by now
+            await pool.run(os.getpid)
+        pool.close()
+    assert not never.exists()
