@@ -22,7 +22,7 @@ from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import read_prefix
 
 from . import listener, wire
-from .replays import ONE_LOG, TABLE_ID, OneLog, ReplayLog, ReplayRefused, Replays
+from .replays import TABLE_ID, OneLog, ReplayLog, ReplayRefused, Replays
 from .web import WebFiles
 
 HOST = "127.0.0.1"      # the log holds every hand: this machine only
@@ -65,7 +65,7 @@ def web_main(args, path: Path | str, data: bytes) -> int:
         contents = read_prefix(data)       # a damaged log: shown up to the damage, as in the terminal
         header = contents.header
         table = header.table if TABLE_ID.fullmatch(header.table) else "log"
-        log = ReplayLog(table, data, finished_only=False)
+        ReplayLog(table, data, finished_only=False)     # what does not replay is said here, before serving
     except LogError as e:
         print(f"wildtable replay: {path}: {e}", file=sys.stderr)
         return 1
@@ -80,8 +80,7 @@ def web_main(args, path: Path | str, data: bytes) -> int:
     if contents.damage is not None:
         print(f"wildtable replay: {path}: {contents.damage}; the viewer shows the records before it "
               f"(--salvage OUT keeps them as a log that verifies)", file=sys.stderr)
-    replays = Replays(OneLog(table, path, data))
-    replays.keep(table, ONE_LOG, log)
+    replays = Replays(OneLog(table, path, data))     # its steps worked out in a process of its own, as a server's
     # where the page starts: --seat's view, --upto's seq
     start = f"#replay={table}" + (f"&view={seat}" if seat is not None else "") + (
         f"&seq={max(args.upto, 0)}" if args.upto is not None else "")
@@ -91,4 +90,6 @@ def web_main(args, path: Path | str, data: bytes) -> int:
     except OSError as e:
         print(f"wildtable replay: cannot listen on {HOST}: {e.strerror or e}", file=sys.stderr)
         return 1
+    finally:
+        replays.close()
     return 0
