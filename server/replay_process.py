@@ -91,11 +91,6 @@ class Kept:
 KEPT = Kept()           # the replay process's own (the server's process never fills it)
 
 
-def kept_tables() -> list[str]:
-    """The table ids whose timelines this process keeps, the least recently asked for first."""
-    return list(KEPT.logs)
-
-
 def _from_file(ask: Ask, ref: FromFile) -> ReplayLog:
     tid = ask.table
     with open_log(tid, ref.path, ref.held) as (f, st):

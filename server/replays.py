@@ -540,6 +540,15 @@ class Replays:
         """The server stopped: the replay process ends."""
         self.process.close()
 
+    async def prepare(self, tid: str) -> None:
+        """Fold ``tid``'s log in the replay process now, however long it takes (`replay
+        --web`, before it serves: its first step then never waits REPLAY_TIMEOUT for the
+        fold of a long log); ReplayRefused if it does not replay."""
+        from .replay_process import Ask, step_json
+        found = self.source.find(tid, self.source.tables())
+        ask = Ask(tid, self.source.ref(found), {}, self.source.lobby, self.source.finished_only)
+        await self.process.call(step_json, ask, self.source.read(tid, found))
+
     async def _listing_json(self, tables: Tables) -> bytes:
         from .replay_process import listing_json
         when, body = self._listing
