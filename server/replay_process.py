@@ -34,7 +34,7 @@ from .replays import (
 )
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
-REPLAY_WAITING = 16         # requests waiting for the process; more are refused (503)
+REPLAY_WAITING = 16         # requests in line for the process (the one under way included); more: 503
 
 
 @attrs.frozen
@@ -143,13 +143,13 @@ def listing_json(found: list[tuple[str, bytes, bool, float]], omitted: int, lobb
     return _json({"replays": games, "omitted": omitted, "lobby": lobby})
 
 
-def serve(conn: Any) -> None:
+def child_main(conn: Any) -> None:
     """The replay process: ``(fn, args)`` in, ``("ok", fn(*args))`` or ``("raised", error)``
     out, one at a time, until the server's end of the pipe closes. Its cyclic collector
     runs as the server's does (server/collector.py): a full pass only once the heap has
     grown by as much as was alive after the last, between two requests; its young passes
-    over the kept timelines made each answer cost 40% more CPU (26 ms against 44 for a
-    Run Wild game of 40 rounds)."""
+    over the kept timelines made each answer cost 44 ms of CPU against 26 (a Run Wild
+    game of 40 rounds, bench/README.md "Replays in a process of their own")."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)        # Ctrl-C is the server's, which ends this process
     base = collector.start()
     while True:
@@ -180,7 +180,7 @@ def _exchange(conn: Any, fn: Callable, args: tuple) -> tuple:
     return conn.recv()
 
 
-@attrs.define
+@attrs.frozen
 class _Child:
     process: Any
     conn: Any
@@ -250,7 +250,7 @@ class ReplayProcess:
         if child is None:
             ctx = multiprocessing.get_context("spawn")
             mine, theirs = ctx.Pipe()
-            process = ctx.Process(target=serve, args=(theirs,), name="wildtable-replays", daemon=True)
+            process = ctx.Process(target=child_main, args=(theirs,), name="wildtable-replays", daemon=True)
             process.start()
             theirs.close()
             child = self._child = _Child(process, mine)

@@ -1,6 +1,6 @@
 """The replay process runs Python's cyclic collector as the server does (server/collector.py):
 no automatic young passes, which went over every kept timeline and made each answer cost
-40% more CPU (server/replay_process.py)."""
+44 ms of CPU against 26 (server/replay_process.py)."""
 
 from __future__ import annotations
 
