@@ -101,8 +101,10 @@ def log_gone(table_id: str) -> ReplayRefused:
 @attrs.frozen
 class Found:
     """Where a finished game's log is: a file (StoreGames: the table id, its key in the
-    store), and the stamp (size, mtime; the store's: size, records) its timeline is kept
-    under; ``held``: the log of a table the server still holds."""
+    store), and its stamp: the store's size and records, which its timeline is kept under
+    (a file's size and mtime as looked at; the replay process keys a file's timeline by
+    what it opens, server/replay_process.py); ``held``: the log of a table the server
+    still holds."""
     path: Path | str
     stamp: tuple
     held: bool = False

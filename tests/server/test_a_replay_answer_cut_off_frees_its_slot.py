@@ -8,11 +8,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import signal
 import time
 
 import pytest
 import trio
-import trio.testing
 
 from wildtable.protocol.engine import game
 from wildtable.protocol.logfmt import encode_record
@@ -29,6 +29,20 @@ async def _gone(pid: int) -> None:
         await trio.sleep(0.05)
 
 
+async def _cut_off(proc, seconds: float) -> ReplayRefused:
+    """What a call the process never finishes gets, given ``seconds``."""
+    proc.timeout = seconds
+    with pytest.raises(ReplayRefused) as cut:
+        await proc.serve(lambda: proc.call(time.sleep, 3600))
+    return cut.value
+
+
+async def _busy(proc) -> None:
+    """Wait until a request holds the process."""
+    while proc.turn.borrowed_tokens == 0:
+        await trio.sleep(0.01)
+
+
 async def test_an_answer_over_its_time_is_503_and_frees_the_process_for_the_next(tmp_path):
     replays = Replays(OneLog("t1", tmp_path / "t1.wlog", DATA))
     proc = replays.process
@@ -37,34 +51,32 @@ async def test_an_answer_over_its_time_is_503_and_frees_the_process_for_the_next
             status, _ = await replays.answer("/replay/t1.json", "step=4")
             assert status == 200
             first = proc.pid
-            proc.timeout = 0.5
-            answers = []
 
-            async def asked() -> None:
-                answers.append(await replays.answer("/replay/t1.json", "step=5"))
-            async with trio.open_nursery() as nursery:
-                async def stuck() -> None:
-                    with pytest.raises(ReplayRefused) as cut:
-                        await proc.serve(lambda: proc.call(time.sleep, 3600))     # never done in time
-                    answers.append(cut.value)
-                nursery.start_soon(stuck)
-                while proc.turn.borrowed_tokens == 0:
-                    await trio.sleep(0.01)
-                nursery.start_soon(asked)               # waits behind it, past its own time
-            cut, (status, body) = answers[0], answers[1]
+            # never done in time: 503, and the work is given up with the process
+            cut = await _cut_off(proc, 0.5)
             assert cut.status == 503 and "took over 0.5 s" in cut.message and "try again" in cut.message
-            assert status == 503 and "took over 0.5 s" in json.loads(body)["error"]
-            await _gone(first)                          # the work was given up with the process
+            await _gone(first)
             proc.timeout = REPLAY_TIMEOUT
             status, answer = await replays.answer("/replay/t1.json", "step=6&view=0")
             assert status == 200 and json.loads(answer)["step"] == 6
-            assert proc.pid not in (None, first)
+            second = proc.pid
+            assert second not in (None, first)
 
-            # more than max_waiting waiting: refused at once, not queued
+            # a request waiting behind one that holds the process, past its own time: 503
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_cut_off, proc, 3600)
+                await _busy(proc)
+                proc.timeout = 0.5
+                status, body = await replays.answer("/replay/t1.json", "step=5")
+                assert status == 503 and "took over 0.5 s" in json.loads(body)["error"]
+                os.kill(second, signal.SIGKILL)         # the one holding it ends (503 too)
+            proc.timeout = REPLAY_TIMEOUT
+
+            # more than max_waiting in line: refused at once, not queued
             proc.max_waiting = 1
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(lambda: proc.serve(lambda: proc.call(time.sleep, 0.2)))
-                await trio.testing.wait_all_tasks_blocked()
+                await _busy(proc)
                 status, body = await replays.answer("/replay/t1.json", "step=7")
             assert status == 503 and "many replay steps" in json.loads(body)["error"]
     finally:
