@@ -153,7 +153,7 @@ async def _send_all(sock: socket.socket, chunks) -> None:
 
 
 # awaited in the connection's own task (within its handshake timeout): an answer that
-# takes work does it in a worker thread (server/replays.py), never in the event loop
+# takes work does it elsewhere (server/replays.py: the replay process), never in the event loop
 HttpHandler = Callable[[Request], Awaitable["Response | None"]]
 
 

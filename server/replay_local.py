@@ -22,7 +22,7 @@ from wildtable.protocol.errors import LogError
 from wildtable.protocol.logfmt import read_prefix
 
 from . import listener, wire
-from .replays import ONE_LOG, TABLE_ID, OneLog, ReplayLog, ReplayRefused, Replays
+from .replays import TABLE_ID, OneLog, ReplayRefused, Replays
 from .web import WebFiles
 
 HOST = "127.0.0.1"      # the log holds every hand: this machine only
@@ -41,7 +41,9 @@ async def _no_games(peer: wire.Peer) -> None:
 
 
 async def serve_log(replays: Replays, url_of, open_browser: bool, *, task_status=trio.TASK_STATUS_IGNORED) -> None:
-    """Serve until SIGINT or SIGTERM; ``task_status.started`` gets the port."""
+    """Fold the log (ReplayRefused if it does not replay), then serve until SIGINT or
+    SIGTERM; ``task_status.started`` gets the port."""
+    await replays.prepare(replays.source.table_id)
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(lambda task_status: listener.serve(
@@ -65,12 +67,8 @@ def web_main(args, path: Path | str, data: bytes) -> int:
         contents = read_prefix(data)       # a damaged log: shown up to the damage, as in the terminal
         header = contents.header
         table = header.table if TABLE_ID.fullmatch(header.table) else "log"
-        log = ReplayLog(table, data, finished_only=False)
     except LogError as e:
         print(f"wildtable replay: {path}: {e}", file=sys.stderr)
-        return 1
-    except ReplayRefused as e:
-        print(f"wildtable replay: {path}: {e.message}", file=sys.stderr)
         return 1
     try:
         seat = parse_perspective(args.seat, header.seats) if args.seat is not None else None
@@ -80,15 +78,20 @@ def web_main(args, path: Path | str, data: bytes) -> int:
     if contents.damage is not None:
         print(f"wildtable replay: {path}: {contents.damage}; the viewer shows the records before it "
               f"(--salvage OUT keeps them as a log that verifies)", file=sys.stderr)
+    # its steps worked out in a process of its own, as a server's, which folds it first
     replays = Replays(OneLog(table, path, data))
-    replays.keep(table, ONE_LOG, log)
     # where the page starts: --seat's view, --upto's seq
     start = f"#replay={table}" + (f"&view={seat}" if seat is not None else "") + (
         f"&seq={max(args.upto, 0)}" if args.upto is not None else "")
     browser = can_open_browser() and not args.no_browser
     try:
         trio.run(serve_log, replays, lambda port: f"http://{HOST}:{port}/{start}", browser)
+    except ReplayRefused as e:          # it does not replay: said before serving
+        print(f"wildtable replay: {path}: {e.message}", file=sys.stderr)
+        return 1
     except OSError as e:
         print(f"wildtable replay: cannot listen on {HOST}: {e.strerror or e}", file=sys.stderr)
         return 1
+    finally:
+        replays.close()
     return 0

@@ -9,11 +9,15 @@ time and draws what it gets. Two plain HTTP GETs (docs/PROTOCOL.md, "Replays ove
 
 Why HTTP and not the WebSocket: a replay needs no seat, no name and no connection state,
 and the same two requests serve `wildtable replay LOG --web` (a local server with no
-games). listener.py's HTTP handler is awaited in the connection's own task, so the work is
-done in a worker thread (one at a time, ``LIMIT``): folding a long log takes tens of
-milliseconds, which the tables' event loop must not wait through. A timeline is kept
-once built (``Replays.cache``, bounded by the bytes of its logs), so each further step
-costs a few records folded from the nearest kept state, a view and the JSON.
+games). listener.py's HTTP handler is awaited in the connection's own task; the lookups
+(which games may be served, where their logs are: a file's status, the store) are done
+here, in worker threads, and the work (folding a log, a step's view, the JSON) in the
+replay process, one request at a time (server/replay_process.py: not a thread of the
+server, whose GIL it would hold from every table; bench/README.md, "Replays in a process
+of their own"). A timeline is kept there once built (bounded by the bytes of its logs,
+each under its log's identity), so each further step costs a few records folded from the
+nearest kept state, a view and the JSON. At most REPLAY_WAITING requests wait for it,
+and an answer not done within REPLAY_TIMEOUT is given up (the process with it): 503.
 
 Only a finished game is ever served, whole: a table still being played keeps its log to
 the server (its shuffles and every hand are in it), so a table id is looked up among the
@@ -37,14 +41,12 @@ import os
 import re
 import stat
 import time
-from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qs
 
 import attrs
-import trio
 
 from wildtable.protocol.errors import IllegalAction, LogError
 from wildtable.protocol.logfmt import (
@@ -76,6 +78,9 @@ class ReplayRefused(Exception):
         self.status = status
         self.message = message
 
+    def __reduce__(self):               # raised in the replay process, raised again in the server's
+        return ReplayRefused, (self.status, self.message)
+
 
 def not_found(table_id: str) -> ReplayRefused:
     return ReplayRefused(404, f"no finished game {table_id!r} on this server; /replays.json lists them")
@@ -96,8 +101,10 @@ def log_gone(table_id: str) -> ReplayRefused:
 @attrs.frozen
 class Found:
     """Where a finished game's log is: a file (StoreGames: the table id, its key in the
-    store), and the stamp (size, mtime; the store's: size, records) its timeline is kept
-    under; ``held``: the log of a table the server still holds."""
+    store), and its stamp: the store's size and records, which its timeline is kept under
+    (a file's size and mtime as looked at; the replay process keys a file's timeline by
+    what it opens, server/replay_process.py); ``held``: the log of a table the server
+    still holds."""
     path: Path | str
     stamp: tuple
     held: bool = False
@@ -155,10 +162,24 @@ def open_regular(path: Path):
         yield f, st
 
 
+@contextmanager
+def open_log(table_id: str, path: Path | str, held: bool):
+    """``open_regular(path)``, or the refusal: what is there is not a regular file (a link, a
+    FIFO) or is gone: 410 for the log of a table the server holds (``held``), else 404."""
+    try:
+        with open_regular(Path(path)) as (f, st):
+            yield f, st
+    except NotRegular:
+        raise log_gone(table_id) if held else not_found(table_id) from None
+    except OSError as e:
+        raise ReplayRefused(404, f"the log of {table_id!r} cannot be read: {e.strerror or e}") from None
+
+
 class FinishedGames:
     """The server's finished games: those it still holds (listed in the lobby, watchable)
     and those whose logs it moved to DATA_DIR/finished/. ``tables()`` runs in the event
-    loop (it reads the server's tables); the rest in a worker thread."""
+    loop (it reads the server's tables); the rest in a worker thread, but for the logs
+    themselves: the replay process opens each (server/replay_process.py ``FromFile``)."""
 
     lobby = True                # the page's way back: the server's lobby
     finished_only = True        # a log that does not end its game is refused
@@ -215,15 +236,9 @@ class FinishedGames:
             raise log_gone(table_id) if held else not_found(table_id)
         return Found(path, (st.st_size, st.st_mtime_ns), held)
 
-    def read(self, table_id: str, found: Found) -> bytes:
-        try:
-            with open_regular(Path(found.path)) as (f, st):
-                refuse_too_big(table_id, st.st_size, "`wildtable replay` reads it from the data dir")
-                return f.read(MAX_LOG_BYTES)
-        except NotRegular:
-            raise log_gone(table_id) if found.held else not_found(table_id) from None
-        except OSError as e:
-            raise ReplayRefused(404, f"the log of {table_id!r} cannot be read: {e.strerror or e}") from None
+    def ref(self, found: Found):
+        from .replay_process import FromFile
+        return FromFile(str(found.path), found.held)
 
     def head(self, path: Path) -> bytes:
         with open_regular(path) as (f, _):
@@ -282,6 +297,10 @@ class StoreGames:
                                      "its log is damaged")
         return Found(table_id, (nbytes, count))
 
+    def ref(self, found: Found):
+        from .replay_process import Given
+        return Given(found.stamp)
+
     def read(self, table_id: str, found: Found) -> bytes:
         refuse_too_big(table_id, found.stamp[0], "`wildtable export` writes it to a file")
         return self._ask(self.store.load_records, table_id)
@@ -312,6 +331,10 @@ class OneLog:
         if table_id != self.table_id:
             raise ReplayRefused(404, f"this viewer shows {self.table_id!r} only: {self.path}")
         return Found(self.path, ONE_LOG)
+
+    def ref(self, found: Found):
+        from .replay_process import Given
+        return Given(found.stamp)
 
     def read(self, table_id: str, found: Found) -> bytes:
         return self.data
@@ -482,15 +505,16 @@ def _names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
 
 
 class Replays:
-    """The two answers, over a source of finished games (FinishedGames, StoreGames, OneLog)."""
+    """The two answers, over a source of finished games (FinishedGames, StoreGames, OneLog):
+    the lookups here (which games may be served, where their logs are), the work in the
+    replay process (server/replay_process.py)."""
 
-    def __init__(self, source, *, cache_bytes: int = CACHE_BYTES, clock: Callable[[], float] = time.monotonic):
+    def __init__(self, source, *, clock: Callable[[], float] = time.monotonic):
+        from .replay_process import ReplayProcess
         self.source = source
-        self.cache: OrderedDict[str, tuple[tuple, ReplayLog]] = OrderedDict()   # the worker thread's alone
-        self.cache_bytes = cache_bytes
         self.clock = clock
         self._listing: tuple[float, bytes] = (-math.inf, b"")
-        self.limiter = trio.CapacityLimiter(1)
+        self.process = ReplayProcess()
 
     @staticmethod
     def serves(path: str) -> bool:
@@ -502,70 +526,62 @@ class Replays:
         tables = self.source.tables()
         try:
             if path == "/replays.json":
-                body = await self._run(self._listing_json, tables)
+                body = await self.process.serve(lambda: self._listing_json(tables))
             else:
                 tid = path[len("/replay/"):-len(".json")]
                 if not TABLE_ID.fullmatch(tid):
                     raise ReplayRefused(404, "a replay is /replay/TABLE.json, TABLE a table id "
                                              "(letters, digits, - and _)")
-                body = await self._run(self._step_json, tid, parse_qs(query, keep_blank_values=True), tables)
+                q = parse_qs(query, keep_blank_values=True)
+                body = await self.process.serve(lambda: self._step_json(tid, q, tables))
             return 200, body
         except ReplayRefused as e:
             return e.status, _json({"error": e.message})
 
-    async def _run(self, fn, *args):
-        return await trio.to_thread.run_sync(fn, *args, limiter=self.limiter)
+    def close(self) -> None:
+        """The server stopped: the replay process ends."""
+        self.process.close()
 
-    # -------------------------------------------------------------- in the worker thread
-    def _listing_json(self, tables: Tables) -> bytes:
+    async def prepare(self, tid: str) -> None:
+        """Fold ``tid``'s log in the replay process now, however long it takes (`replay
+        --web`, before it serves: its first step then never waits REPLAY_TIMEOUT for the
+        fold of a long log); ReplayRefused if it does not replay."""
+        from .replay_process import Ask, step_json
+        found = self.source.find(tid, self.source.tables())
+        ask = Ask(tid, self.source.ref(found), {}, self.source.lobby, self.source.finished_only)
+        await self.process.call(step_json, ask, self.source.read(tid, found))
+
+    async def _listing_json(self, tables: Tables) -> bytes:
+        from .replay_process import listing_json
         when, body = self._listing
         if self.clock() - when < LIST_FOR:
             return body
-        found = self.source.candidates(tables)
-        games = []
-        for tid, path, written in found[:LIST_MAX]:
-            try:
-                facts = _names_in_head(self.source.head(path))
-            except OSError:
-                continue
-            if facts is None:
-                continue
-            game, seats, names = facts
-            games.append({"table": tid, "game": game, "seats": seats, "players": names, "held": tid in tables.held,
-                          "finished": round(written) if written else None})
-        body = _json({"replays": games, "omitted": max(0, len(found) - LIST_MAX), "lobby": self.source.lobby})
+        found, omitted = await self.process.in_thread(self._heads, tables)
+        body = await self.process.call(listing_json, found, omitted, self.source.lobby)
         self._listing = (self.clock(), body)
         return body
 
-    def _step_json(self, tid: str, q: dict, tables: Tables) -> bytes:
-        log = self._log(tid, tables)
-        perspective = log.perspective((q.get("view") or [None])[-1])
-        seq = _query_int(q, "seq")
-        step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
-        if q.get("find") or q.get("only"):
-            from .replay_find import answer        # search and filters (docs/PROTOCOL.md)
-            return _json(answer(log, step, perspective, self.source.lobby, q))
-        return _json(log.answer(step, perspective, self.source.lobby))
+    def _heads(self, tables: Tables) -> tuple[list[tuple[str, bytes, bool, float]], int]:
+        """In a worker thread: (table id, its log's first bytes, held, when written) of the
+        newest finished games, and how many more there are."""
+        found = self.source.candidates(tables)
+        heads = []
+        for tid, path, written in found[:LIST_MAX]:
+            try:
+                heads.append((tid, self.source.head(path), tid in tables.held, written))
+            except OSError:
+                continue
+        return heads, max(0, len(found) - LIST_MAX)
 
-    def _log(self, tid: str, tables: Tables) -> ReplayLog:
-        found = self.source.find(tid, tables)
-        kept = self.cache.get(tid)
-        if kept is not None and kept[0] == found.stamp:
-            self.cache.move_to_end(tid)
-            return kept[1]
-        log = ReplayLog(tid, self.source.read(tid, found), finished_only=self.source.finished_only)
-        self.keep(tid, found.stamp, log)
-        return log
-
-    def keep(self, tid: str, stamp: tuple, log: ReplayLog) -> None:
-        """Keep ``log``'s timeline for its next requests; the least recently asked for go
-        first once the logs kept are over ``cache_bytes``."""
-        self.cache[tid] = (stamp, log)
-        self.cache.move_to_end(tid)
-        total = sum(v[1].size for v in self.cache.values())
-        while total > self.cache_bytes and len(self.cache) > 1:
-            _, (_, old) = self.cache.popitem(last=False)
-            total -= old.size
+    async def _step_json(self, tid: str, q: dict, tables: Tables) -> bytes:
+        from .replay_process import Ask, step_json
+        found = await self.process.in_thread(self.source.find, tid, tables)
+        ask = Ask(tid, self.source.ref(found), q, self.source.lobby, self.source.finished_only)
+        body = await self.process.call(step_json, ask)
+        if body is None:        # no timeline of that log there: it gets the log's bytes
+            data = await self.process.in_thread(self.source.read, tid, found)
+            body = await self.process.call(step_json, ask, data)
+        return body
 
 
 def _json(value: Any) -> bytes:

@@ -116,7 +116,9 @@ class WebFiles:
     def for_server(cls, server) -> "WebFiles":
         """The files, and the replays of ``server``'s finished games."""
         source = StoreGames(server) if server.store is not None else FinishedGames(server)
-        return cls(replays=Replays(source), health=server.health)
+        replays = Replays(source)
+        server.closers.append(replays.close)        # its replay process ends with it (server/app.py)
+        return cls(replays=replays, health=server.health)
 
     def _add(self, path: str, body: bytes, ctype: str) -> None:
         self.files[path] = _served(body, ctype)

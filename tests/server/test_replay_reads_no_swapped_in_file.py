@@ -1,8 +1,9 @@
 """The replay viewer reads a log in finished/ only if what it opens is a regular file of
 its own (server/replays.py open_regular): a symbolic link or a FIFO put there under a
 table id's name, even after the viewer looked at the name and found a regular file, is
-refused as no finished game, and never read: not the bytes a link leads to (a live table's
-log holds every hand), and a FIFO never hangs the viewer's thread."""
+refused as no finished game by the replay process, which opens it (server/replay_process.py),
+and never read: not the bytes a link leads to (a live table's log holds every hand), and a
+FIFO never hangs the viewer."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import trio
 
 from serverkit import create, get, running_server
 from wildtable.headless.net import connect
+from wildtable.server.replay_process import Ask, step_json
 from wildtable.server.replays import FinishedGames, ReplayRefused
 
 
@@ -47,7 +49,9 @@ async def test_a_link_or_fifo_put_in_finished_is_never_read(tmp_path):
                     try:
                         with trio.fail_after(5):
                             with pytest.raises(ReplayRefused) as refused:
-                                got = await trio.to_thread.run_sync(source.read, name, found, abandon_on_cancel=True)
+                                # what the replay process does with it (server/replay_process.py)
+                                got = await trio.to_thread.run_sync(step_json, Ask(name, source.ref(found), {}, True, True),
+                                                                    abandon_on_cancel=True)
                                 assert secret[:64] not in got, f"{name}: the live log was read through it"
                         assert refused.value.status == 404 and "no finished game" in refused.value.message
                         # the list of finished games reads the start of each log the same way
