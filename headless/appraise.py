@@ -103,8 +103,8 @@ def label(plugin: ModuleType, action: dict) -> str:
 
 def appraise(game: str, view: dict, memo: dict | None, rng: random.Random, effort: int = 1) -> Advice:
     """The moves of this seat now, best first, valued by the game's expert; without one,
-    hard's candidates (no values). Pure and CPU-bound (a search): the clients and the
-    server run it in a worker thread, off their event loops."""
+    hard's candidates (no values). Pure and CPU-bound (a search): the clients run it in a
+    worker thread, the server in its search processes, off their event loops."""
     plugin = games.plugin_for(game)
     valuer = valuer_for(game)
     if valuer is not None:

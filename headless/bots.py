@@ -11,11 +11,9 @@ Draw-3 in a round's first seconds, ``bot_hold``).
 
 from __future__ import annotations
 
-import copy
-import functools
 import random
 import sys
-from typing import Callable
+from typing import Awaitable, Callable
 
 import attrs
 import trio
@@ -24,7 +22,7 @@ from wildtable.protocol import messages as m
 
 from . import games, levels, notices
 from .core import CannotConnect, ClientCore, NotConnected
-from .mind import Mind
+from .mind import Mind, Thought, think
 from .notices import Notice
 from .words import user_words
 from .net import connect
@@ -32,6 +30,16 @@ from .net import connect
 ANSWER_TIMEOUT = 10.0
 NAME_MAX = attrs.fields(m.Hello).name.metadata["max_len"]     # a bot's name: --name prefix + its number
 IDLE_LOOK = 2.0      # look at the table again after this long even if nothing changed
+# where an expert's search runs (``Bot(think=...)``): ``mind.think(thought)`` somewhere off
+# the event loop, its answer, or None when it could not be worked out (tried again later)
+Think = Callable[[Thought], Awaitable["tuple[dict | None, tuple] | None"]]
+
+
+async def think_in_a_thread(thought: Thought) -> tuple[dict | None, tuple]:
+    """A bot's own search, in a worker thread of its process (``wildtable bots``, a
+    player's client): its event loop (a player's keys, the other bots, the connection)
+    runs on while it thinks."""
+    return await trio.to_thread.run_sync(think, thought)
 
 
 class BotError(Exception):
@@ -44,11 +52,12 @@ class Bot:
     def __init__(self, url: str, table: str, name: str, *, delay: float | None = None,
                  seat: int | None = None, report: Callable[[str], None] | None = None,
                  rng: random.Random | None = None, verbose: bool = True, level: str | None = None,
-                 seat_book=None, dial=None):
+                 seat_book=None, dial=None, think: Think = think_in_a_thread):
         self.url, self.table, self.name, self.seat = url, table, name, seat
         # every decision (memory, reaction times, the play) is the Mind's (mind.py), shared
         # with the offline arena
         self.mind = Mind(level, rng=rng, delay=delay)
+        self.think = think      # where its searches run (the server's bots: its processes, server/botseats.py)
         self.report = report or (lambda text: None)
         self.verbose = verbose          # also report the seat taken and the final scores
         # seat_book, dial: the server's bots (server/botseats.py)
@@ -134,14 +143,18 @@ class Bot:
         return self.mind.choose(plugin, view, trio.current_time(), refused)
 
     async def decide(self, plugin, view: dict, refused: set | frozenset = frozenset()) -> dict | None:
-        """``choose``, with an expert's search in a worker thread so that the event loop
-        (a player's keys, the other bots, the connection) runs on while it thinks; it
-        decides on a copy of its memory, which the loop keeps updating."""
-        if not self.mind.searches:
+        """``choose``, with an expert's search off the event loop (``think``): on a copy of
+        its memory, which the loop keeps updating, and of its generator, whose state after
+        the search it takes back. None, also when the search could not be worked out (the
+        turn is tried again later)."""
+        if not self.mind.searches(plugin, view):
             return self.choose(plugin, view, refused)
-        memo = copy.deepcopy(self.mind.memo)
-        return await trio.to_thread.run_sync(
-            functools.partial(self.mind.choose, plugin, view, trio.current_time(), frozenset(refused), memo))
+        got = await self.think(self.mind.thought(plugin, view, trio.current_time(), refused))
+        if got is None:
+            return None
+        action, rng = got
+        self.mind.rng.setstate(rng)
+        return action
 
     async def _play(self, plugin) -> None:
         core = self.core

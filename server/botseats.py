@@ -9,6 +9,17 @@ the way in differs: a socketpair handed straight to the server's connection hand
 not the public listener, so they take no slot of its per-address caps (any local
 process can fill 127.0.0.1's) and still obey every rule a player's connection does.
 
+An expert bot's search (CPU-bound, tens of ms) runs in the server's search processes
+(server/cpu_pool.py, shared with the hints), never in a thread of the server's: such a
+thread held Python's GIL from every table (24 expert bots took 1,000 players' last-update
+p50 from 1.5 to 48-57 ms, p99 from 4 to 121-152 ms; in processes 2.2-2.6 and 14-16 ms:
+bench/README.md, "The server's bots think in processes of their own"). Only a decision
+that is a search goes there (the game's ``expert_searches``: at the bot's turn, with a
+choice), not one at every other seat's move. One search at a time server-wide
+(BOT_SEARCHES): the bots take one process of the two at most, and leave the other to the
+players' hints. A search that could not be worked out (its process ended) costs that bot
+the moment: it tries its turn again.
+
 Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs: a token
 resumes a seat) with its name, level and pace; at the next start every bot whose table
 is still being played takes its seat back with it. A bot's entry goes when its game is
@@ -30,14 +41,17 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
+from .cpu_pool import BrokenProcessPool, pool_of
 from .forwarded import Address
 from .wire import ws_url
-from .oplog import about
+from .oplog import Throttled, about
 
 if TYPE_CHECKING:
+    from wildtable.headless.mind import Thought
     from wildtable.headless.seats import SeatTokens
 
 log = logging.getLogger("wildtable.server")
+_said = Throttled(log)
 
 BOTS_FILE = "bots.json"
 LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
@@ -46,6 +60,7 @@ LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 MAX_BOTS = 24
 BOT_ADDRESS = "server-bot"   # what the server's own bots' connections are called in logs (Peer.remote)
 SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
+BOT_SEARCHES = 1    # expert bots' searches under way at once, server-wide (in the search processes)
 
 
 def valid_entries(data) -> list[dict]:
@@ -139,6 +154,7 @@ class BotHost:
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
         self._dialed = 0                # connections the bots made (numbers them in logs)
+        self.searches = trio.CapacityLimiter(BOT_SEARCHES)
 
     @property
     def nursery(self) -> trio.Nursery:
@@ -182,6 +198,18 @@ class BotHost:
         self._dialed += 1
         self._nursery.start_soon(self.server.attach, ours, Address(BOT_ADDRESS, self._dialed))
         return trio.SocketStream(trio.socket.from_stdlib_socket(theirs))
+
+    async def think(self, thought: Thought) -> tuple[dict | None, tuple] | None:
+        """Where the server's bots search (headless/bots.py, Bot's ``think``): in one of the
+        server's search processes, BOT_SEARCHES at once; None (the bot tries its turn again
+        later) if that process ended meanwhile."""
+        from wildtable.headless.mind import think
+        try:
+            return await pool_of(self.server).run(self.searches, think, thought)
+        except BrokenProcessPool:
+            _said.warning("bot_search_lost", "a bot's search was lost with its process (killed? out of memory?); "
+                          "the bot tries its turn again")
+            return None
 
     def _sweep(self, now: float) -> None:
         """Bots left alone at a table where nothing happens (nobody else seated and
@@ -342,7 +370,8 @@ class BotHost:
             self.book.add(entry)
         try:
             bot = Bot(self.url or "", table, name, delay=entry.get("delay"), seat=entry.get("seat"), report=report,
-                      verbose=False, level=entry.get("level"), seat_book=self.book, dial=self.dial)
+                      verbose=False, level=entry.get("level"), seat_book=self.book, dial=self.dial,
+                      think=self.think)
         except Exception as e:          # an entry of bots.json that makes no bot (edited by hand?)
             log.warning("bot %s at table %s cannot be started (%s); its entry is dropped", name, table, e, extra=about(table=table))
             self.book.forget("", table, name)

@@ -3,27 +3,20 @@ client, which cannot run the search itself (docs/PROTOCOL.md "hint").
 
 Only the sender's seat is ever read, and only as the wire carries it to that seat: the
 answer is computed from ``game.view(state, seat)`` (packed and unpacked), never from
-another seat's view or the table's state. The search is CPU-bound: it runs in a worker
-process of its own (a pool of HINT_THREADS, started at the first hint), at most
+another seat's view or the table's state. The search is CPU-bound: it runs in one of the
+server's search processes (server/cpu_pool.py, started at the first search), at most
 HINT_THREADS at once server-wide, at most one per connection, each cut off after
 HINT_TIMEOUT; at most HINT_WAITING wait, and more are refused (``busy``). The table's own
 loop never waits for it: the view is copied out first.
 
-A process, not a worker thread: a thread that searches holds Python's GIL for its whole
-switch interval (5 ms) each time it takes it, and the server's thread, which gives the
-GIL up at every socket call, waits that long to take it back each time. Two clients
-asking hint after hint (each one at a time, as allowed) made every other table's updates
-wait: 1,000 players' last-update p50 went from 2 to 97-135 ms, p99 from 4-6 to 199-303 ms
-(bench/hint_flood.py; bench/README.md, "Hints in processes of their own"). The processes
-are spawned, not forked (the server has threads); as multiprocessing asks, a program that
-runs a Server itself guards its main module (``wildtable`` and ``python -m wildtable``
-need nothing: multiprocessing does not import a ``__main__`` package module again).
+A process, not a worker thread: a thread that searches holds Python's GIL from every
+table of the server (server/cpu_pool.py says how much). The processes are the server's
+pool of server/cpu_pool.py, which its bots' searches share (one at a time at most: a
+hint waits for one bot search at worst, never for all the bots').
 """
 
 from __future__ import annotations
 
-import concurrent.futures
-import multiprocessing
 import random
 import weakref
 from typing import Any, Callable
@@ -34,52 +27,35 @@ from wildtable.headless.appraise import appraise, hint_text, wire
 from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
+from .cpu_pool import BrokenProcessPool, CpuPool, pool_of
+
 HINT_THREADS = 2            # searches (processes) at once, server-wide (each takes tens of ms of one core)
-HINT_WAITING = 32           # requests waiting for a thread; more are refused
+HINT_WAITING = 32           # requests waiting for a process; more are refused
 HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
 MOVES = 3                   # the best few moves sent
 
 
 class Hints:
-    """One server's hint searches: their processes, the limiter and who is waiting."""
+    """One server's hint searches: the limiter, who is waiting, and the pool they run in
+    (the server's, server/cpu_pool.py; by default one of their own)."""
 
-    def __init__(self) -> None:
+    def __init__(self, pool: CpuPool | None = None) -> None:
         self.limiter = trio.CapacityLimiter(HINT_THREADS)
         self.waiting = 0
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
-        self._pool: concurrent.futures.ProcessPoolExecutor | None = None
+        self.pool = pool if pool is not None else CpuPool()
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in one of the hint processes (started at the first call; "spawn":
-        nothing of the server's state or threads is copied into them), waited for by a
-        worker thread that holds no GIL meanwhile; at most HINT_THREADS at once. A call
-        cancelled meanwhile is abandoned: its process finishes it and takes the next. A
-        process that died (killed, out of memory) breaks the pool: the call is refused
-        (``busy``) and the next one starts a new pool."""
-        if self._pool is None:
-            self._pool = concurrent.futures.ProcessPoolExecutor(
-                HINT_THREADS, mp_context=multiprocessing.get_context("spawn"))
-        pool = self._pool
+        """``fn(*args)`` in one of the pool's processes, at most HINT_THREADS at once
+        (CpuPool.run). A process that died costs this call (``busy``), not the next."""
         try:
-            # submitted by the thread, once it holds the limiter: a call cancelled while it
-            # waits for one (its 5 s are over) leaves no search queued in the pool
-            return await trio.to_thread.run_sync(_search, pool, fn, args, limiter=self.limiter,
-                                                 abandon_on_cancel=True)
-        except concurrent.futures.process.BrokenProcessPool:
-            if self._pool is pool:
-                self.close()
+            return await self.pool.run(self.limiter, fn, *args)
+        except BrokenProcessPool:
             raise IllegalAction("busy", "the hint could not be worked out (its process ended); ask again") from None
 
     def close(self) -> None:
-        """The server stopped: its hint processes end (a search under way is not waited for)."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
-
-def _search(pool: concurrent.futures.ProcessPoolExecutor, fn: Callable[..., Any], args: tuple) -> Any:
-    """In a worker thread: ``fn(*args)`` in one of ``pool``'s processes, waited for."""
-    return pool.submit(fn, *args).result()
+        """Its processes end (a search under way is not waited for)."""
+        self.pool.close()
 
 
 _HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -88,13 +64,12 @@ _HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def hints_of(server: Any) -> Hints:
     got = _HINTS.get(server)
     if got is None:
-        got = _HINTS[server] = Hints()
-        server.closers.append(got.close)        # (server/app.py: once it has stopped)
+        got = _HINTS[server] = Hints(pool_of(server))     # (the pool closes once the server has stopped)
     return got
 
 
 def advise(game: str, view: dict, seq: int, seed: str) -> m.HintGiven:
-    """The answer from one seat's view alone (pure; a worker thread runs it). ``seed``: the
+    """The answer from one seat's view alone (pure; a search process runs it). ``seed``: the
     same table, seat and seq give the same hint."""
     advice = appraise(game, view, None, random.Random(seed))
     moves = tuple({"action": x.action, "label": x.label, "value": x.value} for x in advice.moves[:MOVES])

@@ -36,6 +36,12 @@ exposes:
                                       those held back now (Run Wild: Draw-3s early in a round)
     bot_miss(action, level) -> float  bots, optional: the chance that a bot at this level
                                       (levels.Level) overlooks the action (default level.miss)
+    expert_candidates(view, rng, memo) -> list   bots, optional: the ``expert`` level's
+                                      actions, best first, from a search (CPU-bound: a bot
+                                      runs it off its event loop, headless/mind.py)
+    expert_searches(view) -> bool     bots, optional: whether expert_candidates searches in
+                                      this view (False: it answers at once, and a bot
+                                      decides on its own loop; without it: always searches)
 
 ``complete`` may return every candidate: the caller keeps those starting with what is
 typed. ``candidates``/``action_key``/``label_action`` together make a game playable by

@@ -584,6 +584,7 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
 # the expert level: its memory (bot_watch), its search and its values (go_wild_expert.py)
 bot_watch = go_wild_expert.bot_watch
 expert_candidates = go_wild_expert.plugin_expert_candidates
+expert_searches = go_wild_expert.my_turn
 expert_values = go_wild_expert.plugin_expert_values
 
 

@@ -12,7 +12,8 @@ Cards of one colour are alike, so a hand in a playout is six counts (five colour
 the wilds) and a play is (colour, colour cards, wilds); colour -1 is a slough.
 
 The budget is a number of playouts, not a time: the same generator gives the same move
-on any machine. Pure and CPU-bound: a networked bot runs it in a worker thread.
+on any machine. Pure and CPU-bound: a networked bot runs it off its event loop (a worker
+thread; the server's bots, its search processes: headless/bots.py).
 """
 
 from __future__ import annotations
@@ -360,7 +361,9 @@ def expert_values(view: dict, memo: dict | None, rng: random.Random, unknown: li
 
 # ------------------------------------------------------------------ the plug-in's entry points (go_wild.py)
 
-def _my_turn(view: dict) -> bool:
+def my_turn(view: dict) -> bool:
+    """Whether it is this seat's turn to play (go_wild.expert_searches: the search runs
+    then; at any other time ``plugin_expert_candidates`` answers [] at once)."""
     return (view.get("seat") is not None and view.get("phase") == "playing"
             and view.get("turn") == view.get("seat") and bool(view.get("hand")))
 
@@ -368,7 +371,7 @@ def _my_turn(view: dict) -> bool:
 def plugin_expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
     """go_wild.expert_candidates: the ``expert`` level's plays, best first ([] when it is
     not this seat's turn): about PLAYOUTS playouts, CPU-bound (mind.py runs it off the loop)."""
-    if not _my_turn(view):
+    if not my_turn(view):
         return []
     return expert_candidates(view, memo, rng or random.Random(), unseen(view, memo))
 
@@ -378,7 +381,7 @@ def plugin_expert_values(view: dict, rng: random.Random | None = None, memo: dic
     """go_wild.expert_values: each play the expert weighs now with its value, higher is
     better (the chance to win after the next round, ``expert_values``); ``effort`` times
     the expert's playouts; [] when it is not this seat's turn."""
-    if not _my_turn(view):
+    if not my_turn(view):
         return []
     values = expert_values(view, memo, rng or random.Random(), unseen(view, memo), PLAYOUTS * max(1, effort))
     return [(action(view, p), -v) for p, v in values.items()]

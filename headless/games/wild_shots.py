@@ -532,6 +532,13 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
     return [{"kind": "play", "card": c} for c in order]
 
 
+def expert_searches(view: dict) -> bool:
+    """Whether ``expert_candidates`` searches in this view: at this seat's turn, with a
+    choice of cards (else it answers at once: [], or the one card)."""
+    return (view.get("phase") == "playing" and view.get("seat") is not None
+            and view.get("turn") == view.get("seat") and len(view.get("playable") or ()) > 1)
+
+
 def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
     """The ``expert`` level's cards, best first: a search over worlds sampled from this
     seat's view and memory (wild_shots_expert.py; about 240 playouts, CPU-bound)."""

@@ -11,7 +11,8 @@ drowned by their luck.
 
 The budget is a number of playouts (``PLAYOUTS``), not a time: the same generator gives
 the same move on any machine (the arena's games do not depend on --workers). It is pure
-and CPU-bound: a networked bot runs it in a worker thread (headless/bots.py).
+and CPU-bound: a networked bot runs it off its event loop (headless/bots.py: a worker
+thread; the server's bots, its search processes).
 """
 
 from __future__ import annotations

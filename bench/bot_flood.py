@@ -1,0 +1,158 @@
+"""Do the server's expert bots slow everyone else's table? (server/botseats.py)
+
+    python bench/bot_flood.py [--players 8] [--game wild-shots] [--hinters 0] [--tables 250] [--pace 2] [--seconds 20] [--repeat 2]
+
+Runs ``wildtable serve`` (this checkout's) under bench/loadgen.py's load (Run Wild tables
+of 4 bots, an action every ``--pace`` s each), twice a repeat: alone, then beside
+``--players`` clients, each at a table of its own (``--game``, 4 seats) where it seats 3
+bots the server runs (``seat_bots``, level expert, ``delay_ms`` 0: the most the protocol
+allows, 8 such players reach the server's 24 bots) and plays its own seat at once at
+each of its turns (a hard bot of this process, delay 0), so the expert bots search at
+every one of theirs; a game that ends is followed by the next at a new table. Prints the
+load's last-update p50 / p99 / max and accepted intents/s for each, and the server's
+bots' plays (their seats' cards played, as the players saw them). With ``--hinters``,
+that many clients of bench/hint_flood.py ask hint after hint beside them (in both halves:
+the hints' own share of the search processes, then with the bots'), and the hints
+answered and their mean time are printed too. Each run gets its own server and
+temporary data dir.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from hint_flood import _flooder as hint_flooder    # (bench/: the script's own folder is on the path)
+from load import LOAD_CAPS, pct, start, stop
+
+from wildtable.headless import notices
+from wildtable.headless.bots import Bot, BotError
+from wildtable.headless.net import connect
+from wildtable.protocol import messages as m
+
+HERE = Path(__file__).resolve().parent
+PLAYED = ("card_played", "cards_played")        # Wild Shots', Go Wild!'s play events
+
+
+class Player(Bot):
+    """The player at a table of server bots: plays its own seat, counts the others' plays."""
+
+    def __init__(self, *args, plays: list[int], **kw):
+        super().__init__(*args, **kw)
+        self.plays = plays
+
+    def _on_notice(self, n) -> None:
+        if isinstance(n, notices.GameEvent) and isinstance(n.event, dict) and n.event.get("event") in PLAYED \
+                and n.event.get("seat") != self.seat:
+            self.plays[0] += 1
+        super()._on_notice(n)
+
+
+async def _table(url: str, game: str, k: int) -> str:
+    async with connect(url, f"botflood{k}-maker") as conn:
+        await conn.send(m.CreateTable(game, 4, {}))
+        return (await conn.receive_until(lambda x: isinstance(x, m.TableCreated))).table
+
+
+async def _player(url: str, game: str, k: int, plays: list[int], games: list[int]) -> None:
+    """Table after table until cancelled: create it, sit, seat 3 expert bots, play."""
+    while True:
+        table = await _table(url, game, k)
+        me = Player(url, table, f"botflood{k}", delay=0.0, level="hard", verbose=False, plays=plays)
+        async with trio.open_nursery() as nursery:
+            try:
+                await nursery.start(me.run)     # (it plays on in the nursery until the game is over)
+            except BotError as e:
+                raise SystemExit(f"the player could not sit: {e}") from None
+            while True:
+                got = await me.core.request(m.SeatBots(table, 3, "expert", 0), lambda x: isinstance(x, m.BotsSeated),
+                                            quiet=True)
+                if isinstance(got, m.BotsSeated):
+                    break
+                if got.code != "too_many_bots":     # the last game's bots not gone yet: again
+                    raise SystemExit(f"seat_bots refused: {got.code}: {got.message}")
+                await trio.sleep(0.2)
+        games[0] += 1
+
+
+def _flood(url: str, players: int, game: str, hinters: int, seconds: float) -> tuple[int, int, list[float]]:
+    plays, games, hints = [0], [0], []
+
+    async def main() -> None:
+        with trio.move_on_after(seconds):
+            async with trio.open_nursery() as nursery:
+                for k in range(players):
+                    nursery.start_soon(_player, url, game, k, plays, games)
+                for k in range(hinters):
+                    nursery.start_soon(hint_flooder, url, k, seconds, hints)
+    trio.run(main)
+    return plays[0], games[0], hints
+
+
+def run(args, players: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
+                             *LOAD_CAPS], Path(tmp) / "server.log")
+        try:
+            with tempfile.TemporaryFile() as out:
+                gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",
+                                        str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds),
+                                        "--warmup", str(args.warmup), "--ramp", str(args.ramp)], stdout=out)
+                t0 = time.monotonic()
+                plays, games, hints = _flood(url, players, args.game, args.hinters, args.warmup + args.seconds) \
+                    if players or args.hinters else (0, 0, [])
+                elapsed = time.monotonic() - t0
+                gen.wait()
+                out.seek(0)
+                load = json.loads(out.read())
+        finally:
+            stop(server, 30)
+            log = (Path(tmp) / "server.log").read_text(errors="replace").split("serving on", 1)[-1].splitlines()
+    upd = load["update_lat"]
+    return {"players": players, "accepted_per_s": load["accepted"] / load["elapsed"],
+            "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))},
+            "bot_plays": plays, "bot_plays_per_s": plays / elapsed if players else 0.0, "games_over": games,
+            "hints": len(hints), "hint_mean_ms": 1000 * sum(hints) / max(1, len(hints)),
+            "warnings": [line for line in log if " WARNING " in line or " ERROR " in line]}     # (once serving)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--players", type=int, default=8, help="players seating 3 expert bots each (8: the server's 24)")
+    ap.add_argument("--game", default="wild-shots", help="their tables' game (wild-shots; go-wild)")
+    ap.add_argument("--hinters", type=int, default=0, help="clients asking hint after hint beside them (0)")
+    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots in the load (250)")
+    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one bot's actions (2)")
+    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
+    ap.add_argument("--warmup", type=float, default=8.0)
+    ap.add_argument("--ramp", type=float, default=4.0)
+    ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--only", choices=("alone", "bots"), help="run only this half of each repeat")
+    args = ap.parse_args(argv)
+    print(f"{args.tables} tables x 4 players at pace {args.pace:g} s, {args.seconds:g} s measured; "
+          f"last-update p50 / p99 / max ms, accepted intents/s, the expert bots' plays ({args.game})", flush=True)
+    for _ in range(args.repeat):
+        for k in (0, args.players):
+            if args.only == ("bots" if k == 0 else "alone"):
+                continue
+            r = run(args, k)
+            u = r["last_update_ms"]
+            print(f"  {k} players x 3 bots: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  "
+                  f"{r['accepted_per_s']:6.0f}/s"
+                  + (f"  {r['bot_plays']} bot plays ({r['bot_plays_per_s']:.1f}/s), {r['games_over']} games over"
+                     if k else "")
+                  + (f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if args.hinters else ""), flush=True)
+            for line in r["warnings"][:5]:      # the server's own trouble, if any
+                print(f"    server: {line}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
