@@ -29,7 +29,7 @@ from pathlib import Path
 
 import trio
 
-from hint_flood import _flooder as hint_flooder    # (bench/: the script's own folder is on the path)
+from hint_flood import hint_flooder    # (bench/: the script's own folder is on the path)
 from load import LOAD_CAPS, pct, start, stop
 
 from wildtable.headless import notices

@@ -32,7 +32,7 @@ from wildtable.protocol import messages as m
 HERE = Path(__file__).resolve().parent
 
 
-async def _flooder(url: str, k: int, seconds: float, times: list[float]) -> None:
+async def hint_flooder(url: str, k: int, seconds: float, times: list[float]) -> None:
     conns = []
     try:
         for i in range(4):
@@ -66,7 +66,7 @@ def _flood(url: str, flooders: int, seconds: float) -> list[float]:
     async def main() -> None:
         async with trio.open_nursery() as nursery:
             for k in range(flooders):
-                nursery.start_soon(_flooder, url, k, seconds, times)
+                nursery.start_soon(hint_flooder, url, k, seconds, times)
     trio.run(main)
     return times
 
