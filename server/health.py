@@ -14,6 +14,7 @@ seconds, in a worker thread); the store by the lease renewals the node makes any
 
 from __future__ import annotations
 
+import enum
 import errno
 import json
 import logging
@@ -36,27 +37,34 @@ MENDED = {"disk": "the data dir can be written again", "store": "the store answe
           "writer": "the log writer works again"}
 
 
+class Phase(str, enum.Enum):
+    """Where the server is in its life; its value is what /readyz says (``state``)."""
+    STARTING = "starting"
+    SERVING = "serving"
+    DRAINING = "draining"
+
+
 @attrs.frozen
 class Readiness:
     ready: bool
-    state: str                  # starting, serving, draining
+    state: Phase
     reason: str = ""            # why not ready, in words an operator can act on
 
     def body(self) -> bytes:
-        d: dict = {"ready": self.ready, "state": self.state}
+        d: dict = {"ready": self.ready, "state": self.state.value}
         if self.reason:
             d["reason"] = self.reason
         return json.dumps(d, separators=(",", ":")).encode() + b"\n"
 
 
-def decide(state: str, drain: str, disk: str | None, writer: str | None, store: str | None,
+def decide(state: Phase, drain: str, disk: str | None, writer: str | None, store: str | None,
            waiting: str | None = None) -> Readiness:
     """Readiness from what is known: the server's phase (and why it drains, what it waits
     for as it starts) and each problem (None: none). The phase speaks first: a draining
     server is not ready whatever the disk says."""
-    if state == "starting":
+    if state is Phase.STARTING:
         return Readiness(False, state, f"starting: {waiting or 'recovering tables (or joining the cluster)'}")
-    if state == "draining":
+    if state is Phase.DRAINING:
         return Readiness(False, state, f"draining ({drain}): the server is stopping; send new players elsewhere")
     for problem in (writer, disk, store):
         if problem:
@@ -68,7 +76,7 @@ class Health:
     """The server's readiness, set by the server as it goes (one instance per Server)."""
 
     def __init__(self):
-        self.state = "starting"
+        self.state = Phase.STARTING
         self.disk: str | None = None        # the data dir cannot be written: why
         self.writer: str | None = None      # the log writer failed: why (the server stops)
         self.store: str | None = None       # the store does not answer: why
@@ -79,12 +87,12 @@ class Health:
         return decide(self.state, self.drain_reason, self.disk, self.writer, self.store, self.waiting_for)
 
     def serving(self) -> None:
-        if self.state == "starting":
-            self.state = "serving"
+        if self.state is Phase.STARTING:
+            self.state = Phase.SERVING
 
     def draining(self, why: str) -> None:
-        if self.state != "draining":
-            self.state, self.drain_reason = "draining", why
+        if self.state is not Phase.DRAINING:
+            self.state, self.drain_reason = Phase.DRAINING, why
 
     def set_problem(self, what: str, why: str | None, fix: str) -> None:
         """``what`` (disk, writer, store) has a problem ``why`` (None: mended); said once

@@ -19,6 +19,7 @@ from .app import Server
 from .config import MAX_CONNECTIONS, ServerConfig
 from .datadir import DataDirError
 from .forwarded import TrustedProxies
+from .health import Phase
 from .logwriter import MAX_OPEN_LOGS, StorageFailed
 from .oplog import configure as configure_logs
 from .sdnotify import notify
@@ -67,7 +68,7 @@ async def _stop_while_starting(signals, server: Server, scope: trio.CancelScope)
     """A signal before the server serves (it may be waiting for its store: server/storewait.py)
     stops it at once (``scope``): nothing is served yet, so there is nobody to tell or drain."""
     async for sig in signals:
-        if server.health.state != "starting":
+        if server.health.state is not Phase.STARTING:
             signal.raise_signal(sig)        # it serves already: again, for the loop that drains and stops it
             return
         name = signal.Signals(sig).name
