@@ -521,11 +521,16 @@ def _scores(view: dict, memo: dict | None = None) -> dict[int, float]:
     return out
 
 
+def my_turn(view: dict) -> bool:
+    """Whether this seat is to play a card now (what the bots' choices ask first)."""
+    return view.get("phase") == "playing" and view.get("seat") is not None and view.get("turn") == view.get("seat")
+
+
 def candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
     """The cards it may play now, best first ([] when it is not this seat's turn); cards
     that score alike in an order drawn from ``rng``; ``memo`` holds the cards this seat saw
     played this round (``bot_watch``)."""
-    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+    if not my_turn(view):
         return []
     scores = _scores(view, memo)
     order = best_first(scores, lambda c: (scores[c], value(c)), rng)
@@ -535,14 +540,13 @@ def candidates(view: dict, rng: random.Random | None = None, memo: dict | None =
 def expert_searches(view: dict) -> bool:
     """Whether ``expert_candidates`` searches in this view: at this seat's turn, with a
     choice of cards (else it answers at once: [], or the one card)."""
-    return (view.get("phase") == "playing" and view.get("seat") is not None
-            and view.get("turn") == view.get("seat") and len(view.get("playable") or ()) > 1)
+    return my_turn(view) and len(view.get("playable") or ()) > 1
 
 
 def expert_candidates(view: dict, rng: random.Random | None = None, memo: dict | None = None) -> list[dict]:
     """The ``expert`` level's cards, best first: a search over worlds sampled from this
     seat's view and memory (wild_shots_expert.py; about 240 playouts, CPU-bound)."""
-    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+    if not my_turn(view):
         return []
     from .wild_shots_expert import expert_candidates as search
     return search(view, memo, rng or random.Random(), unseen(view, memo))
@@ -562,7 +566,7 @@ def expert_values(view: dict, rng: random.Random | None = None, memo: dict | Non
     near ties; wild_shots_expert.expert_values); higher is better ([] when it is not this
     seat's turn); ``effort`` times the expert's playouts. ``replay --analyze`` and ``hint``
     read it (headless/appraise.py)."""
-    if view.get("phase") != "playing" or view.get("seat") is None or view.get("turn") != view.get("seat"):
+    if not my_turn(view):
         return []
     from .wild_shots_expert import PLAYOUTS, expert_values as search
     values = search(view, memo, rng or random.Random(), unseen(view, memo), PLAYOUTS * max(1, effort))
