@@ -37,13 +37,13 @@ MOVES = 3                   # the best few moves sent
 
 class Hints:
     """One server's hint searches: the limiter, who is waiting, and the pool they run in
-    (the server's, server/cpu_pool.py; by default one of their own)."""
+    (the server's, server/cpu_pool.py, which closes it once the server has stopped)."""
 
-    def __init__(self, pool: CpuPool | None = None) -> None:
+    def __init__(self, pool: CpuPool) -> None:
         self.limiter = trio.CapacityLimiter(HINT_THREADS)
         self.waiting = 0
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
-        self.pool = pool if pool is not None else CpuPool()
+        self.pool = pool
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)`` in one of the pool's processes, at most HINT_THREADS at once
@@ -52,10 +52,6 @@ class Hints:
             return await self.pool.run(self.limiter, fn, *args)
         except BrokenProcessPool:
             raise IllegalAction("busy", "the hint could not be worked out (its process ended); ask again") from None
-
-    def close(self) -> None:
-        """Its processes end (a search under way is not waited for)."""
-        self.pool.close()
 
 
 _HINTS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()

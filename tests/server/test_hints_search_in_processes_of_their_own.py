@@ -13,6 +13,7 @@ import trio
 import trio.testing
 
 from wildtable.server import hints
+from wildtable.server.cpu_pool import CpuPool
 
 from serverkit import running_server
 
@@ -24,12 +25,12 @@ async def _gone(pid: int) -> None:
 
 
 async def test_a_search_runs_in_another_process_which_ends_with_the_pool():
-    pool = hints.Hints()
+    pool = hints.Hints(CpuPool())
     with trio.fail_after(30):
         pid = await pool.run(os.getpid)
         assert pid != os.getpid()
         assert await pool.run(os.getppid) == os.getpid()    # a child of the server's process
-        pool.close()
+        pool.pool.close()
         await _gone(pid)
 
 
@@ -42,7 +43,7 @@ async def test_the_servers_hint_processes_end_when_it_stops(tmp_path):
 
 
 async def test_a_hint_process_that_dies_costs_one_answer_not_the_hints():
-    pool = hints.Hints()
+    pool = hints.Hints(CpuPool())
     with trio.fail_after(30):
         pid = await pool.run(os.getpid)
         os.kill(pid, signal.SIGKILL)
@@ -52,14 +53,14 @@ async def test_a_hint_process_that_dies_costs_one_answer_not_the_hints():
         assert refused.value.code == "busy" and "ask again" in refused.value.reason
         again = await pool.run(os.getpid)   # a new pool
         assert again not in (pid, os.getpid())
-        pool.close()
+        pool.pool.close()
         await _gone(again)
 
 
 async def test_a_search_given_up_while_it_waits_for_a_process_is_never_run(tmp_path):
     """A hint cut off (its 5 s over) while both processes are busy leaves nothing queued
     in the pool: the search is submitted only once a process is free for it."""
-    pool = hints.Hints()
+    pool = hints.Hints(CpuPool())
     never = tmp_path / "never"
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
@@ -71,5 +72,5 @@ async def test_a_search_given_up_while_it_waits_for_a_process_is_never_run(tmp_p
             assert waited.cancelled_caught
         for _ in range(2):                              # what the pool had queued has run by now
             await pool.run(os.getpid)
-        pool.close()
+        pool.pool.close()
     assert not never.exists()
