@@ -13,6 +13,9 @@ from pathlib import Path
 
 from wildtable.headless import mind
 from wildtable.headless.match import play_match
+from wildtable.protocol import messages as m
+
+from serverkit import create, join
 
 DIR = "WILDTABLE_TEST_THINK_DIR"    # where the stand-ins leave and look for their marks
 
@@ -30,6 +33,25 @@ def expert_views(game: str = "wild-shots", count: int = 2) -> list[tuple[dict, d
     play_match(game, ("expert", "hard", "hard", "hard"), 11, 12, observe=observe)
     assert len(out) == count
     return out
+
+
+async def seat_three_experts(conn) -> str:
+    """A Wild Shots table where ``conn`` sits at seat 0 (never playing) and the server
+    seats 3 expert bots (delay 0), seat 1 to play first; its id."""
+    table = await create(conn, "wild-shots", 4, first_player=1)
+    await join(conn, table, 0)
+    await conn.send(m.SeatBots(table, 3, "expert", 0))
+    seated = await conn.receive_until(lambda x: isinstance(x, (m.BotsSeated, m.Error)))
+    assert isinstance(seated, m.BotsSeated), seated
+    return table
+
+
+async def until_played_by(conn, seats: set[int]) -> None:
+    """Read ``conn``'s updates until each of ``seats`` has played a card."""
+    played: set[int] = set()
+    while not seats <= played:
+        got = await conn.receive_until(lambda x: isinstance(x, m.Update))
+        played |= {e.get("seat") for e in got.events if e.get("event") == "card_played"}
 
 
 def _mark(name: str) -> Path:

@@ -8,18 +8,9 @@ import trio
 
 from wildtable.headless import mind
 from wildtable.headless.net import connect
-from wildtable.protocol import messages as m
 
-from serverkit import create, join, running_server
-from thinkkit import DIR, die_once
-
-
-async def _until_played_by(conn, seats: set[int]) -> None:
-    """Read ``conn``'s updates until each of ``seats`` has played a card."""
-    played: set[int] = set()
-    while not seats <= played:
-        got = await conn.receive_until(lambda x: isinstance(x, m.Update))
-        played |= {e.get("seat") for e in got.events if e.get("event") == "card_played"}
+from serverkit import running_server
+from thinkkit import DIR, die_once, seat_three_experts, until_played_by
 
 
 async def test_a_server_bot_plays_on_after_its_search_process_died(tmp_path, monkeypatch):
@@ -28,11 +19,7 @@ async def test_a_server_bot_plays_on_after_its_search_process_died(tmp_path, mon
     with trio.fail_after(60):
         async with running_server(tmp_path / "data") as (server, url):
             async with connect(url, "ann") as ann:
-                table = await create(ann, "wild-shots", 4, first_player=1)
-                await join(ann, table, 0)
-                await ann.send(m.SeatBots(table, 3, "expert", 0))
-                seated = await ann.receive_until(lambda x: isinstance(x, (m.BotsSeated, m.Error)))
-                assert isinstance(seated, m.BotsSeated), seated
-                await _until_played_by(ann, {1, 2})         # the first bot's card after all, the next's
+                await seat_three_experts(ann)
+                await until_played_by(ann, {1, 2})         # the first bot's card after all, the next's
                 assert (tmp_path / "died").exists()         # its first search did die
                 assert server.bots.running == 3             # no bot stopped

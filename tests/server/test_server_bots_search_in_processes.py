@@ -14,10 +14,9 @@ from wildtable.headless import games, mind
 from wildtable.headless.games import wild_shots_expert as wx
 from wildtable.headless.bots import Bot
 from wildtable.headless.net import connect
-from wildtable.protocol import messages as m
 
-from serverkit import create, join, running_server
-from thinkkit import expert_views
+from serverkit import running_server
+from thinkkit import expert_views, seat_three_experts, until_played_by
 
 
 def _count_searches(monkeypatch) -> list[int]:
@@ -38,15 +37,8 @@ async def test_the_server_bots_expert_decisions_are_not_made_in_its_process(tmp_
     with trio.fail_after(60):
         async with running_server(tmp_path / "data") as (server, url):
             async with connect(url, "ann") as ann:
-                table = await create(ann, "wild-shots", 4, first_player=1)
-                await join(ann, table, 0)
-                await ann.send(m.SeatBots(table, 3, "expert", 0))
-                seated = await ann.receive_until(lambda x: isinstance(x, (m.BotsSeated, m.Error)))
-                assert isinstance(seated, m.BotsSeated), seated
-                played: set[int] = set()
-                while not {1, 2, 3} <= played:          # each bot has played a card
-                    got = await ann.receive_until(lambda x: isinstance(x, m.Update))
-                    played |= {e.get("seat") for e in got.events if e.get("event") == "card_played"}
+                await seat_three_experts(ann)
+                await until_played_by(ann, {1, 2, 3})       # each bot has played a card
     assert here == []                               # not one in the server's process
 
 
