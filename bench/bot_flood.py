@@ -20,24 +20,19 @@ temporary data dir.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import trio
 
-from hint_flood import hint_flooder    # (bench/: the script's own folder is on the path)
-from load import LOAD_CAPS, pct, start, stop
+from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
+from hint_flood import hint_flooder
 
 from wildtable.headless import notices
 from wildtable.headless.bots import Bot, BotError
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-HERE = Path(__file__).resolve().parent
 PLAYED = ("card_played", "cards_played")        # Wild Shots', Go Wild!'s play events
 
 
@@ -97,30 +92,16 @@ def _flood(url: str, players: int, game: str, hinters: int, seconds: float) -> t
 
 
 def run(args, players: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
-                             *LOAD_CAPS], Path(tmp) / "server.log")
-        try:
-            with tempfile.TemporaryFile() as out:
-                gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",
-                                        str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds),
-                                        "--warmup", str(args.warmup), "--ramp", str(args.ramp)], stdout=out)
-                t0 = time.monotonic()
-                plays, games, hints = _flood(url, players, args.game, args.hinters, args.warmup + args.seconds) \
-                    if players or args.hinters else (0, 0, [])
-                elapsed = time.monotonic() - t0
-                gen.wait()
-                out.seek(0)
-                load = json.loads(out.read())
-        finally:
-            stop(server, 30)
-            log = (Path(tmp) / "server.log").read_text(errors="replace").split("serving on", 1)[-1].splitlines()
-    upd = load["update_lat"]
-    return {"players": players, "accepted_per_s": load["accepted"] / load["elapsed"],
-            "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))},
-            "bot_plays": plays, "bot_plays_per_s": plays / elapsed if players else 0.0, "games_over": games,
-            "hints": len(hints), "hint_mean_ms": 1000 * sum(hints) / max(1, len(hints)),
-            "warnings": [line for line in log if " WARNING " in line or " ERROR " in line]}     # (once serving)
+    def beside(url: str) -> tuple:
+        t0 = time.monotonic()
+        got = _flood(url, players, args.game, args.hinters, args.warmup + args.seconds) \
+            if players or args.hinters else (0, 0, [])
+        return got, time.monotonic() - t0
+
+    load, ((plays, games, hints), elapsed), warnings = beside_load(args, beside)
+    return {"players": players, **load, "bot_plays": plays, "bot_plays_per_s": plays / elapsed if players else 0.0,
+            "games_over": games, "hints": len(hints), "hint_mean_ms": 1000 * sum(hints) / max(1, len(hints)),
+            "warnings": warnings}
 
 
 def main(argv=None) -> int:
@@ -128,12 +109,7 @@ def main(argv=None) -> int:
     ap.add_argument("--players", type=int, default=8, help="players seating 3 expert bots each (8: the server's 24)")
     ap.add_argument("--game", default="wild-shots", help="their tables' game (wild-shots; go-wild)")
     ap.add_argument("--hinters", type=int, default=0, help="clients asking hint after hint beside them (0)")
-    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots in the load (250)")
-    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one bot's actions (2)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
-    ap.add_argument("--warmup", type=float, default=8.0)
-    ap.add_argument("--ramp", type=float, default=4.0)
-    ap.add_argument("--repeat", type=int, default=2)
+    load_args(ap)
     ap.add_argument("--only", choices=("alone", "bots"), help="run only this half of each repeat")
     args = ap.parse_args(argv)
     print(f"{args.tables} tables x 4 players at pace {args.pace:g} s, {args.seconds:g} s measured; "

@@ -15,21 +15,15 @@ temporary data dir.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import trio
 
-from load import LOAD_CAPS, pct, start, stop    # (bench/: the script's own folder is on the path)
+from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
 
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
-
-HERE = Path(__file__).resolve().parent
 
 
 async def hint_flooder(url: str, k: int, seconds: float, times: list[float]) -> None:
@@ -72,35 +66,14 @@ def _flood(url: str, flooders: int, seconds: float) -> list[float]:
 
 
 def run(args, flooders: int) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
-                             *LOAD_CAPS], Path(tmp) / "server.log")
-        try:
-            with tempfile.TemporaryFile() as out:
-                gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",
-                                        str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds),
-                                        "--warmup", str(args.warmup), "--ramp", str(args.ramp)], stdout=out)
-                times = _flood(url, flooders, args.warmup + args.seconds) if flooders else []
-                gen.wait()
-                out.seek(0)
-                load = json.loads(out.read())
-        finally:
-            stop(server, 30)
-    upd = load["update_lat"]
-    return {"flooders": flooders, "accepted_per_s": load["accepted"] / load["elapsed"],
-            "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))},
-            "hints": len(times), "hint_mean_ms": 1000 * sum(times) / max(1, len(times))}
+    load, times, _ = beside_load(args, lambda url: _flood(url, flooders, args.warmup + args.seconds) if flooders else [])
+    return {"flooders": flooders, **load, "hints": len(times), "hint_mean_ms": 1000 * sum(times) / max(1, len(times))}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flooders", type=int, default=2, help="clients asking hint after hint (2)")
-    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots in the load (250)")
-    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one bot's actions (2)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
-    ap.add_argument("--warmup", type=float, default=8.0)
-    ap.add_argument("--ramp", type=float, default=4.0)
-    ap.add_argument("--repeat", type=int, default=2)
+    load_args(ap)
     args = ap.parse_args(argv)
     print(f"{args.tables} tables x 4 players at pace {args.pace:g} s, {args.seconds:g} s measured; "
           "last-update p50 / p99 / max ms, accepted intents/s, hints answered (mean ms)")

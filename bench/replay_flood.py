@@ -23,10 +23,8 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -35,13 +33,13 @@ from pathlib import Path
 
 import trio
 
-from load import LOAD_CAPS, pct, start, stop    # (bench/: the script's own folder is on the path)
+from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
+from load import LOAD_CAPS, start, stop
 
 from wildtable.headless.bots import Bot
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
-HERE = Path(__file__).resolve().parent
 VIEWS = ("all", "spectator", "0", "1", "2", "3")
 
 
@@ -114,41 +112,26 @@ def _flood(port: int, tables: list[tuple[str, int]], flooders: int, seconds: flo
 
 
 def run(args, flooders: int, logs: list[Path]) -> dict:
-    with tempfile.TemporaryDirectory() as tmp:
-        finished = Path(tmp) / "data" / "finished"
+    def data(path: Path) -> None:
+        finished = path / "finished"
         finished.mkdir(parents=True, mode=0o700)
         for f in logs:
             shutil.copy2(f, finished / f.name)
-        server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
-                             *LOAD_CAPS], Path(tmp) / "server.log")
+
+    def beside(url: str) -> dict:
+        tables = [(f.name[:-len(".wlog")], args.steps[f.name]) for f in logs]
         port = int(url.rsplit(":", 1)[1])
-        try:
-            tables = [(f.name[:-len(".wlog")], args.steps[f.name]) for f in logs]
-            with tempfile.TemporaryFile() as out:
-                gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",
-                                        str(args.tables), "--pace", str(args.pace), "--seconds", str(args.seconds),
-                                        "--warmup", str(args.warmup), "--ramp", str(args.ramp)], stdout=out)
-                answers = _flood(port, tables, flooders, args.warmup + args.seconds) if flooders else {}
-                gen.wait()
-                out.seek(0)
-                load = json.loads(out.read())
-        finally:
-            stop(server, 30)
-    upd = load["update_lat"]
-    return {"flooders": flooders, "accepted_per_s": load["accepted"] / load["elapsed"],
-            "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))},
-            "answers": answers, "answers_per_s": sum(answers.values()) / (args.warmup + args.seconds)}
+        return _flood(port, tables, flooders, args.warmup + args.seconds) if flooders else {}
+
+    load, answers, _ = beside_load(args, beside, data)
+    return {"flooders": flooders, **load, "answers": answers,
+            "answers_per_s": sum(answers.values()) / (args.warmup + args.seconds)}
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--flooders", type=int, default=2, help="clients asking replay step after step (2)")
-    ap.add_argument("--tables", type=int, default=250, help="Run Wild tables of 4 bots in the load (250)")
-    ap.add_argument("--pace", type=float, default=2.0, help="seconds between one bot's actions (2)")
-    ap.add_argument("--seconds", type=float, default=20.0, help="measured seconds (20)")
-    ap.add_argument("--warmup", type=float, default=8.0)
-    ap.add_argument("--ramp", type=float, default=4.0)
-    ap.add_argument("--repeat", type=int, default=2)
+    load_args(ap)
     ap.add_argument("--logs", type=Path, default=Path(tempfile.gettempdir()) / "wildtable-replay-flood",
                     help="where the finished games' logs are kept between runs (made if missing)")
     ap.add_argument("--games", type=int, default=105, help="finished games: played into --logs if it has fewer (105)")
