@@ -66,7 +66,7 @@ class LocalTables:
         config = server.config
         self.data_dir = server.data_dir
         writer = LogWriter(config.durability, max_open=config.max_open_logs, disk=server.world.disk,
-                           run_sync=server.world.run_sync, clock=server.world.clock)
+                           thread=server.world.own_thread, clock=server.world.clock)
         writer.timings = server.metrics
         writer.on_pause = server.disk_paused
         self.writer: LogSink[Any] = writer

@@ -39,6 +39,7 @@ import weakref
 import time
 from collections import OrderedDict
 from pathlib import Path
+from contextlib import AbstractAsyncContextManager
 from typing import Callable
 
 import attrs
@@ -47,6 +48,7 @@ import trio
 from .groupcommit import QUEUE, fill_group, group_commit_phrase, hand_over, next_commit
 from .interfaces import LogSink, TableLog
 from .metrics import Metrics
+from .own_thread import RunSync, own_thread
 from .world import TRIO_CLOCK, Clock, Disk, OsDisk
 
 logger = logging.getLogger("wildtable.server")
@@ -183,7 +185,8 @@ class _Commit:
 
 class LogWriter:
     def __init__(self, durability: str = "always", *, max_open: int = MAX_OPEN_LOGS, idle: float = LOG_IDLE,
-                 disk: Disk | None = None, run_sync=None, clock: Clock = TRIO_CLOCK):
+                 disk: Disk | None = None, run_sync=None, thread: Callable[[], AbstractAsyncContextManager[RunSync]] | None = None,
+                 clock: Clock = TRIO_CLOCK):
         if durability not in DURABILITIES:
             raise ValueError(f"durability must be one of {', '.join(DURABILITIES)}")
         if max_open < 1:
@@ -192,9 +195,11 @@ class LogWriter:
         self.max_open = max_open
         self.idle = idle
         # the world's seams (server/world.py): the disk's calls, and where the group's
-        # blocking work runs (a worker thread; inline in the simulator)
+        # blocking work runs: a thread of the writer's own for run()'s life (``thread``,
+        # server/own_thread.py; inline in the simulator), or else ``run_sync``
         self.disk: Disk = disk if disk is not None else OsDisk(_syncfs)
-        self._run_sync = run_sync or trio.to_thread.run_sync
+        self._thread = thread if thread is not None or run_sync is not None else own_thread
+        self._run_sync: RunSync = run_sync or trio.to_thread.run_sync
         self._clock = clock          # how it waits (the simulator's stops while the node is paused)
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._unsynced: set[LogFile] = set()
@@ -448,6 +453,13 @@ class LogWriter:
         """Commit groups until the channel is closed, then fsync what is left and close
         every file. Between groups it wakes to fsync (durability batch) and to close files
         left idle."""
+        if self._thread is None:
+            await self._run(task_status)
+            return
+        async with self._thread() as self._run_sync:
+            await self._run(task_status)
+
+    async def _run(self, task_status) -> None:
         task_status.started()
         last_sync = trio.current_time()
         try:

@@ -16,13 +16,14 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import AbstractContextManager
+from contextlib import AbstractAsyncContextManager, AbstractContextManager
 from typing import Any, Awaitable, Callable, Protocol
 
 import trio
 
 from . import affinity
 from .framebudget import FrameRules
+from .own_thread import RunSync, own_thread
 
 
 class Transport(Protocol):
@@ -102,6 +103,7 @@ class World(Protocol):
 
     def wall(self) -> float: ...
     async def run_sync(self, fn: Callable[..., Any], *args: Any) -> Any: ...
+    def own_thread(self) -> AbstractAsyncContextManager[RunSync]: ...
     async def listen(self, handler: Callable[[Any], Awaitable[None]], host: str, port: int, *, limits: Any,
                      http: Any, task_status: Any = trio.TASK_STATUS_IGNORED) -> None: ...
 
@@ -151,6 +153,10 @@ class RealWorld:
     async def run_sync(self, fn, *args):
         # a worker thread beside this one (server/affinity.py says why)
         return await affinity.to_thread(fn, *args)
+
+    def own_thread(self) -> AbstractAsyncContextManager[RunSync]:
+        # the log writer's, for its life: a cheaper hand-over (server/own_thread.py)
+        return own_thread()
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
         from . import listener

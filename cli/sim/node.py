@@ -11,6 +11,7 @@ import errno
 import os
 import random
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import attrs
@@ -149,6 +150,10 @@ class SimWorld:
         await self.disk.settle()
         await self.gated.gate()          # (its return reaches a paused process once it runs)
         return result
+
+    @asynccontextmanager
+    async def own_thread(self):
+        yield self.run_sync              # no threads here: inline as every other job
 
     async def listen(self, handler, host, port, *, limits, http, task_status=trio.TASK_STATUS_IGNORED):
         async def one(peer):

@@ -16,7 +16,7 @@ import trio
 
 from wildtable.server import affinity
 from wildtable.server.logwriter import LogFile, LogWriter
-from wildtable.server.world import RealWorld
+from wildtable.server.world import OsDisk, RealWorld
 
 CPUS = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
 pytestmark = pytest.mark.skipif(len(CPUS) < 2 or affinity.current_cpu() < 0,
@@ -52,23 +52,21 @@ async def test_the_trio_thread_is_left_free_to_move():
 
 
 async def test_the_log_writers_groups_follow_the_trio_thread(tmp_path):
-    """A log group's write and fsync (server/logwriter.py) is such a job."""
+    """A log group's write and fsync (server/logwriter.py), in the writer's own thread
+    (server/own_thread.py), is such a job."""
     mine = os.sched_getaffinity(0)
     seen: list[tuple[set[int], int]] = []
 
-    class Watched(RealWorld):
-        async def run_sync(self, fn, *args):
-            def job(*a):
-                seen.append(_where())
-                return fn(*a)
-            return await super().run_sync(job, *args)
+    class Watched(OsDisk):
+        def write(self, fd, data):
+            seen.append(_where())
+            return super().write(fd, data)
 
-    world = Watched()
-    writer = LogWriter("always", disk=world.disk, run_sync=world.run_sync)
+    writer = LogWriter("always", disk=Watched())
     log = LogFile.create(tmp_path / "t.wlog", b"header\n")
     async with trio.open_nursery() as nursery:
         await nursery.start(writer.run)
-        await writer.commit(log, b"one\n")        # a worker thread made while nothing is pinned
+        await writer.commit(log, b"one\n")        # the writer's thread made while nothing is pinned
         try:
             cpu = CPUS[-1]
             os.sched_setaffinity(0, {cpu})

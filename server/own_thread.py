@@ -1,0 +1,79 @@
+"""A worker thread kept for one user's whole life: the log writer's (issue #25).
+
+The log writer hands every group of records (its write and fsync) to a worker thread:
+about a thousand hand-overs a second at 4,000 players. ``trio.to_thread.run_sync`` makes
+each one a fresh trip through Trio's thread cache (a capacity limiter, a copied context,
+the cache's handshake with an idle thread); a py-spy profile of the server at 4,000
+players put ~9% of its samples there. A thread of the writer's own, fed through a
+C-level queue and answering through the Trio token (the public
+``trio.lowlevel.reschedule``), does the same hand-over for less (bench/README.md, "The log
+writer's own thread", has the figures). Each job still runs on the CPU the Trio thread
+was on when it handed the job over (server/affinity.py says why).
+
+A job cannot be cancelled once handed over (as ``trio.to_thread.run_sync``'s by
+default): its caller waits for its end and gets its result, and is cancelled at its
+next checkpoint. Jobs run one after another in the order given.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from contextlib import asynccontextmanager
+from typing import Any, AsyncIterator, Awaitable, Callable
+
+import outcome
+import trio
+
+from . import affinity
+
+RunSync = Callable[..., Awaitable[Any]]
+
+
+def _cannot_abort(raise_cancel) -> trio.lowlevel.Abort:
+    return trio.lowlevel.Abort.FAILED      # the job runs to its end; the cancel comes after
+
+
+class OwnThread:
+    """One worker thread and the queue of jobs it runs (see the module's doc)."""
+
+    def __init__(self, name: str):
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()   # unbounded, but each caller waits for its job
+        self._token = trio.lowlevel.current_trio_token()
+        self._thread = threading.Thread(target=self._serve, name=name, daemon=True)
+        self._thread.start()
+
+    async def run_sync(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the thread, on the CPU this (the Trio) thread is on now; its
+        result, or what it raised."""
+        await trio.lowlevel.checkpoint_if_cancelled()
+        self._jobs.put((trio.lowlevel.current_task(), affinity.current_cpu(), fn, args))
+        return await trio.lowlevel.wait_task_rescheduled(_cannot_abort)
+
+    async def stop(self) -> None:
+        """End the thread once the jobs handed over before are done (shielded)."""
+        with trio.CancelScope(shield=True):
+            self._jobs.put((trio.lowlevel.current_task(), -1, None, ()))
+            await trio.lowlevel.wait_task_rescheduled(_cannot_abort)
+        self._thread.join()         # it has answered its last job: it is returning now
+
+    def _serve(self) -> None:
+        reschedule = trio.lowlevel.reschedule
+        while True:
+            task, cpu, fn, args = self._jobs.get()
+            if fn is None:
+                self._token.run_sync_soon(reschedule, task, outcome.Value(None))
+                return
+            result = outcome.capture(affinity.run_on, cpu, fn, *args)
+            self._token.run_sync_soon(reschedule, task, result)
+            del task, fn, args, result      # nothing of a job outlives it here
+
+
+@asynccontextmanager
+async def own_thread(name: str = "wildtable-logs") -> AsyncIterator[RunSync]:
+    """A thread of one's own for the ``async with`` block: its ``run_sync``."""
+    thread = OwnThread(name)
+    try:
+        yield thread.run_sync
+    finally:
+        await thread.stop()
