@@ -28,18 +28,17 @@ from typing import Any, Callable
 import attrs
 import trio
 
-from . import collector
-from .replays import (
-    CACHE_BYTES, MAX_LOG_BYTES, ReplayLog, ReplayRefused, _json, _names_in_head, _query_int, open_log, refuse_too_big,
-)
+from . import collector, replay_find
+from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, _json, _names_in_head, _query_int, open_log, refuse_too_big
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
 REPLAY_WAITING = 16         # requests in line for the process (the one under way included); more: 503
+CACHE_BYTES = 16 * 1024 * 1024      # logs whose timelines are kept, in bytes of log (a timeline is ~1.4x)
 
 
 @attrs.frozen
 class FromFile:
-    """A log the replay process opens itself, as server/replays.py's ``open_regular`` does:
+    """A log the replay process opens itself, as server/replay_fold.py's ``open_regular`` does:
     ``held``: of a table the server still holds (410 if it is not there, else 404)."""
     path: str
     held: bool = False
@@ -123,9 +122,8 @@ def step_json(ask: Ask, data: bytes | None = None) -> bytes | None:
     perspective = log.perspective((q.get("view") or [None])[-1])
     seq = _query_int(q, "seq")
     step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
-    if q.get("find") or q.get("only"):
-        from .replay_find import answer        # search and filters (docs/PROTOCOL.md)
-        return _json(answer(log, step, perspective, ask.lobby, q))
+    if q.get("find") or q.get("only"):        # search and filters (docs/PROTOCOL.md)
+        return _json(replay_find.answer(log, step, perspective, ask.lobby, q))
     return _json(log.answer(step, perspective, ask.lobby))
 
 
