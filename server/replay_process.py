@@ -15,7 +15,9 @@ timeline; a store's or a given log's stamp (server/replays.py ``Found``).
 The server's side (``ReplayProcess``) bounds the waiting (REPLAY_WAITING, then 503), cuts
 an answer off after REPLAY_TIMEOUT (503; the process is ended with the work it was doing,
 so the next request starts a new one), and a process that died costs the answer it was
-working on, not the next: a dead one is seen before a request is sent, and replaced.
+working on, not the next: a dead one is seen before a request is sent, and replaced. One
+that dies while idle (the OOM killer, an operator's ``kill``) is reaped at once, not left
+a zombie until the next request: a task waits for its end (``_reap_when_ended``).
 """
 
 from __future__ import annotations
@@ -252,7 +254,18 @@ class ReplayProcess:
             process.start()
             theirs.close()
             child = self._child = _Child(process, mine)
+            trio.lowlevel.spawn_system_task(self._reap_when_ended, child, name="wildtable-replays reaper")
         return child
+
+    async def _reap_when_ended(self, child: _Child) -> None:
+        """Reap ``child`` as soon as it ends, however it ends: killed while idle (the OOM
+        killer, an operator's ``kill``) it would be a zombie until the next request, which
+        starts a new one. The process's sentinel (a pipe only it holds the writing end of)
+        reads as soon as it exits. One such task a process, ended with it (or with the
+        server's run): a system task of Trio's, as the handle has no nursery and the task
+        outlives the request that started the process."""
+        await trio.lowlevel.wait_readable(child.process.sentinel)
+        self._end(child)
 
     def _end(self, child: _Child) -> None:
         """Kill ``child`` and reap it (in a thread of Trio's: SIGKILL ends it at once); its
