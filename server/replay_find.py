@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Iterable
 
-from .replay_fold import AROUND, ReplayLog, ReplayRefused, _short
+from .replay_fold import AROUND, ReplayLog, ReplayRefused, shortened
 
 FILTERS_KEPT = 4        # per log: the records of this many (filter, view) pairs
 MAX_FIND = 100          # characters of a search
@@ -32,7 +32,7 @@ def parse_only(value: str | None, seats: int):
         return Filter(seat=int(arg))
     if kind == "kind" and arg and len(arg) <= 40 and arg.isprintable():
         return Filter(kinds=frozenset({arg.lower()}))
-    raise ReplayRefused(400, f"only wants refused, seat:N (0..{seats - 1}) or kind:KIND, not {_short(value)!r}")
+    raise ReplayRefused(400, f"only wants refused, seat:N (0..{seats - 1}) or kind:KIND, not {shortened(value)!r}")
 
 
 def shown(log: ReplayLog, f: Any, perspective: Any) -> list[int]:

@@ -149,7 +149,7 @@ class ReplayLog:
         except ValueError:
             seats = self.timeline.header.seats
             raise ReplayRefused(400, f"view wants all, spectator or a seat 0..{seats - 1}, "
-                                     f"not {_short(value)!r}") from None
+                                     f"not {shortened(value)!r}") from None
 
     def answer(self, step: int, perspective: Any, lobby: bool) -> dict:
         from wildtable.headless.timeline import ALL, SPECTATOR
@@ -232,21 +232,23 @@ def pile_lines(text: list[str]) -> list[str]:
     return out
 
 
-def _short(value: Any) -> str:
+def shortened(value: Any) -> str:
+    """What an error quotes of a value a client sent: its first 30 characters."""
     return str(value)[:30]
 
 
-def _query_int(q: dict, name: str) -> int | None:
+def query_int(q: dict, name: str) -> int | None:
+    """The query's last ``name`` as an int (None if absent); 400 if it is not a whole number."""
     values = q.get(name)
     if not values:
         return None
     v = values[-1].strip()
     if not (v.isascii() and (v.isdigit() or (v[:1] == "-" and v[1:].isdigit())) and len(v) <= 18):
-        raise ReplayRefused(400, f"{name} wants a whole number, not {_short(v)!r}")
+        raise ReplayRefused(400, f"{name} wants a whole number, not {shortened(v)!r}")
     return int(v)
 
 
-def _names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
+def names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
     """(game, seats, who sat where) from the first bytes of a log; None if they do not read."""
     try:
         contents = read_log(data)
@@ -259,7 +261,8 @@ def _names_in_head(data: bytes) -> tuple[str, int, list[str]] | None:
     return contents.header.game, contents.header.seats, names
 
 
-def _json(value: Any) -> bytes:
+def json_bytes(value: Any) -> bytes:
+    """``value`` as compact UTF-8 JSON (bytes as hex, tuples and sets as lists)."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False,
                       default=lambda x: x.hex() if isinstance(x, (bytes, bytearray)) else list(x)
                       if isinstance(x, (tuple, set, frozenset)) else repr(x)).encode()

@@ -31,7 +31,7 @@ import attrs
 import trio
 
 from . import collector, replay_find
-from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, _json, _names_in_head, _query_int, open_log, refuse_too_big
+from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, json_bytes, names_in_head, query_int, open_log, refuse_too_big
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
 REPLAY_WAITING = 16         # requests in line for the process (the one under way included); more: 503
@@ -122,11 +122,11 @@ def step_json(ask: Ask, data: bytes | None = None) -> bytes | None:
         log = found
     q = ask.query
     perspective = log.perspective((q.get("view") or [None])[-1])
-    seq = _query_int(q, "seq")
-    step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
+    seq = query_int(q, "seq")
+    step = log.step_of_seq(seq) if seq is not None else (query_int(q, "step") or 0)
     if q.get("find") or q.get("only"):        # search and filters (docs/PROTOCOL.md)
-        return _json(replay_find.answer(log, step, perspective, ask.lobby, q))
-    return _json(log.answer(step, perspective, ask.lobby))
+        return json_bytes(replay_find.answer(log, step, perspective, ask.lobby, q))
+    return json_bytes(log.answer(step, perspective, ask.lobby))
 
 
 def listing_json(found: list[tuple[str, bytes, bool, float]], omitted: int, lobby: bool) -> bytes:
@@ -134,13 +134,13 @@ def listing_json(found: list[tuple[str, bytes, bool, float]], omitted: int, lobb
     game listed."""
     games = []
     for tid, head, held, written in found:
-        facts = _names_in_head(head)
+        facts = names_in_head(head)
         if facts is None:
             continue
         game, seats, names = facts
         games.append({"table": tid, "game": game, "seats": seats, "players": names, "held": held,
                       "finished": round(written) if written else None})
-    return _json({"replays": games, "omitted": omitted, "lobby": lobby})
+    return json_bytes({"replays": games, "omitted": omitted, "lobby": lobby})
 
 
 def child_main(conn: Any) -> None:

@@ -47,7 +47,7 @@ import attrs
 from .logwriter import EXPIRED, OVER
 from .metrics import count_store_error
 from .oplog import Throttled
-from .replay_fold import ReplayRefused, _json, log_gone, not_found, open_regular, refuse_too_big
+from .replay_fold import ReplayRefused, json_bytes, log_gone, not_found, open_regular, refuse_too_big
 from .replay_process import Ask, FromFile, Given, ReplayProcess, listing_json, step_json
 from .store_pg import StoreError, first_line
 
@@ -297,7 +297,7 @@ class Replays:
                 body = await self.process.serve(lambda: self._step_json(tid, q, tables))
             return 200, body
         except ReplayRefused as e:
-            return e.status, _json({"error": e.message})
+            return e.status, json_bytes({"error": e.message})
 
     def close(self) -> None:
         """The server stopped: the replay process ends."""
