@@ -5,7 +5,7 @@ viewer's / ? n N and f keys do (headless/find.py holds the rules both share).
 
 A search reads the records' lines only (what the list shows), never the states: a log of
 26,000 records is searched in one pass of cheap lines, and a timeline that keeps one state
-in 32 (server/replays.py) folds nothing for it. A filter's records are kept per log for the
+in 32 (server/replay_fold.py) folds nothing for it. A filter's records are kept per log for the
 last few filters asked for (FILTERS_KEPT), so stepping through them costs a bisection.
 """
 
@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 from typing import Any, Iterable
 
-from .replays import AROUND, ReplayRefused, ReplayLog, _short
+from .replay_fold import AROUND, ReplayLog, ReplayRefused, shortened
 
 FILTERS_KEPT = 4        # per log: the records of this many (filter, view) pairs
 MAX_FIND = 100          # characters of a search
@@ -32,7 +32,7 @@ def parse_only(value: str | None, seats: int):
         return Filter(seat=int(arg))
     if kind == "kind" and arg and len(arg) <= 40 and arg.isprintable():
         return Filter(kinds=frozenset({arg.lower()}))
-    raise ReplayRefused(400, f"only wants refused, seat:N (0..{seats - 1}) or kind:KIND, not {_short(value)!r}")
+    raise ReplayRefused(400, f"only wants refused, seat:N (0..{seats - 1}) or kind:KIND, not {shortened(value)!r}")
 
 
 def shown(log: ReplayLog, f: Any, perspective: Any) -> list[int]:

@@ -15,7 +15,9 @@ timeline; a store's or a given log's stamp (server/replays.py ``Found``).
 The server's side (``ReplayProcess``) bounds the waiting (REPLAY_WAITING, then 503), cuts
 an answer off after REPLAY_TIMEOUT (503; the process is ended with the work it was doing,
 so the next request starts a new one), and a process that died costs the answer it was
-working on, not the next: a dead one is seen before a request is sent, and replaced.
+working on, not the next: a dead one is seen before a request is sent, and replaced. One
+that dies while idle (the OOM killer, an operator's ``kill``) is reaped at once, not left
+a zombie until the next request: a task waits for its end (``_reap_when_ended``).
 """
 
 from __future__ import annotations
@@ -28,18 +30,17 @@ from typing import Any, Callable
 import attrs
 import trio
 
-from . import collector
-from .replays import (
-    CACHE_BYTES, MAX_LOG_BYTES, ReplayLog, ReplayRefused, _json, _names_in_head, _query_int, open_log, refuse_too_big,
-)
+from . import collector, replay_find
+from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, json_bytes, names_in_head, query_int, open_log, refuse_too_big
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
 REPLAY_WAITING = 16         # requests in line for the process (the one under way included); more: 503
+CACHE_BYTES = 16 * 1024 * 1024      # logs whose timelines are kept, in bytes of log (a timeline is ~1.4x)
 
 
 @attrs.frozen
 class FromFile:
-    """A log the replay process opens itself, as server/replays.py's ``open_regular`` does:
+    """A log the replay process opens itself, as server/replay_fold.py's ``open_regular`` does:
     ``held``: of a table the server still holds (410 if it is not there, else 404)."""
     path: str
     held: bool = False
@@ -121,12 +122,11 @@ def step_json(ask: Ask, data: bytes | None = None) -> bytes | None:
         log = found
     q = ask.query
     perspective = log.perspective((q.get("view") or [None])[-1])
-    seq = _query_int(q, "seq")
-    step = log.step_of_seq(seq) if seq is not None else (_query_int(q, "step") or 0)
-    if q.get("find") or q.get("only"):
-        from .replay_find import answer        # search and filters (docs/PROTOCOL.md)
-        return _json(answer(log, step, perspective, ask.lobby, q))
-    return _json(log.answer(step, perspective, ask.lobby))
+    seq = query_int(q, "seq")
+    step = log.step_of_seq(seq) if seq is not None else (query_int(q, "step") or 0)
+    if q.get("find") or q.get("only"):        # search and filters (docs/PROTOCOL.md)
+        return json_bytes(replay_find.answer(log, step, perspective, ask.lobby, q))
+    return json_bytes(log.answer(step, perspective, ask.lobby))
 
 
 def listing_json(found: list[tuple[str, bytes, bool, float]], omitted: int, lobby: bool) -> bytes:
@@ -134,13 +134,13 @@ def listing_json(found: list[tuple[str, bytes, bool, float]], omitted: int, lobb
     game listed."""
     games = []
     for tid, head, held, written in found:
-        facts = _names_in_head(head)
+        facts = names_in_head(head)
         if facts is None:
             continue
         game, seats, names = facts
         games.append({"table": tid, "game": game, "seats": seats, "players": names, "held": held,
                       "finished": round(written) if written else None})
-    return _json({"replays": games, "omitted": omitted, "lobby": lobby})
+    return json_bytes({"replays": games, "omitted": omitted, "lobby": lobby})
 
 
 def child_main(conn: Any) -> None:
@@ -254,7 +254,18 @@ class ReplayProcess:
             process.start()
             theirs.close()
             child = self._child = _Child(process, mine)
+            trio.lowlevel.spawn_system_task(self._reap_when_ended, child, name="wildtable-replays reaper")
         return child
+
+    async def _reap_when_ended(self, child: _Child) -> None:
+        """Reap ``child`` as soon as it ends, however it ends: killed while idle (the OOM
+        killer, an operator's ``kill``) it would be a zombie until the next request, which
+        starts a new one. The process's sentinel (a pipe only it holds the writing end of)
+        reads as soon as it exits. One such task a process, ended with it (or with the
+        server's run): a system task of Trio's, as the handle has no nursery and the task
+        outlives the request that started the process."""
+        await trio.lowlevel.wait_readable(child.process.sentinel)
+        self._end(child)
 
     def _end(self, child: _Child) -> None:
         """Kill ``child`` and reap it (in a thread of Trio's: SIGKILL ends it at once); its

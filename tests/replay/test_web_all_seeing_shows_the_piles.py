@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from wildtable.headless.timeline import ALL, SPECTATOR
-from wildtable.server.replays import ReplayLog
+from wildtable.server.replay_fold import ReplayLog
 
 from logs import selfplay_log
 

@@ -11,7 +11,7 @@ import pytest
 from wildtable.headless.timeline import ALL
 from wildtable.protocol.logfmt import IntentRejected
 from wildtable.server import replay_find
-from wildtable.server.replays import ReplayLog, ReplayRefused
+from wildtable.server.replay_fold import ReplayLog, ReplayRefused
 
 from logs import selfplay_log
 

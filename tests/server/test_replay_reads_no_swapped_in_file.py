@@ -1,5 +1,5 @@
 """The replay viewer reads a log in finished/ only if what it opens is a regular file of
-its own (server/replays.py open_regular): a symbolic link or a FIFO put there under a
+its own (server/replay_fold.py open_regular): a symbolic link or a FIFO put there under a
 table id's name, even after the viewer looked at the name and found a regular file, is
 refused as no finished game by the replay process, which opens it (server/replay_process.py),
 and never read: not the bytes a link leads to (a live table's log holds every hand), and a
