@@ -5,7 +5,7 @@ Only the sender's seat is ever read, and only as the wire carries it to that sea
 answer is computed from ``game.view(state, seat)`` (packed and unpacked), never from
 another seat's view or the table's state. The search is CPU-bound: it runs in one of the
 server's search processes (server/cpu_pool.py, started at the first search), at most
-HINT_THREADS at once server-wide, at most one per connection, each cut off after
+HINT_SEARCHES at once server-wide, at most one per connection, each cut off after
 HINT_TIMEOUT; at most HINT_WAITING wait, and more are refused (``busy``). The table's own
 loop never waits for it: the view is copied out first.
 
@@ -29,7 +29,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, CpuPool, pool_of
 
-HINT_THREADS = 2            # searches (processes) at once, server-wide (each takes tens of ms of one core)
+HINT_SEARCHES = 2           # searches at once, server-wide (in the pool's processes) (each takes tens of ms of one core)
 HINT_WAITING = 32           # requests waiting for a process; more are refused
 HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
 MOVES = 3                   # the best few moves sent
@@ -40,13 +40,13 @@ class Hints:
     (the server's, server/cpu_pool.py, which closes it once the server has stopped)."""
 
     def __init__(self, pool: CpuPool) -> None:
-        self.limiter = trio.CapacityLimiter(HINT_THREADS)
+        self.limiter = trio.CapacityLimiter(HINT_SEARCHES)
         self.waiting = 0
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
         self.pool = pool
 
     async def run(self, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in one of the pool's processes, at most HINT_THREADS at once
+        """``fn(*args)`` in one of the pool's processes, at most HINT_SEARCHES at once
         (CpuPool.run). A process that died costs this call (``busy``), not the next."""
         try:
             return await self.pool.run(self.limiter, fn, *args)

@@ -64,7 +64,7 @@ async def test_a_search_given_up_while_it_waits_for_a_process_is_never_run(tmp_p
     never = tmp_path / "never"
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:
-            for _ in range(hints.HINT_THREADS):         # every process busy for a while
+            for _ in range(hints.HINT_SEARCHES):         # every process busy for a while
                 nursery.start_soon(pool.run, time.sleep, 0.5)
             await trio.testing.wait_all_tasks_blocked()
             with trio.move_on_after(0.1) as waited:
