@@ -40,8 +40,8 @@ def peer_address(conn) -> str | None:
     """The address a connection counts against (None for none): its Peer's host, which
     is the key of the listener's per-address caps (server/listener.py: the socket's
     address, or the client a trusted proxy named), so every per-address cap of the
-    server (``--max-per-address``, ``--max-waiting-per-address``) counts one address
-    alike."""
+    server (``--max-per-address``, ``--max-waiting-per-address``,
+    ``--max-bots-per-address``) counts one address alike."""
     peer = getattr(conn, "peer", None)
     if peer is None:
         return None
