@@ -28,8 +28,10 @@ def load_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--repeat", type=int, default=2)
 
 
-def beside_load(args, beside: Callable[[str], T], data: Callable[[Path], None] | None = None) -> tuple[dict, T, list[str]]:
-    """Run a server (its data dir first filled by ``data``, if given) under the load of
+def beside_load(args, beside: Callable[[str], T], data: Callable[[Path], None] | None = None,
+                flags: tuple[str, ...] = ()) -> tuple[dict, T, list[str]]:
+    """Run a server (its data dir first filled by ``data``, if given; ``flags``: serve's
+    besides the load's caps) under the load of
     ``args``, and ``beside(url)`` while it runs (it returns when the load's warm-up and
     measured seconds are over). Returns the load's figures (accepted intents/s,
     last-update p50 / p99 / max ms), what ``beside`` returned, and the server's warnings
@@ -38,7 +40,7 @@ def beside_load(args, beside: Callable[[str], T], data: Callable[[Path], None] |
         if data is not None:
             data(Path(tmp) / "data")
         server, url = start([sys.executable, "-m", "wildtable", "serve", "--port", "0", "--data-dir", f"{tmp}/data",
-                             *LOAD_CAPS], Path(tmp) / "server.log")
+                             *LOAD_CAPS, *flags], Path(tmp) / "server.log")
         try:
             with tempfile.TemporaryFile() as out:
                 gen = subprocess.Popen([sys.executable, str(HERE / "loadgen.py"), "--url", url, "--tables",

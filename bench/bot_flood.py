@@ -6,7 +6,8 @@ Runs ``wildtable serve`` (this checkout's) under bench/loadgen.py's load (Run Wi
 of 4 bots, an action every ``--pace`` s each), twice a repeat: alone, then beside
 ``--players`` clients, each at a table of its own (``--game``, 4 seats) where it seats 3
 bots the server runs (``seat_bots``, level expert, ``delay_ms`` 0: the most the protocol
-allows, 8 such players reach the server's 24 bots) and plays its own seat at once at
+allows, 8 such players reach the server's 24 bots; all from 127.0.0.1, so its server runs
+with ``--max-bots-per-address 0``, no share per address) and plays its own seat at once at
 each of its turns (a hard bot of this process, delay 0), so the expert bots search at
 every one of theirs; a game that ends is followed by the next at a new table. Prints the
 load's last-update p50 / p99 / max and accepted intents/s for each, and the server's
@@ -34,6 +35,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 
 PLAYED = ("card_played", "cards_played")        # Wild Shots', Go Wild!'s play events
+SERVE_FLAGS = ("--max-bots-per-address", "0")   # its server's, besides the load's caps
 
 
 class Player(Bot):
@@ -98,7 +100,8 @@ def run(args, players: int) -> dict:
             if players or args.hinters else (0, 0, [])
         return got, time.monotonic() - t0
 
-    load, ((plays, games, hints), elapsed), warnings = beside_load(args, beside)
+    # every player is 127.0.0.1: the 24 bots are over one address's share (8)
+    load, ((plays, games, hints), elapsed), warnings = beside_load(args, beside, flags=SERVE_FLAGS)
     return {"players": players, **load, "bot_plays": plays, "bot_plays_per_s": plays / elapsed if players else 0.0,
             "games_over": games, "hints": len(hints), "hint_mean_ms": 1000 * sum(hints) / max(1, len(hints)),
             "warnings": warnings}
@@ -106,7 +109,8 @@ def run(args, players: int) -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--players", type=int, default=8, help="players seating 3 expert bots each (8: the server's 24)")
+    ap.add_argument("--players", type=int, default=8, help="players seating 3 expert bots each (8: the server's 24; "
+                    "all from 127.0.0.1, so the server runs with --max-bots-per-address 0)")
     ap.add_argument("--game", default="wild-shots", help="their tables' game (wild-shots; go-wild)")
     ap.add_argument("--hinters", type=int, default=0, help="clients asking hint after hint beside them (0)")
     load_args(ap)

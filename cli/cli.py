@@ -40,6 +40,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-waiting-per-address", type=int, default=4, metavar="N",
                    help="tables waiting for players that one IP address may have created at once (default 4; "
                    "0: no cap). Behind a reverse proxy, see --trusted-proxy")
+    s.add_argument("--max-bots-per-address", type=int, default=8, metavar="N",
+                   help="of the bots the server runs for its players (seat_bots, 24 at most at once), those one IP "
+                   "address may have running at once (default 8: the largest table filled alone, 5, and a "
+                   "four-seat one, 3; 0: no cap). Behind a reverse proxy, see --trusted-proxy")
     s.add_argument("--max-connections", type=int, default=None,
                    help="connections at most (default 5000, or what the open-file limit holds)")
     s.add_argument("--max-open-logs", type=int, default=None, metavar="N",

@@ -38,7 +38,7 @@ from .config import ServerConfig
 from .connection import CLOSE_TRY_LATER, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
 from . import diskfull
-from .forwarded import Address
+from .forwarded import Address, peer_address
 from .health import PROBE_EVERY, Health, probe_data_dir
 from .interfaces import LogSink, Store
 from .local_tables import DATA_DIR_MODE, EXPIRED_DIR, FINISHED_DIR, LOG_SUFFIX
@@ -59,14 +59,6 @@ log = logging.getLogger("wildtable.server")
 _TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 LIST_BUDGET = MAX_SERVER_FRAME // 2   # bytes of table entries in one list_tables answer at most
 LIST_ENTRY_MAX = 4096                 # an entry's size is bounded (name, players, settings the game checked)
-
-
-def peer_address(conn) -> str | None:
-    """The IP address a connection comes from (None for none)."""
-    peer = getattr(conn, "peer", None)
-    if peer is None:
-        return None
-    return getattr(peer, "host", None) or peer.remote.rsplit(":", 1)[0]
 
 
 def _array_header(n: int) -> bytes:

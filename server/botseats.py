@@ -24,6 +24,16 @@ Each bot's seat token is kept in DATA_DIR/bots.json (0600, like the logs: a toke
 resumes a seat) with its name, level and pace; at the next start every bot whose table
 is still being played takes its seat back with it. A bot's entry goes when its game is
 over, or when it no longer holds its seat.
+
+The server runs MAX_BOTS at once, and one address at most ``--max-bots-per-address`` of
+them (docs/PROTOCOL.md, ``too_many_bots``): the address whose connection asked, as the
+listener's per-address caps key it (forwarded.peer_address: behind a trusted proxy, the
+client it names). Bots play on after their asker has gone, so without a share one
+address could seat a few at table after table until it held all of them (issue #25).
+A bot counts against its address from the request to its end, in the same moment as
+against MAX_BOTS (BotCount); its entry in bots.json keeps the address, so a bot resumed
+after a restart (or by the node adopting its table) counts against it again. An entry
+without one (a bots.json of an older server) counts against no address.
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from __future__ import annotations
 import importlib
 import json
 import logging
+import math
 import os
 import socket
 from pathlib import Path
@@ -42,7 +53,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, pool_of
-from .forwarded import Address
+from .forwarded import Address, peer_address
 from .wire import ws_url
 from .oplog import Throttled, about
 
@@ -58,6 +69,11 @@ LOOPBACK = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}
 # Bots the server runs at once, at most (each holds a connection, counted against
 # serve --max-connections, but no slot of the listener's per-address caps)
 MAX_BOTS = 24
+# of them, running at once for one address (serve --max-bots-per-address; 0: no cap): a
+# player filling the largest table (six seats) alone needs 5, and a second tab or a
+# friend behind the same NAT filling a four-seat one 3 more; three addresses at the
+# default still leave the last 8 of MAX_BOTS to everyone else
+MAX_BOTS_PER_ADDRESS = 8
 BOT_ADDRESS = "server-bot"   # what the server's own bots' connections are called in logs (Peer.remote)
 SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
 BOT_SEARCHES = 1    # expert bots' searches under way at once, server-wide (in the search processes)
@@ -70,12 +86,66 @@ def valid_entries(data) -> list[dict]:
     return [e for e in data if isinstance(e, dict) and isinstance(e.get("table"), str)
             and isinstance(e.get("name"), str) and isinstance(e.get("level"), (str, type(None)))
             and isinstance(e.get("delay"), (int, float, type(None))) and isinstance(e.get("seat"), (int, type(None)))
-            and isinstance(e.get("token"), (str, type(None)))]
+            and isinstance(e.get("token"), (str, type(None))) and isinstance(e.get("address"), (str, type(None)))]
+
+
+class BotCount:
+    """The server's bots running or sitting down now: in all, and by the address that
+    asked for them (None: none known, an entry of an older bots.json, counted in all
+    only). Pure; BotHost takes a bot when it is asked for and gives it back when it ends."""
+
+    __slots__ = ("total", "_of")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self._of: dict[str, int] = {}
+
+    def of(self, address: str | None) -> int:
+        """The bots ``address`` has now."""
+        return 0 if address is None else self._of.get(address, 0)
+
+    def take(self, address: str | None, n: int = 1) -> None:
+        self.total += n
+        if address is not None:
+            self._of[address] = self._of.get(address, 0) + n
+
+    def give(self, address: str | None, n: int = 1) -> None:
+        if not n:
+            return
+        self.total -= n
+        if address is not None:
+            left = self._of[address] - n
+            if left:
+                self._of[address] = left
+            else:
+                del self._of[address]
+
+
+def too_many(count: BotCount, address: str | None, wanted: int, per_address: int, waiting_expiry: float,
+             table_id: str) -> str | None:
+    """Why ``wanted`` more bots for ``address`` (``count``: those running) are over a cap
+    (the sentence of ``too_many_bots``), or None. ``per_address``: serve's
+    --max-bots-per-address (0: no cap); ``waiting_expiry``: how long bots alone at a
+    table where nothing happens stay (inf: for ever)."""
+    elsewhere = f"run them elsewhere: wildtable bots URL --table {table_id} --count N"
+    mine = count.of(address)
+    if per_address and address is not None and mine + wanted > per_address:
+        room = per_address - mine
+        fewer = f"seat {room} or fewer, or " if room > 0 else ""
+        alone = (f" (bots alone at a table where nothing happens for {waiting_expiry:g} s leave it too)"
+                 if math.isfinite(waiting_expiry) else "")
+        return (f"your address has {mine} of this server's bots playing, and one address may have at most "
+                f"{per_address} at once (serve --max-bots-per-address); {fewer}wait until their games end: "
+                f"each bot gives its place back when its game is over{alone}; or {elsewhere}")
+    if count.total + wanted > MAX_BOTS:
+        return f"this server runs at most {MAX_BOTS} bots at once ({count.total} now); seat fewer, or {elsewhere}"
+    return None
 
 
 class BotBook:
     """DATA_DIR/bots.json: one entry per bot the server runs, {"table", "seat", "name",
-    "level", "delay", "token"}. Only the server holding the data dir's lock writes it.
+    "level", "delay", "token", "address"} (``address``: whose share it counts against; an
+    older server's entries have none). Only the server holding the data dir's lock writes it.
     A seat book for a bot's ClientCore (headless/seats.py SeatTokens: find, remember,
     forget), so it keeps its own token here and takes its seat back with it."""
 
@@ -149,12 +219,17 @@ class BotHost:
         self.book = BotBook(Path(data_dir) / BOTS_FILE)
         self.url: str | None = None
         self._nursery: trio.Nursery | None = None
-        self.running = 0            # bots playing or sitting down now (MAX_BOTS at most)
+        self.count = BotCount()     # bots playing or sitting down now (MAX_BOTS at most), by address
         self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)
         self._dialed = 0                # connections the bots made (numbers them in logs)
         self.searches = trio.CapacityLimiter(BOT_SEARCHES)
+
+    @property
+    def running(self) -> int:
+        """Bots playing or sitting down now."""
+        return self.count.total
 
     @property
     def nursery(self) -> trio.Nursery:
@@ -313,9 +388,10 @@ class BotHost:
         free = sum(1 for s in table.seats if not s.token_hash)
         if msg.count > free:
             raise IllegalAction("table_full", f"table {table.id} has {free} free seat(s), not {msg.count}")
-        if self.running + msg.count > MAX_BOTS:
-            raise IllegalAction("too_many_bots", f"this server runs at most {MAX_BOTS} bots at once ({self.running} now); "
-                                f"seat fewer, or run them elsewhere: wildtable bots URL --table {table.id} --count N")
+        cfg = self.server.config
+        if why := too_many(self.count, peer_address(conn), msg.count, cfg.max_bots_per_address, cfg.waiting_expiry,
+                           table.id):
+            raise IllegalAction("too_many_bots", why)
 
     def stop(self) -> None:
         """At shutdown: the bots end first (they would only reconnect to a closing server)."""
@@ -327,28 +403,34 @@ class BotHost:
         they sit (or could not)."""
         await self._load_code()
         self.check(conn, msg)
-        self.running += msg.count           # counted now: a second request meanwhile sees them
-        self.nursery.start_soon(self._seat_all, conn, msg)
+        address = peer_address(conn)
+        self.count.take(address, msg.count)     # counted now: a second request meanwhile sees them
+        self.nursery.start_soon(self._seat_all, conn, msg, address)
 
-    async def _seat_all(self, conn, msg: m.SeatBots) -> None:
+    async def _seat_all(self, conn, msg: m.SeatBots, address: str | None) -> None:
         from wildtable.headless import levels
         table = self.server.tables.get(msg.table)
         level = msg.level or levels.DEFAULT_LEVEL
         taken = {s.name for s in table.seats if s.name} if table is not None else set()
         delay = None if msg.delay_ms is None else msg.delay_ms / 1000
         seats, names, problem = [], [], None
-        for i in range(msg.count):
-            name = next(f"bot{n}" for n in range(1, 100) if f"bot{n}" not in taken)
-            taken.add(name)
-            entry: dict[str, Any] = {"table": msg.table, "seat": None, "name": name, "level": level, "delay": delay, "token": None}
-            seat = await self.nursery.start(self._play, entry)
-            self.running -= 1           # reserved by seat(); the bot counts itself while it runs
-            if seat is None:            # it could not sit down (entry["problem"] says why)
-                problem = entry.get("problem")
-                self.running -= msg.count - i - 1
-                break
-            seats.append(seat)
-            names.append(name)
+        reserved = msg.count            # by seat(); each bot counts itself while it runs
+        try:
+            for _ in range(msg.count):
+                name = next(f"bot{n}" for n in range(1, 100) if f"bot{n}" not in taken)
+                taken.add(name)
+                entry: dict[str, Any] = {"table": msg.table, "seat": None, "name": name, "level": level,
+                                         "delay": delay, "token": None, "address": address}
+                seat = await self.nursery.start(self._play, entry)
+                reserved -= 1
+                self.count.give(address)
+                if seat is None:            # it could not sit down (entry["problem"] says why)
+                    problem = entry.get("problem")
+                    break
+                seats.append(seat)
+                names.append(name)
+        finally:
+            self.count.give(address, reserved)      # those not tried
         if seats:
             conn.send_message(m.BotsSeated(msg.table, tuple(seats), tuple(names), level))
             log.info("table %s: %d bot(s) seated by the server (%s) at seat(s) %s", msg.table, len(seats), level,
@@ -379,13 +461,14 @@ class BotHost:
                 entry["problem"] = f"{name}: could not be started"
                 task_status.started(None)
             return
-        self.running += 1
+        address = entry.get("address")
+        self.count.take(address)
         try:
             with trio.CancelScope() as scope:
                 self._bots[table, name] = (scope, bot)
                 await self._run(bot, entry, task_status)
         finally:
-            self.running -= 1
+            self.count.give(address)
             self._bots.pop((table, name), None)
 
     async def _run(self, bot, entry: dict, task_status) -> None:

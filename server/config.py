@@ -20,6 +20,7 @@ import attrs
 
 from wildtable.headless.net import url_problem
 
+from .botseats import MAX_BOTS_PER_ADDRESS
 from .connection import HELLO_TIMEOUT, OUTBOX, OUTBOX_BYTES, SEND_TIMEOUT
 from .forwarded import TrustedProxies
 from .framebudget import MAX_FRAGMENTS
@@ -126,6 +127,9 @@ class ServerConfig:
                                         metadata={"flag": "--waiting-expiry"})
     max_waiting_per_address: int = attrs.field(default=MAX_WAITING_PER_ADDRESS, validator=_count(0, "no cap"),
                                                metadata={"flag": "--max-waiting-per-address"})
+    # of the server's bots (seat_bots, server/botseats.py), those one address may have running
+    max_bots_per_address: int = attrs.field(default=MAX_BOTS_PER_ADDRESS, validator=_count(0, "no cap"),
+                                            metadata={"flag": "--max-bots-per-address"})
     max_connections: int = attrs.field(default=MAX_CONNECTIONS, validator=_count(1),
                                        metadata={"flag": "--max-connections"})
     # one file for every table that may be in play, so a commit never closes one table's

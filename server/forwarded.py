@@ -36,6 +36,18 @@ class Address:
     port: int | None = None
 
 
+def peer_address(conn) -> str | None:
+    """The address a connection counts against (None for none): its Peer's host, which
+    is the key of the listener's per-address caps (server/listener.py: the socket's
+    address, or the client a trusted proxy named), so every per-address cap of the
+    server (``--max-per-address``, ``--max-waiting-per-address``,
+    ``--max-bots-per-address``) counts one address alike."""
+    peer = getattr(conn, "peer", None)
+    if peer is None:
+        return None
+    return getattr(peer, "host", None) or peer.remote.rsplit(":", 1)[0]
+
+
 def trusted_network(spec: str) -> Network:
     """One ``--trusted-proxy`` value, ``ADDR`` or ``ADDR/PREFIX``; ValueError with the
     sentence saying what is wrong."""

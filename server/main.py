@@ -202,7 +202,7 @@ def server_config(args, store: str | None) -> ServerConfig:
 # the flags named as ServerConfig's fields; one not given (None) keeps the field's default
 _SAME_NAMED = ("data_dir", "durability", "max_tables", "keep_finished", "max_waiting_per_address", "max_connections",
                "max_open_logs", "rate_limit", "max_fragments", "max_per_address", "max_handshakes", "lease_seconds",
-               "public_url", "node_id", "metrics_host", "metrics_port")
+               "public_url", "node_id", "metrics_host", "metrics_port", "max_bots_per_address")
 
 
 def main(args) -> int:

@@ -41,7 +41,7 @@ def test_the_defaults_are_serves_and_the_readmes():
     checked = {flag: n for flag, n in said.items() if flag in fields}
     assert set(checked) >= {"--max-tables", "--max-connections", "--rate-limit", "--keep-finished",
                             "--waiting-expiry", "--max-waiting-per-address", "--max-handshakes",
-                            "--max-per-address"}, said
+                            "--max-per-address", "--max-bots-per-address"}, said
     for flag, n in checked.items():
         assert getattr(config, fields[flag]) == n, (flag, n)
     # the rest, as README.md and docs/OPERATING.md word them
@@ -58,7 +58,7 @@ def test_the_defaults_are_serves_and_the_readmes():
 def test_flags_map_onto_the_fields():
     args = serve_args("--data-dir", "/srv/wt", "--durability", "batch", "--max-tables", "7", "--waiting-expiry", "0",
                       "--rate-limit", "3", "--allow-origin", "https://a.example", "--trusted-proxy", "10.0.0.0/8",
-                      "--proxy-protocol", "--max-per-address", "0", "--metrics-port", "0")
+                      "--proxy-protocol", "--max-per-address", "0", "--metrics-port", "0", "--max-bots-per-address", "3")
     config = server_config(args, "postgresql://wt@db/wt")
     assert config.data_dir == Path("/srv/wt") and config.durability == "batch" and config.max_tables == 7
     assert config.waiting_expiry == math.inf                # 0: never
@@ -67,12 +67,14 @@ def test_flags_map_onto_the_fields():
     assert config.trusted_proxies == TrustedProxies.parse(["10.0.0.0/8"])
     assert config.max_per_address == 0 and config.metrics_port == 0 and config.store == "postgresql://wt@db/wt"
     assert config.max_open_logs == 256                      # max(256, --max-tables)
+    assert config.max_bots_per_address == 3
 
 
 @pytest.mark.parametrize("change, said", [
     (dict(keep_finished=-1.0), "--keep-finished wants seconds, 0 or more"),
     (dict(waiting_expiry=math.nan), "--waiting-expiry wants seconds, 0 or more"),
     (dict(max_per_address=-1), "--max-per-address wants a count, 0 (no cap) or more"),
+    (dict(max_bots_per_address=-1), "--max-bots-per-address wants a count, 0 (no cap) or more"),
     (dict(max_connections=0), "--max-connections wants a count, 1 or more"),
     (dict(max_fragments=0), "--max-fragments wants a count, 1 or more"),
     (dict(lease_seconds=math.inf), "--lease-seconds wants seconds, more than 0"),
