@@ -38,10 +38,20 @@ class PlainOutput:
         self._phase: tuple | None = None
         self._hand_due = False
         self._turn = None       # the seat whose countdown was last announced
+        self._said_bye = False  # "info bye" is the last line: nothing is printed after it
 
     def line(self, tag: str, text: str = "") -> None:
+        if self._said_bye:
+            return
         self.out.write(f"{tag} {text}".rstrip() + "\n")
         self.out.flush()
+
+    def bye(self) -> None:
+        """The last line. The client's tasks are cancelled after it, but one already woken
+        with a message (a player leaving) runs on to its next checkpoint: what it would
+        print is dropped, so a script reading to ``info bye`` has read everything."""
+        self.line("info", "bye")
+        self._said_bye = True
 
     def __call__(self, n: Notice) -> None:
         """One notice as tagged lines, chosen by its type (headless/notices.py)."""
@@ -130,7 +140,7 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
             if not await start_session(core, launch, nursery) and launch.table is not None:
                 # a script asked for this table: without it there is nothing to do (the
                 # reason is on the error line above)
-                out.line("info", "bye")
+                out.bye()
                 nursery.cancel_scope.cancel()
                 return 1
             send, recv = trio.open_memory_channel(16)
@@ -140,7 +150,7 @@ async def run_plain(launch: Launch, stdin: TextIO, stdout: TextIO) -> int:
                     await core.command(line)
                     if core.quit_requested:
                         break
-            out.line("info", "bye")
+            out.bye()
             nursery.cancel_scope.cancel()
     return 0
 

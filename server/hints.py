@@ -29,7 +29,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, CpuPool, pool_of
 
-HINT_SEARCHES = 2           # searches at once, server-wide (in the pool's processes) (each takes tens of ms of one core)
+HINT_SEARCHES = 2           # searches at once, server-wide, in the pool's processes (each takes tens of ms of a core)
 HINT_WAITING = 32           # requests waiting for a process; more are refused
 HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
 MOVES = 3                   # the best few moves sent
