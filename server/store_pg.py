@@ -54,12 +54,12 @@ import trio
 
 from wildtable.protocol.logfmt import FRAME_HEADER
 
-from . import affinity
 from .interfaces import LogSink, Store, TableLog
 from .groupcommit import QUEUE, fill_group, group_commit_phrase, hand_over, next_commit
 from .logwriter import DURABILITIES, EXPIRED, OVER, StorageFailed
 from .metrics import Metrics
 from .oplog import about
+from .own_thread import RunSync, own_thread
 from .store_sql import GROUP_STATEMENT, MARK_FINISHED
 
 if TYPE_CHECKING:       # server/store_calls.py's names, still known as store_pg.* (__getattr__ below)
@@ -225,7 +225,7 @@ class _Outcome:
 class PgWriter:
     """The log writer on PostgreSQL: LogWriter's interface (commit, append, release, run,
     close, summary) for PgLog handles. One group of commits is one transaction on the
-    writer's own connection, in a worker thread; a commit returns once that transaction
+    writer's own connection, in a thread of its own (server/own_thread.py); a commit returns once that transaction
     is committed (durable, with synchronous_commit on), or raises LeaseLost.
 
     Durability: ``always`` commits with synchronous_commit on (the WAL is flushed before
@@ -243,6 +243,7 @@ class PgWriter:
         self.durability = durability
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._conn = None               # the writer's connection (used in its thread only)
+        self._run_sync: RunSync = trio.to_thread.run_sync    # its own thread's, while run() runs
         self._closing = False
         self.groups = 0
         self.transactions = 0           # group transactions that wrote records (or were fenced out)
@@ -417,7 +418,12 @@ class PgWriter:
         """Commit groups until the channel is closed and drained. Between attempts on an
         unreachable store it waits (RETRY_FIRST doubling to RETRY_MAX) and says so; once
         closed it gives up after CLOSE_GIVE_UP seconds (StorageFailed: nothing of what is
-        left was acknowledged)."""
+        left was acknowledged). Its transactions run in a thread of its own for the whole
+        run (server/own_thread.py), the one that holds its connection."""
+        async with own_thread("wildtable-store-logs") as self._run_sync:
+            await self._run(task_status)
+
+    async def _run(self, task_status) -> None:
         task_status.started()
         try:
             async with self._recv:
@@ -434,7 +440,7 @@ class PgWriter:
             raise
         finally:
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(self._finish_thread)
+                await self._run_sync(self._finish_thread)
 
     async def _commit_group(self, group: list[_Commit]) -> _Outcome:
         """The group's transaction, retried while the store is unreachable."""
@@ -446,13 +452,13 @@ class PgWriter:
             t0 = time.perf_counter()
             try:
                 with trio.CancelScope(shield=True):
-                    outcome = await affinity.to_thread(self._write_group, group, retry)    # beside the Trio thread
+                    outcome = await self._run_sync(self._write_group, group, retry)    # beside the Trio thread
             except StorageFailed:
                 raise
             except Exception as e:
                 if not _transient(e):
                     raise StorageFailed(f"the store refused the table records: {e}") from e
-                await trio.to_thread.run_sync(self._drop_connection)
+                await self._run_sync(self._drop_connection)
                 now = trio.current_time()
                 waiting = len(group) + self._recv.statistics().current_buffer_used
                 if down_since is None:
