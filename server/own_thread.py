@@ -17,6 +17,7 @@ next checkpoint. Jobs run one after another in the order given.
 
 from __future__ import annotations
 
+import ctypes
 import queue
 import threading
 from contextlib import asynccontextmanager
@@ -28,6 +29,19 @@ import trio
 from . import affinity
 
 RunSync = Callable[..., Awaitable[Any]]
+
+
+PR_SET_NAME = 15           # prctl(2): the calling thread's name, 15 bytes at most
+
+
+def name_this_thread(name: str) -> None:
+    """Give the calling thread ``name`` where the OS shows it (``top -H``, ``ps -L``,
+    /proc/PID/task/TID/comm: Linux's prctl, the first 15 bytes); elsewhere nothing."""
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return
+    prctl(PR_SET_NAME, ctypes.c_char_p(name.encode()[:15]), 0, 0, 0)
 
 
 def _cannot_abort(raise_cancel) -> trio.lowlevel.Abort:
@@ -58,6 +72,7 @@ class OwnThread:
         self._thread.join()         # it has answered its last job: it is returning now
 
     def _serve(self) -> None:
+        name_this_thread(self._thread.name)
         reschedule = trio.lowlevel.reschedule
         while True:
             task, cpu, fn, args = self._jobs.get()

@@ -420,7 +420,7 @@ class PgWriter:
         closed it gives up after CLOSE_GIVE_UP seconds (StorageFailed: nothing of what is
         left was acknowledged). Its transactions run in a thread of its own for the whole
         run (server/own_thread.py), the one that holds its connection."""
-        async with own_thread("wildtable-store-logs") as self._run_sync:
+        async with own_thread("wildtable-store") as self._run_sync:
             await self._run(task_status)
 
     async def _run(self, task_status) -> None:

@@ -7,6 +7,7 @@ cancelled at its next checkpoint."""
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import pytest
 import trio
@@ -22,9 +23,13 @@ class _Watched(OsDisk):
     def __init__(self):
         super().__init__()
         self.threads: list[threading.Thread] = []
+        self.os_names: set[str] = set()
 
     def write(self, fd, data):
         self.threads.append(threading.current_thread())
+        comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm")
+        if comm.exists():
+            self.os_names.add(comm.read_text().strip())     # what top -H and ps -L show
         return super().write(fd, data)
 
 
@@ -43,6 +48,8 @@ async def test_every_group_is_written_in_the_writers_own_thread(tmp_path):
     (thread,) = set(disk.threads)
     assert thread is not threading.main_thread()
     assert thread.name == "wildtable-logs"
+    if Path("/proc/self/task").exists():
+        assert disk.os_names == {"wildtable-logs"}
     assert not thread.is_alive()             # ended with the writer's run
     for log in logs:
         assert log.path.read_bytes() == b"h\nr0\nr1\nr2\nr3\n"

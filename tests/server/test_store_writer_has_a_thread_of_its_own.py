@@ -5,6 +5,7 @@ ended with it (server/own_thread.py): never the Trio thread, never Trio's thread
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import trio
 
@@ -18,9 +19,13 @@ class _Watched(PgWriter):
     def __init__(self, store):
         super().__init__(store)
         self.threads: list[threading.Thread] = []
+        self.os_names: set[str] = set()
 
     def _write_group(self, group, retry):
         self.threads.append(threading.current_thread())
+        comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm")
+        if comm.exists():
+            self.os_names.add(comm.read_text().strip())     # what top -H and ps -L show
         return super()._write_group(group, retry)
 
 
@@ -38,5 +43,7 @@ async def test_every_transaction_in_the_writers_own_thread(pg_dsn):
     assert writer.transactions == 4 and len(writer.threads) == 4
     (thread,) = set(writer.threads)
     assert thread is not threading.main_thread()
-    assert thread.name == "wildtable-store-logs"
+    assert thread.name == "wildtable-store"
+    if Path("/proc/self/task").exists():
+        assert writer.os_names == {"wildtable-store"}
     assert not thread.is_alive()        # ended with the writer's run
