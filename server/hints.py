@@ -6,8 +6,11 @@ answer is computed from ``game.view(state, seat)`` (packed and unpacked), never 
 another seat's view or the table's state. The search is CPU-bound: it runs in one of the
 server's search processes (server/cpu_pool.py, started at the first search), at most
 HINT_SEARCHES at once server-wide, at most one per connection, each cut off after
-HINT_TIMEOUT; at most HINT_WAITING wait, and more are refused (``busy``). The table's own
-loop never waits for it: the view is copied out first.
+HINT_TIMEOUT; at most HINT_WAITING wait, and more are refused (``busy``), of them at most
+HINT_PER_ADDRESS for one address (forwarded.peer_address, as the per-address caps count
+it: behind a trusted proxy, the client it names), so one address with many connections
+cannot keep every other player's hint refused. The table's own loop never waits for it:
+the view is copied out first.
 
 A process, not a worker thread: a thread that searches holds Python's GIL from every
 table of the server (server/cpu_pool.py says how much). The processes are the server's
@@ -28,9 +31,11 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, CpuPool, pool_of
+from .forwarded import peer_address
 
 HINT_SEARCHES = 2           # searches at once, server-wide, in the pool's processes (each takes tens of ms of a core)
 HINT_WAITING = 32           # requests waiting for a process; more are refused
+HINT_PER_ADDRESS = 8        # of those, for one IP address (a quarter: four addresses cannot fill the line)
 HINT_TIMEOUT = 5.0          # seconds one hint may take, waiting included
 MOVES = 3                   # the best few moves sent
 
@@ -42,6 +47,7 @@ class Hints:
     def __init__(self, pool: CpuPool) -> None:
         self.limiter = trio.CapacityLimiter(HINT_SEARCHES)
         self.waiting = 0
+        self.by_address: dict[str, int] = {}                 # hints under way or waiting, by address
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
         self.pool = pool
 
@@ -85,11 +91,17 @@ async def answer(conn: Any) -> m.HintGiven:
         raise IllegalAction("busy", "your last hint is still being worked out; wait for its answer")
     if hints.waiting >= HINT_WAITING:
         raise IllegalAction("busy", "the server is working out many hints now; ask again in a moment")
+    address = peer_address(conn)
+    if address is not None and hints.by_address.get(address, 0) >= HINT_PER_ADDRESS:
+        raise IllegalAction("busy", f"{HINT_PER_ADDRESS} hints for your address are being worked out already, the "
+                            "most one address may have at once; ask again once one of them is answered")
     # the seat's view as the wire carries it to that seat, copied out of the table now
     game, seq = table.game.NAME, table.seq
     view = wire(table.game.view(table.state, seat))
     hints.asking.add(conn)
     hints.waiting += 1
+    if address is not None:
+        hints.by_address[address] = hints.by_address.get(address, 0) + 1
     try:
         with trio.move_on_after(HINT_TIMEOUT):
             return await hints.run(advise, game, view, seq, f"{table.id}:{seat}:{seq}")
@@ -97,3 +109,7 @@ async def answer(conn: Any) -> m.HintGiven:
     finally:
         hints.waiting -= 1
         hints.asking.discard(conn)
+        if address is not None:
+            left = hints.by_address.pop(address) - 1
+            if left:
+                hints.by_address[address] = left

@@ -7,10 +7,9 @@ import trio
 
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
-from wildtable.protocol.engine import ChanceOutcome, TableConfig
-from wildtable.protocol.games import wild_shots as E
 from wildtable.server import hints
 
+from hintkit import Spy, StandInConn, StandInServer, dealt
 from serverkit import reply_to, running_server, seated
 
 
@@ -48,58 +47,17 @@ async def test_a_player_gets_a_legal_move_others_are_refused(tmp_path):
                     assert err.code == "not_seated" and "spectators" in err.message
 
 
-class _Spy:
-    """A table whose game records which seat's view is asked for; its state is the real one."""
-
-    def __init__(self, state, seat):
-        self.id, self.seq, self.state = "tspy", 5, state
-        spy = self
-        self.asked: list = []
-
-        class Game:
-            NAME = E.NAME
-
-            @staticmethod
-            def view(state, who):
-                spy.asked.append(who)
-                return E.view(state, who)
-        self.game = Game
-
-
-class _Server:
-    """Stands for the server the hints' limiter and processes belong to."""
-
-    def __init__(self) -> None:
-        self.closers: list = []             # (server/app.py calls them once it stopped)
-
-    def stop(self) -> None:
-        for close in self.closers:
-            close()
-
-
-class _Conn:
-    def __init__(self, table, seat, server):
-        self.table, self.seat, self.server = table, seat, server
-
-
-def _dealt(perm) -> E.State:
-    s = E.new_table(TableConfig(E.NAME, 4, {"first_player": 0}))
-    s, _ = E.apply(s, None, ChanceOutcome("deal", tuple(perm)))
-    s, _ = E.apply(s, None, ChanceOutcome("snake_oil", tuple(range(14))))
-    return s
-
-
 async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
     deal = list(range(40))
     # seats 1 and 2 swap two cards of one suit (3 and 17 are not of one suit; 13 and 17 are)
     swapped = [17 if c == 13 else 13 if c == 17 else c for c in deal]
     assert 13 // 10 == 17 // 10 and deal[10:20] != swapped[10:20]
     answers = []
-    server = _Server()
+    server = StandInServer()
     try:
         for perm in (deal, swapped):
-            table = _Spy(_dealt(perm), 0)
-            answers.append(await hints.answer(_Conn(table, 0, server)))
+            table = Spy(dealt(perm), 0)
+            answers.append(await hints.answer(StandInConn(table, 0, server)))
             assert table.asked == [0]               # never another seat's view, nor the state itself
         assert answers[0] == answers[1] and answers[0].moves
         # the search runs in one of the hint processes (tests/server/test_hints_search_in_
@@ -111,13 +69,13 @@ async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
             ran.append(fn)
             return await real(self, fn, *args)
         monkeypatch.setattr(hints.Hints, "run", run)
-        await hints.answer(_Conn(_Spy(_dealt(deal), 0), 0, server))
+        await hints.answer(StandInConn(Spy(dealt(deal), 0), 0, server))
         assert ran == [hints.advise]
     finally:
         server.stop()
     # one hint at a time per connection; a full queue is refused
-    server = _Server()
-    conn = _Conn(_Spy(_dealt(deal), 0), 0, server)
+    server = StandInServer()
+    conn = StandInConn(Spy(dealt(deal), 0), 0, server)
     hints.hints_of(server).asking.add(conn)
     try:
         await hints.answer(conn)
