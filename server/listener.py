@@ -154,7 +154,7 @@ async def _send_all(sock: socket.socket, chunks) -> None:
 
 # awaited in the connection's own task (within its handshake timeout): an answer that
 # takes work does it elsewhere (server/replays.py: the replay process), never in the event loop
-HttpHandler = Callable[[Request], Awaitable["Response | None"]]
+HttpHandler = Callable[[Request, str], Awaitable["Response | None"]]   # (the request, its address as the caps key it)
 
 
 def _wants_websocket(request: Request) -> bool:
@@ -203,12 +203,14 @@ async def _read_request(sock: socket.socket, first: bytes = b"") -> tuple[Server
 
 
 async def _answer(sock: socket.socket, proto: ServerProtocol, request: Request, limits: Limits,
-                  http: HttpHandler | None, who: str) -> ServerProtocol | None:
-    """Answer the opening handshake of ``who``; the protocol, if the WebSocket is open.
-    A plain HTTP request (no ``Upgrade: websocket``) goes to ``http``, if given, whose
-    response is sent before the connection closes (one request per connection)."""
+                  http: HttpHandler | None, where: Address) -> ServerProtocol | None:
+    """Answer the opening handshake of ``where``; the protocol, if the WebSocket is open.
+    A plain HTTP request (no ``Upgrade: websocket``) goes to ``http``, if given, with the
+    address the per-address caps key (its host), whose response is sent before the
+    connection closes (one request per connection)."""
+    who = host_port(where.host, where.port)
     if http is not None and not _wants_websocket(request):
-        response = await http(request)
+        response = await http(request, where.host)
         if response is not None:
             proto.send_response(response)
             await _send_all(sock, [d for d in proto.data_to_send() if d])
@@ -352,7 +354,7 @@ async def _connection(sock: socket.socket, where: Address, gate: _Gate | None, l
                     if request is not None:
                         counted = where.host
                 proto = None if request is None or proto is None else await _answer(
-                    sock, proto, request, limits, http, host_port(where.host, where.port))
+                    sock, proto, request, limits, http, where)
         except OSError:
             proto = None            # reset during the handshake
         finally:

@@ -12,7 +12,8 @@ a file's device, inode, size, modification and change times, from the descriptor
 opened, so a log changed or replaced since is read again, never answered from a stale
 timeline; a store's or a given log's stamp (server/replays.py ``Found``).
 
-The server's side (``ReplayProcess``) bounds the waiting (REPLAY_WAITING, then 503), cuts
+The server's side (``ReplayProcess``) bounds the waiting (REPLAY_WAITING, of them
+REPLAY_PER_ADDRESS for one address, then 503), cuts
 an answer off after REPLAY_TIMEOUT (503; the process is ended with the work it was doing,
 so the next request starts a new one), and a process that died costs the answer it was
 working on, not the next: a dead one is seen before a request is sent, and replaced. One
@@ -35,6 +36,7 @@ from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, json_bytes, na
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
 REPLAY_WAITING = 16         # requests in line for the process (the one under way included); more: 503
+REPLAY_PER_ADDRESS = 4      # of those, for one IP address (a quarter: four addresses cannot fill the line)
 CACHE_BYTES = 16 * 1024 * 1024      # logs whose timelines are kept, in bytes of log (a timeline is ~1.4x)
 
 
@@ -190,10 +192,13 @@ class ReplayProcess:
     """The server's handle on its replay process: started at the first call, one call at a
     time (``serve``: a request's turn, bounded and timed), ended by ``close``."""
 
-    def __init__(self, *, timeout: float = REPLAY_TIMEOUT, waiting: int = REPLAY_WAITING):
+    def __init__(self, *, timeout: float = REPLAY_TIMEOUT, waiting: int = REPLAY_WAITING,
+                 per_address: int = REPLAY_PER_ADDRESS):
         self.timeout = timeout
         self.max_waiting = waiting
+        self.per_address = per_address
         self.waiting = 0
+        self.by_address: dict[str, int] = {}      # requests in line, by the address that asked
         self.turn = trio.CapacityLimiter(1)         # one request in the process at a time
         self.threads = trio.CapacityLimiter(4)      # its lookups and calls (a cut-off one ends soon)
         self._child: _Child | None = None
@@ -203,13 +208,20 @@ class ReplayProcess:
         """The replay process's, while there is one."""
         return None if self._child is None else self._child.process.pid
 
-    async def serve(self, work: Callable[[], Any]) -> Any:
+    async def serve(self, work: Callable[[], Any], address: str | None = None) -> Any:
         """``await work()`` in a turn of its own (it may call the process, ``call``, and do
-        lookups, ``in_thread``): 503 if REPLAY_WAITING wait already, or if it is not done
-        within ``timeout`` (a call under way is given up with the process)."""
+        lookups, ``in_thread``): 503 if REPLAY_WAITING wait already, or REPLAY_PER_ADDRESS
+        of ``address``'s (the asker's, as the per-address caps key it; None: none known),
+        or if it is not done within ``timeout`` (a call under way is given up with the
+        process)."""
         if self.waiting >= self.max_waiting:
             raise ReplayRefused(503, "this server is working out many replay steps just now; try again in a moment")
+        if address is not None and self.by_address.get(address, 0) >= self.per_address:
+            raise ReplayRefused(503, f"{self.per_address} replay requests from your address are being worked out "
+                                     "already, the most one address may have at once; ask again once one is answered")
         self.waiting += 1
+        if address is not None:
+            self.by_address[address] = self.by_address.get(address, 0) + 1
         try:
             with trio.move_on_after(self.timeout):
                 async with self.turn:
@@ -218,6 +230,10 @@ class ReplayProcess:
                                      "or the log is long), so it was given up; try again in a moment")
         finally:
             self.waiting -= 1
+            if address is not None:
+                left = self.by_address.pop(address) - 1
+                if left:
+                    self.by_address[address] = left
 
     async def in_thread(self, fn: Callable, *args: Any) -> Any:
         """``fn(*args)`` in a worker thread: a lookup (a file's status, the store), no work."""

@@ -281,20 +281,21 @@ class Replays:
     def serves(path: str) -> bool:
         return path == "/replays.json" or (path.startswith("/replay/") and path.endswith(".json"))
 
-    async def answer(self, path: str, query: str) -> tuple[int, bytes]:
+    async def answer(self, path: str, query: str, address: str | None = None) -> tuple[int, bytes]:
         """(HTTP status, JSON body) for ``/replays.json`` or ``/replay/TABLE.json?...``:
-        the answer, or ``{"error": sentence}``."""
+        the answer, or ``{"error": sentence}``. ``address``: the asker's, as the listener's
+        per-address caps key it (its share of the replay process's line)."""
         tables = self.source.tables()
         try:
             if path == "/replays.json":
-                body = await self.process.serve(lambda: self._listing_json(tables))
+                body = await self.process.serve(lambda: self._listing_json(tables), address)
             else:
                 tid = path[len("/replay/"):-len(".json")]
                 if not TABLE_ID.fullmatch(tid):
                     raise ReplayRefused(404, "a replay is /replay/TABLE.json, TABLE a table id "
                                              "(letters, digits, - and _)")
                 q = parse_qs(query, keep_blank_values=True)
-                body = await self.process.serve(lambda: self._step_json(tid, q, tables))
+                body = await self.process.serve(lambda: self._step_json(tid, q, tables), address)
             return 200, body
         except ReplayRefused as e:
             return e.status, json_bytes({"error": e.message})

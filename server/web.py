@@ -100,7 +100,7 @@ def _package_files() -> dict[str, tuple[bytes, str, str]]:
 
 
 class WebFiles:
-    """The HTTP handler for listener.serve: ``(Request) -> Response | None``."""
+    """The HTTP handler for listener.serve: ``(Request, address) -> Response | None`` (the address as the listener's per-address caps key it: a replay request's share of the line)."""
 
     def __init__(self, root: Traversable | None = None, replays: Replays | None = None, health=None):
         self.replays = replays
@@ -127,7 +127,7 @@ class WebFiles:
     def total_bytes(self) -> int:
         return sum(len(body) for body, _, _ in self.files.values())
 
-    async def __call__(self, request: Request) -> Response | None:
+    async def __call__(self, request: Request, address: str | None = None) -> Response | None:
         if _looks_like_websocket(request):
             return None         # a broken WebSocket handshake: listener.py says what is wrong with it
         path, _, query = request.path.split("#", 1)[0].partition("?")
@@ -139,7 +139,7 @@ class WebFiles:
             return _answer(status, _PHRASES[status], body, CONTENT_TYPES[".json"],
                            extra={"Cache-Control": "no-store"}, head=request.method == "HEAD")
         if self.replays is not None and Replays.serves(path):
-            status, body = await self.replays.answer(path, query)
+            status, body = await self.replays.answer(path, query, address)
             return _answer(status, _PHRASES.get(status, "Error"), body, CONTENT_TYPES[".json"],
                            extra={"Cache-Control": "no-store"}, head=request.method == "HEAD")
         entry = self.files.get(path)

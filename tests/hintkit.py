@@ -1,11 +1,9 @@
 """Stand-ins for what the server's ``hint`` (server/hints.py) reads: a table whose game
 records which seat's view is asked for, the server its processes belong to, a seated
-connection; and a job that keeps a search process busy until a file appears."""
+connection."""
 
 from __future__ import annotations
 
-import os
-import time
 import types
 
 from wildtable.protocol.engine import ChanceOutcome, TableConfig
@@ -58,10 +56,3 @@ def dealt(perm) -> E.State:
     s, _ = E.apply(s, None, ChanceOutcome("snake_oil", tuple(range(14))))
     return s
 
-
-def busy_until(path: str, limit: float = 60.0) -> None:
-    """In a search process: hold it until ``path`` exists (at most ``limit`` s, so a test
-    that failed leaves no process waiting for ever)."""
-    end = time.monotonic() + limit
-    while not os.path.exists(path) and time.monotonic() < end:
-        time.sleep(0.01)

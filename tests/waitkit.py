@@ -9,6 +9,7 @@ happened (with the last value seen, if ``show`` is given)."""
 from __future__ import annotations
 
 import inspect
+import os
 import time
 from typing import Awaitable, Callable, TypeVar
 
@@ -44,3 +45,12 @@ def wait_until_sync(predicate: Callable[[], T], *, what: str, timeout: float = 1
             raise AssertionError(f"{what}: not within {timeout:g} s" + (f"; {show()!r}" if show else ""))
         time.sleep(step)
     return value
+
+
+def busy_until(path: str, limit: float = 60.0) -> None:
+    """A job for a worker process (a hint's or the replay's): hold it until ``path``
+    exists, so a test decides when it is free again (at most ``limit`` s, so a test that
+    failed leaves no process waiting for ever)."""
+    end = time.monotonic() + limit
+    while not os.path.exists(path) and time.monotonic() < end:
+        time.sleep(0.01)

@@ -11,8 +11,8 @@ import trio
 from wildtable.protocol import messages as m
 from wildtable.server import hints
 
-from hintkit import Spy, StandInConn, StandInServer, busy_until, dealt
-from waitkit import wait_until
+from hintkit import Spy, StandInConn, StandInServer, dealt
+from waitkit import busy_until, wait_until
 
 A, B = "198.51.100.7", "203.0.113.1"
 
