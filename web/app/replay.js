@@ -66,9 +66,32 @@ export async function showReplays() {
 }
 
 // ------------------------------------------------------------------ one game
+// One request at a time: keys pressed (or held) while an answer is on its way ask for
+// nothing more until it comes; then the last route asked meanwhile is fetched. The server
+// works one replay step at a time and lets one address have 4 in its line (docs/
+// PROTOCOL.md, the replay viewer's 503), and only the latest answer is shown anyway.
+let fetching = false;
+let queued = null;
+
 export async function showReplay(route) {
   view.route = route;
   root.dataset.screen = "replay";
+  if (fetching) {
+    queued = route;
+    return;
+  }
+  fetching = true;
+  try {
+    await fetchAndShow(route);
+  } finally {
+    fetching = false;
+  }
+  const next = queued;
+  queued = null;
+  if (next && view.route === next) showReplay(next);
+}
+
+async function fetchAndShow(route) {
   const params = new URLSearchParams({ view: route.view });
   if (route.seq !== null) params.set("seq", route.seq);
   else params.set("step", route.step || 0);
@@ -79,7 +102,11 @@ export async function showReplay(route) {
   }
   const ticket = ++view.loading;
   const got = await getJSON(`/replay/${encodeURIComponent(route.table)}.json?${params}`);
-  if (ticket !== view.loading || view.route !== route) return;      // a newer request, or left
+  if (ticket !== view.loading) return;                               // left
+  // asked for again meanwhile (a key held): still shown if of the same game, so the
+  // record moves while the next answer is on its way; an error is left to that answer
+  const superseded = view.route !== route;
+  if (superseded && (got.error || !view.route || view.route.table !== route.table)) return;
   if (got.error) {
     view.error = got.error;
     if (!view.at || view.at.table !== route.table) {
@@ -92,7 +119,7 @@ export async function showReplay(route) {
     view.note = got.found === false
       ? `"${route.find}" is not found ${route.back ? "before" : "after"} this record${view.only ? " among those the filter shows" : ""}` : null;
     view.at = got;
-    view.want = null;
+    if (!superseded) view.want = null;
     // the address names this record and view (not the seq asked for): a reload shows it again
     const here = hashFor({ table: got.table, step: got.step, view: String(got.view_as) });
     if (location.hash !== here) history.replaceState(null, "", here);
