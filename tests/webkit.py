@@ -397,3 +397,17 @@ def doc_shot(player: Player, name: str) -> None:
     if where:
         Path(where).mkdir(parents=True, exist_ok=True)
         player.page.screenshot(path=str(Path(where) / name))
+
+
+def open_a_finished_game(players, web_server, name: str = "viewer", viewport=DESKTOP) -> tuple["Player", str]:
+    """A game played out on ``web_server`` (with a refused intent: serverkit's
+    play_out_with_a_refusal), and a browser player ``name`` who opened its replay from the
+    lobby's list of finished games, at step 0: the player and the table."""
+    from serverkit import play_out_with_a_refusal
+    table = web_server.run(play_out_with_a_refusal, web_server.url)
+    p = players(name, viewport=viewport).open()
+    p.enter("cat")
+    p.page.click("#to-replays")
+    p.page.click(f'[data-open="{table}"]')
+    p.page.wait_for_selector(f'#replay[data-table="{table}"][data-step="0"]')
+    return p, table

@@ -9,18 +9,12 @@ from __future__ import annotations
 
 import time
 
-from serverkit import play_out_with_a_refusal
-from webkit import DESKTOP
+from webkit import open_a_finished_game
 
 
 def test_keys_pressed_while_a_step_is_awaited_send_one_request_for_the_last(players, web_server):
-    table = web_server.run(play_out_with_a_refusal, web_server.url)
-    p = players("viewer", viewport=DESKTOP).open()
+    p, table = open_a_finished_game(players, web_server)
     page = p.page
-    p.enter("cat")
-    page.click("#to-replays")
-    page.click(f'[data-open="{table}"]')
-    page.wait_for_selector(f'#replay[data-table="{table}"][data-step="0"]')
 
     held = []          # the step requests the page sent, each held until the test lets it go
     page.route(f"**/replay/{table}.json?*", lambda route: held.append(route))

@@ -15,7 +15,7 @@ import sys
 import time
 
 from serverkit import fetch, play_out_with_a_refusal
-from webkit import DESKTOP, doc_shot
+from webkit import DESKTOP, doc_shot, open_a_finished_game
 
 
 def at(p) -> dict:
@@ -33,13 +33,8 @@ def step_to(p, selector: str, want) -> dict:
 
 
 def test_the_replay_viewer_steps_through_a_finished_game_and_shows_a_refused_intent(players, web_server):
-    table = web_server.run(play_out_with_a_refusal, web_server.url)
-    p = players("viewer", viewport=DESKTOP).open()
+    p, table = open_a_finished_game(players, web_server)
     page = p.page
-    p.enter("cat")
-    page.click("#to-replays")
-    page.click(f'[data-open="{table}"]')
-    page.wait_for_selector(f'#replay[data-table="{table}"][data-step="0"]')
     assert "state hashes:" in page.inner_text("#replay-hashes") and "all ok" in page.inner_text("#replay-hashes")
     assert page.get_attribute("#replay-hashes", "data-state") == "ok"
 
