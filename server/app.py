@@ -38,7 +38,7 @@ from .config import ServerConfig
 from .connection import CLOSE_TRY_LATER, Connection, peer_kernel_delay
 from .datadir import DataDirLock, unusable
 from . import diskfull
-from .forwarded import Address, peer_address
+from .forwarded import Address, AddressCounts, peer_address
 from .health import PROBE_EVERY, Health, probe_data_dir
 from .interfaces import LogSink, Store
 from .local_tables import DATA_DIR_MODE, EXPIRED_DIR, FINISHED_DIR, LOG_SUFFIX
@@ -108,11 +108,10 @@ class Server:
         self._list_frame: bytes | None = None
         self._list_built: tuple[float, int | None] = (-math.inf, None)    # (when, for which LIST_BUDGET)
         self.list_builds = 0
-        self._creating_by: dict[str, int] = {}  # tables being created, per address
         self.limits = config.limits()
         self.version = __version__
         self.tables: dict[str, Table] = {}
-        self._creating = 0                      # tables being created (counted against max_tables)
+        self._creating = AddressCounts()        # tables being created (counted against max_tables), by address
         self.connections: set[Connection] = set()
         self.port: int | None = None
         self._nursery: trio.Nursery | None = None
@@ -211,7 +210,7 @@ class Server:
         cap = self.config.max_waiting_per_address
         if address is not None and cap:
             mine = [t.id for t in self.tables.values() if t.owner == address and not t.started and not t.finished]
-            if len(mine) + self._creating_by.get(address, 0) >= cap:
+            if len(mine) + self._creating.of(address) >= cap:
                 shown = ", ".join(mine[:5]) + (", ..." if len(mine) > 5 else "")
                 expiry = (f" (a waiting table nobody is at closes after {self.config.waiting_expiry:g} s)"
                           if math.isfinite(self.config.waiting_expiry) else "")
@@ -220,13 +219,11 @@ class Server:
                                     f"this server allows; join one of them or wait until one fills up{expiry}")
         # tables still being created count too: the log file is made in a thread, and
         # creates arriving meanwhile must not all pass the cap
-        open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating
+        open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating.total
         if open_tables >= self.config.max_tables:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.config.max_tables} open tables; join an existing one or try later")
         created = datetime.datetime.fromtimestamp(self.world.wall(), datetime.timezone.utc).isoformat(timespec="seconds")
-        self._creating += 1
-        if address is not None:
-            self._creating_by[address] = self._creating_by.get(address, 0) + 1
+        self._creating.take(address)
         try:
             tid = self.new_id()
             table = await self.storage.create(tid, game, seats, settings, created, name, address)
@@ -244,11 +241,7 @@ class Server:
             raise IllegalAction("storage_error", f"the server cannot write a new table's log ({e.strerror or e}); "
                                 "try later or tell its operator") from None
         finally:
-            self._creating -= 1
-            if address is not None:
-                n = self._creating_by.pop(address) - 1
-                if n:
-                    self._creating_by[address] = n
+            self._creating.give(address)
         log.info("table %s created: %s for %d", table.id, game.NAME, seats, extra=about(table=table.id))
         return table
 

@@ -31,7 +31,7 @@ listener's per-address caps key it (forwarded.peer_address: behind a trusted pro
 client it names). Bots play on after their asker has gone, so without a share one
 address could seat a few at table after table until it held all of them (issue #25).
 A bot counts against its address from the request to its end, in the same moment as
-against MAX_BOTS (BotCount); its entry in bots.json keeps the address, so a bot resumed
+against MAX_BOTS (AddressCounts); its entry in bots.json keeps the address, so a bot resumed
 after a restart (or by the node adopting its table) counts against it again. An entry
 without one (a bots.json of an older server) counts against no address.
 """
@@ -53,7 +53,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, pool_of
-from .forwarded import Address, peer_address
+from .forwarded import Address, AddressCounts, peer_address
 from .wire import ws_url
 from .oplog import Throttled, about
 
@@ -89,39 +89,7 @@ def valid_entries(data) -> list[dict]:
             and isinstance(e.get("token"), (str, type(None))) and isinstance(e.get("address"), (str, type(None)))]
 
 
-class BotCount:
-    """The server's bots running or sitting down now: in all, and by the address that
-    asked for them (None: none known, an entry of an older bots.json, counted in all
-    only). Pure; BotHost takes a bot when it is asked for and gives it back when it ends."""
-
-    __slots__ = ("total", "_of")
-
-    def __init__(self) -> None:
-        self.total = 0
-        self._of: dict[str, int] = {}
-
-    def of(self, address: str | None) -> int:
-        """The bots ``address`` has now."""
-        return 0 if address is None else self._of.get(address, 0)
-
-    def take(self, address: str | None, n: int = 1) -> None:
-        self.total += n
-        if address is not None:
-            self._of[address] = self._of.get(address, 0) + n
-
-    def give(self, address: str | None, n: int = 1) -> None:
-        if not n:
-            return
-        self.total -= n
-        if address is not None:
-            left = self._of[address] - n
-            if left:
-                self._of[address] = left
-            else:
-                del self._of[address]
-
-
-def too_many(count: BotCount, address: str | None, wanted: int, per_address: int, waiting_expiry: float,
+def too_many(count: AddressCounts, address: str | None, wanted: int, per_address: int, waiting_expiry: float,
              table_id: str) -> str | None:
     """Why ``wanted`` more bots for ``address`` (``count``: those running) are over a cap
     (the sentence of ``too_many_bots``), or None. ``per_address``: serve's
@@ -219,7 +187,7 @@ class BotHost:
         self.book = BotBook(Path(data_dir) / BOTS_FILE)
         self.url: str | None = None
         self._nursery: trio.Nursery | None = None
-        self.count = BotCount()     # bots playing or sitting down now (MAX_BOTS at most), by address
+        self.count = AddressCounts()     # bots playing or sitting down now (MAX_BOTS at most), by address
         self._bots: dict[tuple[str, str], tuple[trio.CancelScope, object]] = {}    # (table, name) -> running bot
         self._alone: dict[str, tuple[float, int]] = {}  # tables where only our bots are: since when, at which seq
         self._code: trio.Event | None = None    # set once the bots' code is imported (_load_code)

@@ -48,6 +48,40 @@ def peer_address(conn) -> str | None:
     return getattr(peer, "host", None) or peer.remote.rsplit(":", 1)[0]
 
 
+class AddressCounts:
+    """How many of something each address holds now, and how many in all (None: an
+    address not known, counted in all only): what every per-address share of the server
+    counts (the bots' ``--max-bots-per-address``, the hints' and the replay line's
+    shares, tables being created against ``--max-waiting-per-address``). Pure."""
+
+    __slots__ = ("total", "by_address")
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.by_address: dict[str, int] = {}     # (read only: take and give keep it)
+
+    def of(self, address: str | None) -> int:
+        """What ``address`` holds now."""
+        return 0 if address is None else self.by_address.get(address, 0)
+
+    def take(self, address: str | None, n: int = 1) -> None:
+        self.total += n
+        if address is not None:
+            self.by_address[address] = self.by_address.get(address, 0) + n
+
+    def give(self, address: str | None, n: int = 1) -> None:
+        """Give back ``n`` that ``address`` took (an address holds none once it gave all back)."""
+        if not n:
+            return
+        self.total -= n
+        if address is not None:
+            left = self.by_address[address] - n
+            if left:
+                self.by_address[address] = left
+            else:
+                del self.by_address[address]
+
+
 def trusted_network(spec: str) -> Network:
     """One ``--trusted-proxy`` value, ``ADDR`` or ``ADDR/PREFIX``; ValueError with the
     sentence saying what is wrong."""

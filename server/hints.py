@@ -31,7 +31,7 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, CpuPool, pool_of
-from .forwarded import peer_address
+from .forwarded import AddressCounts, peer_address
 
 HINT_SEARCHES = 2           # searches at once, server-wide, in the pool's processes (each takes tens of ms of a core)
 HINT_WAITING = 32           # requests waiting for a process; more are refused
@@ -46,8 +46,7 @@ class Hints:
 
     def __init__(self, pool: CpuPool) -> None:
         self.limiter = trio.CapacityLimiter(HINT_SEARCHES)
-        self.waiting = 0
-        self.by_address: dict[str, int] = {}                 # hints under way or waiting, by address
+        self.held = AddressCounts()                          # hints under way or waiting, by address
         self.asking: weakref.WeakSet = weakref.WeakSet()     # connections with a hint under way
         self.pool = pool
 
@@ -89,27 +88,21 @@ async def answer(conn: Any) -> m.HintGiven:
     hints = hints_of(conn.server)
     if conn in hints.asking:
         raise IllegalAction("busy", "your last hint is still being worked out; wait for its answer")
-    if hints.waiting >= HINT_WAITING:
+    if hints.held.total >= HINT_WAITING:
         raise IllegalAction("busy", "the server is working out many hints now; ask again in a moment")
     address = peer_address(conn)
-    if address is not None and hints.by_address.get(address, 0) >= HINT_PER_ADDRESS:
+    if address is not None and hints.held.of(address) >= HINT_PER_ADDRESS:
         raise IllegalAction("busy", f"{HINT_PER_ADDRESS} hints for your address are being worked out already, the "
                             "most one address may have at once; ask again once one of them is answered")
     # the seat's view as the wire carries it to that seat, copied out of the table now
     game, seq = table.game.NAME, table.seq
     view = wire(table.game.view(table.state, seat))
     hints.asking.add(conn)
-    hints.waiting += 1
-    if address is not None:
-        hints.by_address[address] = hints.by_address.get(address, 0) + 1
+    hints.held.take(address)
     try:
         with trio.move_on_after(HINT_TIMEOUT):
             return await hints.run(advise, game, view, seq, f"{table.id}:{seat}:{seq}")
         raise IllegalAction("busy", f"the hint took over {HINT_TIMEOUT:g} s; ask again in a moment")
     finally:
-        hints.waiting -= 1
+        hints.held.give(address)
         hints.asking.discard(conn)
-        if address is not None:
-            left = hints.by_address.pop(address) - 1
-            if left:
-                hints.by_address[address] = left

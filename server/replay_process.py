@@ -32,6 +32,7 @@ import attrs
 import trio
 
 from . import collector, replay_find
+from .forwarded import AddressCounts
 from .replay_fold import MAX_LOG_BYTES, ReplayLog, ReplayRefused, json_bytes, names_in_head, query_int, open_log, refuse_too_big
 
 REPLAY_TIMEOUT = 8.0        # seconds an answer may take, waiting included (the listener cuts the request off at 10)
@@ -197,8 +198,7 @@ class ReplayProcess:
         self.timeout = timeout
         self.max_waiting = waiting
         self.per_address = per_address
-        self.waiting = 0
-        self.by_address: dict[str, int] = {}      # requests in line, by the address that asked
+        self.held = AddressCounts()                 # requests in line, by the address that asked
         self.turn = trio.CapacityLimiter(1)         # one request in the process at a time
         self.threads = trio.CapacityLimiter(4)      # its lookups and calls (a cut-off one ends soon)
         self._child: _Child | None = None
@@ -214,14 +214,12 @@ class ReplayProcess:
         of ``address``'s (the asker's, as the per-address caps key it; None: none known),
         or if it is not done within ``timeout`` (a call under way is given up with the
         process)."""
-        if self.waiting >= self.max_waiting:
+        if self.held.total >= self.max_waiting:
             raise ReplayRefused(503, "this server is working out many replay steps just now; try again in a moment")
-        if address is not None and self.by_address.get(address, 0) >= self.per_address:
+        if address is not None and self.held.of(address) >= self.per_address:
             raise ReplayRefused(503, f"{self.per_address} replay requests from your address are being worked out "
                                      "already, the most one address may have at once; ask again once one is answered")
-        self.waiting += 1
-        if address is not None:
-            self.by_address[address] = self.by_address.get(address, 0) + 1
+        self.held.take(address)
         try:
             with trio.move_on_after(self.timeout):
                 async with self.turn:
@@ -229,11 +227,7 @@ class ReplayProcess:
             raise ReplayRefused(503, f"this replay step took over {self.timeout:g} s to work out (the server is busy, "
                                      "or the log is long), so it was given up; try again in a moment")
         finally:
-            self.waiting -= 1
-            if address is not None:
-                left = self.by_address.pop(address) - 1
-                if left:
-                    self.by_address[address] = left
+            self.held.give(address)
 
     async def in_thread(self, fn: Callable, *args: Any) -> Any:
         """``fn(*args)`` in a worker thread: a lookup (a file's status, the store), no work."""

@@ -36,7 +36,7 @@ async def test_one_address_has_its_share_of_the_waiting_hints_and_another_gets_i
                                  what="both search processes busy")
                 for _ in range(hints.HINT_PER_ADDRESS):     # A's share, from as many connections
                     nursery.start_soon(ask, A)
-                await wait_until(lambda: h.by_address.get(A) == hints.HINT_PER_ADDRESS, what="A's hints waiting")
+                await wait_until(lambda: h.held.of(A) == hints.HINT_PER_ADDRESS, what="A's hints waiting")
                 try:
                     await hints.answer(StandInConn(Spy(state, 0), 0, server, A))
                     raise AssertionError("a hint over the address's share was taken")
@@ -46,12 +46,12 @@ async def test_one_address_has_its_share_of_the_waiting_hints_and_another_gets_i
                                                "out already"), e.reason
                     assert "ask again once one of them is answered" in e.reason, e.reason
                 nursery.start_soon(ask, B)                  # another address: in the line
-                await wait_until(lambda: h.by_address.get(B) == 1, what="B's hint waiting")
-                assert h.waiting == hints.HINT_PER_ADDRESS + 1
+                await wait_until(lambda: h.held.of(B) == 1, what="B's hint waiting")
+                assert h.held.total == hints.HINT_PER_ADDRESS + 1
                 gate.touch()                                # the processes are free again
         assert len(answers) == hints.HINT_PER_ADDRESS + 1
         assert all(isinstance(a, m.HintGiven) and a.moves for a in answers), answers
-        assert h.by_address == {} and h.waiting == 0        # every share given back
+        assert h.held.by_address == {} and h.held.total == 0        # every share given back
         answers.clear()
         await ask(A)                                        # and A asks again
         assert isinstance(answers[0], m.HintGiven)

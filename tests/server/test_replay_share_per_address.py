@@ -59,7 +59,7 @@ async def test_one_address_has_its_share_of_the_line_and_another_is_still_taken(
                 # A's share: the first holds the process until the gate opens, the rest wait
                 for _ in range(REPLAY_PER_ADDRESS):
                     nursery.start_soon(proc.serve, lambda: proc.call(busy_until, str(gate)), A)
-                await wait_until(lambda: proc.by_address.get(A) == REPLAY_PER_ADDRESS, what="A's share in line")
+                await wait_until(lambda: proc.held.of(A) == REPLAY_PER_ADDRESS, what="A's share in line")
                 # over it, through the listener: 503 at once, saying why
                 status, body = await _get(port, A, "/replay/t1.json?step=4")
                 assert status == 503, (status, body)
@@ -69,11 +69,11 @@ async def test_one_address_has_its_share_of_the_line_and_another_is_still_taken(
                 async def from_b() -> None:
                     got.append(await _get(port, B, "/replay/t1.json?step=4"))
                 nursery.start_soon(from_b)
-                await wait_until(lambda: proc.by_address.get(B) == 1, what="B's request in line")
+                await wait_until(lambda: proc.held.of(B) == 1, what="B's request in line")
                 gate.touch()
                 await wait_until(lambda: got, what="B's answer")
                 assert got[0][0] == 200 and got[0][1]["step"] == 4, got
-                await wait_until(lambda: proc.by_address == {} and proc.waiting == 0, what="every share given back")
+                await wait_until(lambda: proc.held.by_address == {} and proc.held.total == 0, what="every share given back")
                 status, body = await _get(port, A, "/replay/t1.json?step=5")     # and A asks again
                 assert status == 200 and body["step"] == 5, body
                 nursery.cancel_scope.cancel()

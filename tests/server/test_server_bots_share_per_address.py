@@ -11,8 +11,8 @@ from contextlib import AsyncExitStack
 import trio
 
 from wildtable.protocol import messages as m
-from wildtable.server.botseats import BotCount, too_many
-from wildtable.server.forwarded import TrustedProxies
+from wildtable.server.botseats import too_many
+from wildtable.server.forwarded import AddressCounts, TrustedProxies
 
 from botsharekit import ask_bots, dial_from, over_the_share, player, with_bots
 from serverkit import running_server, server_config
@@ -59,7 +59,7 @@ async def test_behind_a_trusted_proxy_each_client_it_names_has_a_share_of_its_ow
 
 
 def test_the_share_and_the_servers_cap_say_which_they_are():
-    count = BotCount()
+    count = AddressCounts()
     count.take("198.51.100.7", 8)
     count.take("203.0.113.1", 8)
     count.take(None, 7)                 # (an older bots.json's bots: no address)

@@ -83,7 +83,7 @@ async def test_the_hint_reads_only_the_askers_view_and_is_bounded(monkeypatch):
     except hints.IllegalAction as e:
         assert e.code == "busy"
     hints.hints_of(server).asking.discard(conn)
-    hints.hints_of(server).waiting = hints.HINT_WAITING
+    hints.hints_of(server).held.take(None, hints.HINT_WAITING)
     try:
         await hints.answer(conn)
         raise AssertionError("a hint past the queue's cap was answered")
