@@ -198,8 +198,10 @@ class LogWriter:
         # blocking work runs: a thread of the writer's own for run()'s life (``thread``,
         # server/own_thread.py; inline in the simulator), or else ``run_sync``
         self.disk: Disk = disk if disk is not None else OsDisk(_syncfs)
-        self._thread = thread if thread is not None or run_sync is not None else own_thread
-        self._run_sync: RunSync = run_sync or trio.to_thread.run_sync
+        if thread is None and run_sync is None:
+            thread = own_thread
+        self._thread = thread
+        self._run_sync: RunSync = run_sync or trio.to_thread.run_sync     # (the thread's, while run() runs)
         self._clock = clock          # how it waits (the simulator's stops while the node is paused)
         self._send, self._recv = trio.open_memory_channel(QUEUE)
         self._unsynced: set[LogFile] = set()

@@ -16,20 +16,18 @@ from wildtable.server.logwriter import LogFile, LogWriter
 from wildtable.server.own_thread import OwnThread, own_thread
 from wildtable.server.world import OsDisk
 
+from threadkit import ThreadsSeen
+
 
 class _Watched(OsDisk):
     """The real disk, noting which thread each write runs in."""
 
     def __init__(self):
         super().__init__()
-        self.threads: list[threading.Thread] = []
-        self.os_names: set[str] = set()
+        self.seen = ThreadsSeen()
 
     def write(self, fd, data):
-        self.threads.append(threading.current_thread())
-        comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm")
-        if comm.exists():
-            self.os_names.add(comm.read_text().strip())     # what top -H and ps -L show
+        self.seen.note()
         return super().write(fd, data)
 
 
@@ -44,12 +42,12 @@ async def test_every_group_is_written_in_the_writers_own_thread(tmp_path):
                 for log in logs:
                     commits.start_soon(writer.commit, log, b"r%d\n" % round_)
         writer.close()
-    assert writer.groups >= 4 and len(disk.threads) >= 4
-    (thread,) = set(disk.threads)
+    assert writer.groups >= 4 and len(disk.seen.threads) >= 4
+    (thread,) = set(disk.seen.threads)
     assert thread is not threading.main_thread()
     assert thread.name == "wildtable-logs"
     if Path("/proc/self/task").exists():
-        assert disk.os_names == {"wildtable-logs"}
+        assert disk.seen.os_names == {"wildtable-logs"}
     assert not thread.is_alive()             # ended with the writer's run
     for log in logs:
         assert log.path.read_bytes() == b"h\nr0\nr1\nr2\nr3\n"

@@ -12,20 +12,18 @@ import trio
 from wildtable.protocol.logfmt import Header, SeatClaimed, encode_record
 from wildtable.server.store_pg import PgStore, PgWriter
 
+from threadkit import ThreadsSeen
+
 
 class _Watched(PgWriter):
     """PgWriter, noting the thread each group's transaction runs in."""
 
     def __init__(self, store):
         super().__init__(store)
-        self.threads: list[threading.Thread] = []
-        self.os_names: set[str] = set()
+        self.seen = ThreadsSeen()
 
     def _write_group(self, group, retry):
-        self.threads.append(threading.current_thread())
-        comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm")
-        if comm.exists():
-            self.os_names.add(comm.read_text().strip())     # what top -H and ps -L show
+        self.seen.note()
         return super()._write_group(group, retry)
 
 
@@ -40,10 +38,10 @@ async def test_every_transaction_in_the_writers_own_thread(pg_dsn):
             for k in range(4):          # one after another: a group each
                 await writer.commit(handle, encode_record(SeatClaimed(k % 2, f"p{k}", b"")))
             writer.close()
-    assert writer.transactions == 4 and len(writer.threads) == 4
-    (thread,) = set(writer.threads)
+    assert writer.transactions == 4 and len(writer.seen.threads) == 4
+    (thread,) = set(writer.seen.threads)
     assert thread is not threading.main_thread()
     assert thread.name == "wildtable-store"
     if Path("/proc/self/task").exists():
-        assert writer.os_names == {"wildtable-store"}
+        assert writer.seen.os_names == {"wildtable-store"}
     assert not thread.is_alive()        # ended with the writer's run
