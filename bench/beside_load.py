@@ -57,3 +57,10 @@ def beside_load(args, beside: Callable[[str], T], data: Callable[[Path], None] |
     figures = {"accepted_per_s": load["accepted"] / load["elapsed"],
                "last_update_ms": {q: pct(upd, p) * 1000 for q, p in (("p50", .5), ("p99", .99), ("max", 1.0))}}
     return figures, got, [line for line in log if " WARNING " in line or " ERROR " in line]
+
+
+def row(label: str, r: dict, extra: str = "") -> str:
+    """One run's line as the three benchmarks print it: the load's last-update p50 / p99 /
+    max ms and accepted intents/s, then what the flood did (``extra``)."""
+    u = r["last_update_ms"]
+    return f"  {label}: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  {r['accepted_per_s']:6.0f}/s{extra}"

@@ -26,7 +26,7 @@ import time
 
 import trio
 
-from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
+from beside_load import beside_load, load_args, row    # (bench/: the script's own folder is on the path)
 from hint_flood import hint_flooder
 
 from wildtable.headless import notices
@@ -123,12 +123,10 @@ def main(argv=None) -> int:
             if args.only == ("bots" if k == 0 else "alone"):
                 continue
             r = run(args, k)
-            u = r["last_update_ms"]
-            print(f"  {k} players x 3 bots: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  "
-                  f"{r['accepted_per_s']:6.0f}/s"
-                  + (f"  {r['bot_plays']} bot plays ({r['bot_plays_per_s']:.1f}/s), {r['games_over']} games over"
-                     if k else "")
-                  + (f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if args.hinters else ""), flush=True)
+            print(row(f"{k} players x 3 bots", r,
+                      (f"  {r['bot_plays']} bot plays ({r['bot_plays_per_s']:.1f}/s), {r['games_over']} games over"
+                       if k else "")
+                      + (f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if args.hinters else "")), flush=True)
             for line in r["warnings"][:5]:      # the server's own trouble, if any
                 print(f"    server: {line}", flush=True)
     return 0

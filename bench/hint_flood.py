@@ -20,7 +20,7 @@ import time
 
 import trio
 
-from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
+from beside_load import beside_load, load_args, row    # (bench/: the script's own folder is on the path)
 
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
@@ -80,9 +80,7 @@ def main(argv=None) -> int:
     for _ in range(args.repeat):
         for k in (0, args.flooders):
             r = run(args, k)
-            u = r["last_update_ms"]
-            print(f"  {k} flooders: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  {r['accepted_per_s']:6.0f}/s"
-                  + (f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if k else ""), flush=True)
+            print(row(f"{k} flooders", r, f"  {r['hints']} hints ({r['hint_mean_ms']:.1f} ms)" if k else ""), flush=True)
     return 0
 
 

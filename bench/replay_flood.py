@@ -33,7 +33,7 @@ from pathlib import Path
 
 import trio
 
-from beside_load import beside_load, load_args    # (bench/: the script's own folder is on the path)
+from beside_load import beside_load, load_args, row    # (bench/: the script's own folder is on the path)
 from load import LOAD_CAPS, start, stop
 
 from wildtable.headless.bots import Bot
@@ -152,9 +152,7 @@ def main(argv=None) -> int:
     for _ in range(args.repeat):
         for k in (0, args.flooders):
             r = run(args, k, logs)
-            u = r["last_update_ms"]
-            print(f"  {k} flooders: {u['p50']:7.1f} / {u['p99']:7.1f} / {u['max']:7.1f}  {r['accepted_per_s']:6.0f}/s"
-                  + (f"  {r['answers_per_s']:.1f} answers/s {r['answers']}" if k else ""), flush=True)
+            print(row(f"{k} flooders", r, f"  {r['answers_per_s']:.1f} answers/s {r['answers']}" if k else ""), flush=True)
     return 0
 
 
