@@ -91,7 +91,7 @@ async def answer(conn: Any) -> m.HintGiven:
     if hints.held.total >= HINT_WAITING:
         raise IllegalAction("busy", "the server is working out many hints now; ask again in a moment")
     address = peer_address(conn)
-    if address is not None and hints.held.of(address) >= HINT_PER_ADDRESS:
+    if hints.held.of(address) >= HINT_PER_ADDRESS:         # (no address known: none counted)
         raise IllegalAction("busy", f"{HINT_PER_ADDRESS} hints for your address are being worked out already, the "
                             "most one address may have at once; ask again once one of them is answered")
     # the seat's view as the wire carries it to that seat, copied out of the table now

@@ -216,7 +216,7 @@ class ReplayProcess:
         process)."""
         if self.held.total >= self.max_waiting:
             raise ReplayRefused(503, "this server is working out many replay steps just now; try again in a moment")
-        if address is not None and self.held.of(address) >= self.per_address:
+        if self.held.of(address) >= self.per_address:         # (no address known: none counted)
             raise ReplayRefused(503, f"{self.per_address} replay requests from your address are being worked out "
                                      "already, the most one address may have at once; ask again once one is answered")
         self.held.take(address)

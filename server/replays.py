@@ -16,7 +16,8 @@ replay process, one request at a time (server/replay_process.py: not a thread of
 server, whose GIL it would hold from every table; bench/README.md, "Replays in a process
 of their own"). A timeline is kept there once built (bounded by the bytes of its logs,
 each under its log's identity), so each further step costs a few records folded from the
-nearest kept state, a view and the JSON. At most REPLAY_WAITING requests wait for it,
+nearest kept state, a view and the JSON. At most REPLAY_WAITING requests wait for it (of
+them REPLAY_PER_ADDRESS from one address),
 and an answer not done within REPLAY_TIMEOUT is given up (the process with it): 503.
 
 Only a finished game is ever served, whole: a table still being played keeps its log to
