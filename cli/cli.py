@@ -37,9 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a table waiting for players that nobody is at (no seated player connected, no "
                    "spectator) for this long is forgotten and its log moved to DATA_DIR/expired/ (default 600; "
                    "0: never)")
+    s.add_argument("--abandoned-expiry", type=float, default=86400.0, metavar="SECONDS",
+                   help="a game in play that nobody is at (no seated player connected, no spectator) for this "
+                   "long is given up: forgotten, without an outcome, and its log moved to DATA_DIR/expired/ "
+                   "(default 86400, a day; 0: never)")
     s.add_argument("--max-waiting-per-address", type=int, default=4, metavar="N",
-                   help="tables waiting for players that one IP address may have created at once (default 4; "
-                   "0: no cap). Behind a reverse proxy, see --trusted-proxy")
+                   help="tables waiting for players, or in play with nobody at them, that one IP address may have "
+                   "created at once (default 4; 0: no cap). Behind a reverse proxy, see --trusted-proxy")
     s.add_argument("--max-bots-per-address", type=int, default=8, metavar="N",
                    help="of the bots the server runs for its players (seat_bots, 24 at most at once), those one IP "
                    "address may have running at once (default 8: the largest table filled alone, 5, and a "

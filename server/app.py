@@ -194,9 +194,12 @@ class Server:
                     f"/replay/{table_id}.json on this server, and its log is {FINISHED_DIR}/{table_id}{LOG_SUFFIX} "
                     "in the server's data dir")
         if gone == EXPIRED_DIR:
-            return (f"table {table_id!r} expired: nobody was at it for {self.config.waiting_expiry:g} s while it waited "
-                    f"for players (its log is {EXPIRED_DIR}/{table_id}{LOG_SUFFIX} in the server's data dir); "
-                    "create a new table, or list_tables shows the open ones")
+            cfg = self.config
+            spans = " or ".join(f"for {s:g} s {when}" for s, when in ((cfg.waiting_expiry, "while it waited for players"),
+                                                                      (cfg.abandoned_expiry, "while its game was in play"))
+                                if math.isfinite(s)) or "for longer than this server keeps such a table"
+            return (f"table {table_id!r} expired: nobody was at it {spans} (its log is {EXPIRED_DIR}/{table_id}"
+                    f"{LOG_SUFFIX} in the server's data dir); create a new table, or list_tables shows the open ones")
         return f"no table {table_id!r}; list_tables shows the open ones"
 
     async def create_table(self, game_name: str, seats: int, settings: dict, name: str = "", *,
@@ -209,14 +212,9 @@ class Server:
         address = peer_address(owner)
         cap = self.config.max_waiting_per_address
         if address is not None and cap:
-            mine = [t.id for t in self.tables.values() if t.owner == address and not t.started and not t.finished]
+            mine = [t.id for t in self.tables.values() if t.owner == address and t.counts_against_owner]
             if len(mine) + self._creating.of(address) >= cap:
-                shown = ", ".join(mine[:5]) + (", ..." if len(mine) > 5 else "")
-                expiry = (f" (a waiting table nobody is at closes after {self.config.waiting_expiry:g} s)"
-                          if math.isfinite(self.config.waiting_expiry) else "")
-                raise IllegalAction("too_many_waiting_tables",
-                                    f"your address already has {len(mine)} table(s) waiting for players ({shown}), the most "
-                                    f"this server allows; join one of them or wait until one fills up{expiry}")
+                raise IllegalAction("too_many_waiting_tables", self._too_many_waiting(mine))
         # tables still being created count too: the log file is made in a thread, and
         # creates arriving meanwhile must not all pass the cap
         open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating.total
@@ -245,6 +243,18 @@ class Server:
         log.info("table %s created: %s for %d", table.id, game.NAME, seats, extra=about(table=table.id))
         return table
 
+    def _too_many_waiting(self, mine: list[str]) -> str:
+        """The sentence of `too_many_waiting_tables`: which tables hold the address's
+        places, and when they close."""
+        shown = ", ".join(mine[:5]) + (", ..." if len(mine) > 5 else "")
+        cfg = self.config
+        closes = [f"{what} closes after {s:g} s" for what, s in
+                  (("a waiting table nobody is at", cfg.waiting_expiry), ("a game nobody is at", cfg.abandoned_expiry))
+                  if math.isfinite(s)]
+        return (f"your address already has {len(mine)} table(s) waiting for players or left in play with nobody at "
+                f"them ({shown}), the most this server allows; join or rejoin one of them, or wait until one fills "
+                f"up" + (f" ({'; '.join(closes)})" if closes else ""))
+
     @property
     def nursery(self) -> trio.Nursery:
         """The server's own nursery (open while run() runs)."""
@@ -264,7 +274,8 @@ class Server:
         the server's hooks."""
         return dict(metrics=self.metrics, on_finished=self._finished, chance=self.chance,
                     keep_finished=self.config.keep_finished, on_evict=self._evict,
-                    waiting_expiry=self.config.waiting_expiry, refusals=self.refusals,
+                    waiting_expiry=self.config.waiting_expiry, abandoned_expiry=self.config.abandoned_expiry,
+                    refusals=self.refusals,
                     on_lobby=self._lobby_changed, on_lease_lost=self._lease_lost)
 
     def _finished(self, table: Table) -> None:
@@ -272,9 +283,10 @@ class Server:
         log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners), extra=about(table=table.id))
 
     def _evict(self, table: Table) -> None:
-        """A table nobody is at: finished and held for keep_finished, or waiting for
-        players for waiting_expiry. Forget it, and move its log out of the way of recovery
-        (to finished/ or expired/), called by its arbiter as it ends, its log file closed."""
+        """A table nobody is at: finished and held for keep_finished, waiting for players
+        for waiting_expiry, or in play for abandoned_expiry. Forget it, and move its log out
+        of the way of recovery (to finished/ or expired/), called by its arbiter as it
+        ends, its log file closed."""
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
         self._lobby_changed()

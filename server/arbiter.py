@@ -74,7 +74,8 @@ class Arbiter:
     def __init__(self, table_id: str, game: ModuleType, seats: int, settings: dict, state: Any, *,
                  seq: int = 0, name: str = "", seat_records: list | None = None,
                  chance: Callable[[int], Any] = secure_permutation, keep_finished: float = math.inf,
-                 waiting_expiry: float = math.inf, refusals: RefusalBudget | None = None,
+                 waiting_expiry: float = math.inf, abandoned_expiry: float = math.inf,
+                 refusals: RefusalBudget | None = None,
                  new_token: Callable[[], str] = _new_token, log_format: int = FORMAT_VERSION):
         self.id = table_id
         self.game = game
@@ -99,9 +100,12 @@ class Arbiter:
         self.refusals = refusals       # the budget of refused intents logged per connection
         # A finished table is held (listed, watchable) for keep_finished seconds, then for
         # as long as anyone is still at it; a table still waiting for players that nobody
-        # is at for waiting_expiry seconds is forgotten too (EVICT, EXPIRE).
+        # is at for waiting_expiry seconds is forgotten too, and a game in play nobody is
+        # at for abandoned_expiry seconds is given up (EVICT, EXPIRE; docs/ARCHITECTURE.md
+        # "Bounded resources")
         self.keep_finished = keep_finished
         self.waiting_expiry = waiting_expiry
+        self.abandoned_expiry = abandoned_expiry
         self.evict_at = math.inf
         self.empty_since_at: float | None = None
         self.last_activity: float | None = None     # the engine's timeout counts from here
@@ -243,34 +247,48 @@ class Arbiter:
         return g
 
     def resume_timers(self, paused_for: float) -> None:
-        """The disk was full for ``paused_for`` s: timers go on with the time they had left."""
+        """The disk was full for ``paused_for`` s: timers go on with the time they had left
+        (a game in play nobody is at too: its expiry stops while the disk is full)."""
         if self.last_activity is not None:
             self.last_activity += paused_for
+        if self.started and self.empty_since_at is not None:
+            self.empty_since_at += paused_for
+
+    def _empty_for_good(self, now: float, expiry: float) -> float:
+        """When the table is to be forgotten (``expiry`` s after the last one left it), or
+        inf while someone is at it: the clock starts as the last one goes (every change of
+        who is at the table is followed by this call, through the shell's ``wake``)."""
+        if expiry == math.inf:
+            return math.inf
+        if self.at:
+            self.empty_since_at = None
+            return math.inf
+        if self.empty_since_at is None:       # nobody is at it from now on
+            self.empty_since_at = now
+        return self.empty_since_at + expiry
 
     def deadline(self, now: float) -> tuple[float, Any]:
         """When the table must act by itself, and why: the engine's timeout (its move),
-        EVICT, EXPIRE, or (inf, None)."""
+        EVICT, EXPIRE (a table waiting for players, or a game in play, nobody was at for
+        its expiry), or (inf, None)."""
         if self.finished:
             return self.evict_at, EVICT
         if not self.started:
-            if self.waiting_expiry == math.inf:
-                return math.inf, None
-            if self.at:
-                self.empty_since_at = None
-                return math.inf, None
-            if self.empty_since_at is None:       # nobody is at it from now on
-                self.empty_since_at = now
-            return self.empty_since_at + self.waiting_expiry, EXPIRE
+            gone = self._empty_for_good(now, self.waiting_expiry)
+            return (gone, EXPIRE) if gone != math.inf else (math.inf, None)
         if self._blocked():
             return math.inf, None       # timers stop while the disk is full (storage_resumed), or for good
+        # a game in play nobody is at is given up after abandoned_expiry: its timers
+        # may be off (turn_timer 0), and then nothing else would ever end it
+        gone = self._empty_for_good(now, self.abandoned_expiry)
         # the engine's timeout of this state: asked once a state (states are immutable
         # values; deadline is asked two or three times an intent)
         state = self.state
         if state is not self._timeout_of:
             self._timeout_of, self._timeout = state, self.game.timeout_action(state)
         t = self._timeout
-        if t is None or self.last_activity is None:
-            return math.inf, None
+        if t is None or self.last_activity is None or gone < self.last_activity + t.seconds:
+            return (gone, EXPIRE) if gone != math.inf else (math.inf, None)
         return self.last_activity + t.seconds, t
 
     def wake(self, now: float, facts: Facts | None = None) -> tuple[float, Any]:

@@ -399,8 +399,9 @@ class Cluster:
         export = (f"its log is in the cluster's store (wildtable export --store DSN {table_id} writes it as a .wlog "
                   "file)")
         if ended == EXPIRED:
-            return (f"table {table_id!r} expired: nobody was at it while it waited for players, so no node of this "
-                    f"cluster holds it any more ({export}); create a new table, or list_tables shows the open ones")
+            return (f"table {table_id!r} expired: nobody was at it while it waited for players, or for long while "
+                    f"its game was in play, so no node of this cluster holds it any more ({export}); create a new "
+                    "table, or list_tables shows the open ones")
         return (f"table {table_id!r} is over and no node of this cluster holds it any more; its replay is at "
                 f"/replay/{table_id}.json on this server, and {export}")
 

@@ -35,7 +35,10 @@ MAX_CONNECTIONS = 5000          # serve --max-connections, unless the open-file 
 RATE_LIMIT = 50.0               # messages a second per connection (serve --rate-limit)
 KEEP_FINISHED = 3600.0          # seconds a finished table stays listed and watchable
 WAITING_EXPIRY = 600.0          # seconds a table waiting for players may have nobody at it (inf: never)
-MAX_WAITING_PER_ADDRESS = 4     # tables waiting for players that one address may have created (0: no cap)
+ABANDONED_EXPIRY = 86400.0      # seconds a game in play may have nobody at it (inf: never): a day, the
+                                # longest turn timer a table may set, so a slow game's players come back
+MAX_WAITING_PER_ADDRESS = 4     # tables waiting for players, or in play with nobody at them, that one
+                                # address may have created (0: no cap)
 LIST_REFRESH = 1.0              # seconds a list_tables answer may be reused when only seqs changed
 
 
@@ -125,6 +128,9 @@ class ServerConfig:
     # serve's --waiting-expiry 0 (never) is inf here
     waiting_expiry: float = attrs.field(default=WAITING_EXPIRY, validator=_seconds(),
                                         metadata={"flag": "--waiting-expiry"})
+    # serve's --abandoned-expiry 0 (never) is inf here
+    abandoned_expiry: float = attrs.field(default=ABANDONED_EXPIRY, validator=_seconds(),
+                                          metadata={"flag": "--abandoned-expiry"})
     max_waiting_per_address: int = attrs.field(default=MAX_WAITING_PER_ADDRESS, validator=_count(0, "no cap"),
                                                metadata={"flag": "--max-waiting-per-address"})
     # of the server's bots (seat_bots, server/botseats.py), those one address may have running

@@ -44,6 +44,11 @@ def waiting(seq: int, seats: int, seat_records: list) -> bool:
     return sum(held.values()) < seats
 
 
+def ended_as(table) -> str:
+    """How a forgotten table ended, for the log line that says it."""
+    return "finished" if table.finished else ("given up in play" if table.started else "waiting for players")
+
+
 def check_lobby_facts(table_id: str, where: str, contents) -> list:
     """What replay does not check: the table id is the file's (a log copied under another
     name would be a second table with the same id) or the store's row's. Returns the seat
@@ -103,21 +108,21 @@ class LocalTables:
 
     def forget(self, table: Table, where: str) -> None:
         """Move a forgotten table's log out of the way of recovery (to ``where``)."""
-        log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id,
-                 "finished" if table.finished else "waiting for players", where, extra=about(table=table.id))
+        log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id, ended_as(table), where,
+                 extra=about(table=table.id))
         self.server.nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
     async def close(self) -> None:
-        """The log writer is done: stamp the tables still waiting for players."""
-        self._stamp_waiting()
+        """The log writer is done: stamp the tables not finished."""
+        self._stamp_unfinished()
 
-    def _stamp_waiting(self) -> None:
-        """At shutdown, a table still waiting for players gets its log's mtime set to when
-        the last person left it (the shutdown itself, if someone was there), so that the
-        next start counts its expiry from then."""
+    def _stamp_unfinished(self) -> None:
+        """At shutdown, a table still waiting for players or in play gets its log's mtime
+        set to when the last person left it (the shutdown itself, if someone was there),
+        so that the next start counts its expiry from then."""
         wall, now = self.server.world.wall(), trio.current_time()
         for t in self.server.tables.values():
-            if t.started or t.finished:
+            if t.finished:
                 continue
             since = t.empty_since()
             when = wall - max(0.0, now - since) if since is not None else wall
@@ -187,8 +192,8 @@ class LocalTables:
             h = contents.header
             over = result.game.outcome(result.state).over
             st = path.stat()
-            # how long ago it finished, or since anyone was at a table waiting for players
-            # (the server stamps those at shutdown): its log was last written then
+            # how long ago it finished, or since anyone was at a table not finished (the
+            # server stamps those at shutdown): its log was last written then
             age = max(0.0, server.world.wall() - st.st_mtime)
             finished_ago = empty_for = 0.0
             if over:
@@ -196,9 +201,10 @@ class LocalTables:
                 if finished_ago >= config.keep_finished and self.archive(path):
                     archived += 1
                     continue
-            elif waiting(result.seq, h.seats, seat_records):
+            else:
                 empty_for = age
-                if empty_for >= config.waiting_expiry and self.archive(path, EXPIRED_DIR):
+                expiry = config.waiting_expiry if waiting(result.seq, h.seats, seat_records) else config.abandoned_expiry
+                if empty_for >= expiry and self.archive(path, EXPIRED_DIR):
                     expired += 1
                     continue
             if st.st_mode & 0o077:
@@ -218,8 +224,8 @@ class LocalTables:
             log.info("moved the logs of %d game(s) finished over %g s ago to %s/", archived, config.keep_finished,
                      FINISHED_DIR)
         if expired:
-            log.info("moved the logs of %d table(s) that waited for players with nobody at them for over %g s to %s/",
-                     expired, config.waiting_expiry, EXPIRED_DIR)
+            log.info("moved the logs of %d table(s) nobody was at for over %g s while they waited for players, or %g s "
+                     "in play, to %s/", expired, config.waiting_expiry, config.abandoned_expiry, EXPIRED_DIR)
         if widened:
             log.warning("%d log(s) could be read by other users (%s%s); made readable by the owner only (0600): "
                         "they hold every shuffle", len(widened), ", ".join(widened[:5]), ", ..." if len(widened) > 5 else "")

@@ -195,8 +195,9 @@ def server_config(args, store: str | None) -> ServerConfig:
     given = {name: getattr(args, name) for name in _SAME_NAMED if getattr(args, name, None) is not None}
     return ServerConfig(**given, trusted_proxies=trusted, allow_origins=getattr(args, "allow_origin", None) or (),
                         proxy_protocol=bool(getattr(args, "proxy_protocol", False)), store=store,
-                        # --waiting-expiry 0 is "never"
-                        waiting_expiry=args.waiting_expiry if args.waiting_expiry != 0 else math.inf)
+                        # --waiting-expiry 0 and --abandoned-expiry 0 are "never"
+                        waiting_expiry=args.waiting_expiry if args.waiting_expiry != 0 else math.inf,
+                        abandoned_expiry=args.abandoned_expiry if args.abandoned_expiry != 0 else math.inf)
 
 
 # the flags named as ServerConfig's fields; one not given (None) keeps the field's default

@@ -20,7 +20,7 @@ from wildtable.protocol.replay import replay
 from .cluster import Cluster
 from .interfaces import LogSink, Store
 from .logwriter import EXPIRED, OVER
-from .local_tables import check_lobby_facts
+from .local_tables import check_lobby_facts, ended_as
 from .oplog import about
 from .store_pg import PgLog, StoreError, first_line, id_taken, redact
 from .storewait import until_the_store_answers
@@ -104,8 +104,7 @@ class StoreTables:
     def forget(self, table: Table, where: str) -> None:
         """Its records stay in the store; marked finished there (and how it ended: the
         replay viewer lists no table that expired), so no node adopts it."""
-        log.info("table %s forgotten (%s, nobody at it)", table.id,
-                 "finished" if table.finished else "waiting for players", extra=about(table=table.id))
+        log.info("table %s forgotten (%s, nobody at it)", table.id, ended_as(table), extra=about(table=table.id))
         self.server.nursery.start_soon(self._retire, table)
 
     async def _retire(self, table: Table) -> None:

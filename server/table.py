@@ -87,7 +87,8 @@ class Table:
                  logfile: Any, writer: LogSink[Any], *, seq: int = 0, name: str = "",
                  seat_records: list | None = None, on_finished=None, chance=secure_permutation,
                  keep_finished: float = math.inf, finished_ago: float = 0.0,
-                 on_evict=None, waiting_expiry: float = math.inf, empty_for: float = 0.0,
+                 on_evict=None, waiting_expiry: float = math.inf, abandoned_expiry: float = math.inf,
+                 empty_for: float = 0.0,
                  owner: str | None = None, refusals: RefusalBudget | None = None, on_lobby=None,
                  on_lease_lost=None, metrics: Metrics | None = None, log_format: int = FORMAT_VERSION):
         self.id = table_id
@@ -100,7 +101,8 @@ class Table:
         self.writer = writer
         self.core = Arbiter(table_id, game, seats, settings, state, seq=seq, name=name,
                             seat_records=seat_records, chance=chance, keep_finished=keep_finished,
-                            waiting_expiry=waiting_expiry, refusals=refusals, log_format=log_format)
+                            waiting_expiry=waiting_expiry, abandoned_expiry=abandoned_expiry, refusals=refusals,
+                            log_format=log_format)
         # The connection each link the core may name stands for (server/arbiter_io.py Link):
         # those at the table, and those whose requests it holds or answers; the rest are
         # let go after a delivery once it holds twice what is in use (``_prune``).
@@ -114,12 +116,13 @@ class Table:
         self.inbox_send, self.inbox = trio.open_memory_channel(INBOX)
         self.on_finished = on_finished
         # A finished table is held for keep_finished, a waiting one nobody is at expires
-        # after waiting_expiry (the core's deadlines); then the arbiter ends and
+        # after waiting_expiry, a game in play nobody is at after abandoned_expiry (the
+        # core's deadlines); then the arbiter ends and
         # on_evict lets the server forget it (and archive its log), so a long-running
         # server neither grows nor lists every game it ever hosted.
         self.on_evict = on_evict
         self._finished_ago = finished_ago      # a table loaded finished: how long ago (log's mtime)
-        self._empty_for = empty_for            # a table loaded waiting: how long nobody was at it (log's mtime)
+        self._empty_for = empty_for            # a table loaded unfinished: how long nobody was at it (log's mtime)
         # A full disk (docs/ARCHITECTURE.md "Disk full"): when the pause began here
         self._paused_at: float | None = None
         if isinstance(logfile, LogFile):
@@ -175,6 +178,14 @@ class Table:
     @property
     def started(self) -> bool:
         return self.core.started
+
+    @property
+    def counts_against_owner(self) -> bool:
+        """Whether it counts against its creator's --max-waiting-per-address: waiting for
+        players, or a game in play that nobody is at (one address must not hold many
+        tables by leaving the games it started: docs/ARCHITECTURE.md "Bounded resources")."""
+        core = self.core
+        return not core.finished and (not core.started or not core.at)
 
     @property
     def fair(self) -> float:
@@ -304,7 +315,10 @@ class Table:
                         await self.writer.release(self.logfile)
                         if self._waiting():
                             continue    # requests came meanwhile: them first, then look again
-                        if timeout is EXPIRE:
+                        if timeout is EXPIRE and core.started:
+                            log.info("table %s given up: nobody was at its game in play for %g s",
+                                     self.id, core.abandoned_expiry, extra=about(table=self.id))
+                        elif timeout is EXPIRE:
                             log.info("table %s expired: nobody was at it for %g s while it waited for players",
                                      self.id, core.waiting_expiry, extra=about(table=self.id))
                         if self.on_evict is not None:

@@ -41,7 +41,7 @@ def test_the_defaults_are_serves_and_the_readmes():
     checked = {flag: n for flag, n in said.items() if flag in fields}
     assert set(checked) >= {"--max-tables", "--max-connections", "--rate-limit", "--keep-finished",
                             "--waiting-expiry", "--max-waiting-per-address", "--max-handshakes",
-                            "--max-per-address", "--max-bots-per-address"}, said
+                            "--max-per-address", "--max-bots-per-address", "--abandoned-expiry"}, said
     for flag, n in checked.items():
         assert getattr(config, fields[flag]) == n, (flag, n)
     # the rest, as README.md and docs/OPERATING.md word them
@@ -58,10 +58,11 @@ def test_the_defaults_are_serves_and_the_readmes():
 def test_flags_map_onto_the_fields():
     args = serve_args("--data-dir", "/srv/wt", "--durability", "batch", "--max-tables", "7", "--waiting-expiry", "0",
                       "--rate-limit", "3", "--allow-origin", "https://a.example", "--trusted-proxy", "10.0.0.0/8",
-                      "--proxy-protocol", "--max-per-address", "0", "--metrics-port", "0", "--max-bots-per-address", "3")
+                      "--proxy-protocol", "--max-per-address", "0", "--metrics-port", "0", "--max-bots-per-address", "3",
+                      "--abandoned-expiry", "0")
     config = server_config(args, "postgresql://wt@db/wt")
     assert config.data_dir == Path("/srv/wt") and config.durability == "batch" and config.max_tables == 7
-    assert config.waiting_expiry == math.inf                # 0: never
+    assert config.waiting_expiry == config.abandoned_expiry == math.inf     # 0: never
     assert (config.rate_limit, config.rate_burst) == (3, 10)    # twice the rate, at least 10
     assert config.allow_origins == ("https://a.example",) and config.proxy_protocol
     assert config.trusted_proxies == TrustedProxies.parse(["10.0.0.0/8"])
@@ -73,6 +74,7 @@ def test_flags_map_onto_the_fields():
 @pytest.mark.parametrize("change, said", [
     (dict(keep_finished=-1.0), "--keep-finished wants seconds, 0 or more"),
     (dict(waiting_expiry=math.nan), "--waiting-expiry wants seconds, 0 or more"),
+    (dict(abandoned_expiry=-1.0), "--abandoned-expiry wants seconds, 0 or more"),
     (dict(max_per_address=-1), "--max-per-address wants a count, 0 (no cap) or more"),
     (dict(max_bots_per_address=-1), "--max-bots-per-address wants a count, 0 (no cap) or more"),
     (dict(max_connections=0), "--max-connections wants a count, 1 or more"),
