@@ -371,7 +371,7 @@ class Server:
                     self.ops = OpsPort(self)
                     self.ops_port = await ops.start(self.ops.run, self.config.metrics_host, self.config.metrics_port)
                 ops.start_soon(probe_data_dir, self.health, self.data_dir, PROBE_EVERY, self.world.run_sync,
-                               self.world.clock.sleep)
+                               self.world.clock.sleep, self.world.disk)
                 await self._serve(host, port, task_status)
                 ops.cancel_scope.cancel()
         finally:

@@ -18,12 +18,13 @@ import enum
 import errno
 import json
 import logging
-import os
 from pathlib import Path
 from typing import Any, Awaitable, Callable
 
 import attrs
 import trio
+
+from .world import Disk, OsDisk
 
 log = logging.getLogger("wildtable.server")
 
@@ -112,18 +113,13 @@ class Health:
         return (200 if r.ready else 503), r.body()
 
 
-def data_dir_problem(data_dir: Path) -> str | None:
+def data_dir_problem(data_dir: Path, disk: Disk | None = None) -> str | None:
     """(In a worker thread.) None if a small file can be written, fsynced and removed in
-    the data dir; else why not, as a sentence."""
+    the data dir, on ``disk`` (the server's world's: the simulator's is one that fills and
+    dies; by default the OS's); else why not, as a sentence."""
     path = data_dir / PROBE_NAME
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, bytes(PROBE_BYTES))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-            os.unlink(path)
+        (disk or OsDisk()).probe(path, PROBE_BYTES)
     except OSError as e:
         try:
             path.unlink(missing_ok=True)
@@ -137,13 +133,14 @@ def data_dir_problem(data_dir: Path) -> str | None:
 
 async def probe_data_dir(health: Health, data_dir: Path, every: float = PROBE_EVERY,
                          run_sync: Callable[..., Awaitable[Any]] | None = None,
-                         sleep: Callable[[float], Awaitable[None]] = trio.sleep) -> None:
+                         sleep: Callable[[float], Awaitable[None]] = trio.sleep, disk: Disk | None = None) -> None:
     """Probe the data dir every ``every`` seconds, until cancelled. ``run_sync``: where the
     blocking probe runs (the server's world: a worker thread, or inline in the simulator,
-    whose clock must not jump while a thread works); ``sleep``: how it waits (the world's clock)."""
+    whose clock must not jump while a thread works); ``sleep``: how it waits (the world's
+    clock); ``disk``: what it writes to (the world's)."""
     run = run_sync or trio.to_thread.run_sync
     while True:
-        problem = await run(data_dir_problem, data_dir)
+        problem = await run(data_dir_problem, data_dir, disk)
         health.set_problem("disk", problem, "make room on its disk, or mend the data dir (it must exist and be "
                            "writable by this user); tables whose logs cannot be written stop the server")
         await sleep(every)

@@ -65,6 +65,7 @@ class Disk(Protocol):
     def fsync(self, fd: int) -> None: ...
     def sync_all(self, fds: list[int]) -> int: ...
     def close(self, fd: int) -> None: ...
+    def probe(self, path: os.PathLike, size: int) -> None: ...
 
 
 class Clock(Protocol):
@@ -134,6 +135,17 @@ class OsDisk:
 
     def close(self, fd: int) -> None:
         os.close(fd)
+
+    def probe(self, path, size: int) -> None:
+        """Write ``size`` bytes to a new file at ``path``, fsync it and remove it (the
+        health probe: server/health.py); OSError as the data dir's writes would fail."""
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, bytes(size))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            os.unlink(path)
 
 
 class RealWorld:

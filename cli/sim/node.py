@@ -115,6 +115,14 @@ class SimDisk:
         if self.paths.pop(fd, None) is not None:    # (a crash closed them all already)
             os.close(fd)
 
+    def probe(self, path, size: int) -> None:
+        """The health probe's file (server/health.py), written, fsynced and removed: it
+        fails as a write to this disk would (ENOSPC while full, EIO once crashed); no
+        file is made, its bytes never reach a log."""
+        self._alive()
+        if self.room is not None and self.room < size:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
     def crash(self) -> dict[str, int]:
         """Lose what was not synced; returns the bytes lost per file."""
         self.dead = True

@@ -4,11 +4,7 @@ held for its players a whole day, then given up, its log moved to expired/, and 
 who comes back is told why. (tests/server/test_games_nobody_is_at_are_given_up.py tries
 the same through real sockets with a shortened expiry.)"""
 
-import os
 import random
-import shutil
-import tempfile
-from pathlib import Path
 
 import trio
 import trio.testing
@@ -31,18 +27,8 @@ async def _joined(world: World, name: str, seed: int) -> Client:
     return c
 
 
-def test_a_game_everyone_left_is_held_a_day_then_given_up():
-    # in memory where there is tmpfs, as wildtable.sim.run keeps its runs: the server's
-    # health probe writes and fsyncs a real file in the data dir every 2 simulated seconds
-    base = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
-    tmp = Path(tempfile.mkdtemp(prefix="wtsim-", dir=base))
-    try:
-        _a_day(tmp / "data")
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _a_day(data: Path) -> None:
+def test_a_game_everyone_left_is_held_a_day_then_given_up(tmp_path):
+    data = tmp_path / "data"
     told: list[m.Error] = []
 
     async def main():
