@@ -398,8 +398,12 @@ class Connection:
             if trio.current_time() >= due:
                 break
             await self.server.world.clock.sleep_until(due)     # a hello meanwhile: the next round uses the idle clock
-        what = "hello" if self.name is None else "any message"
-        self.send_message(m.Error("idle_timeout", f"no {what} within {timeout:.0f} s; closing"))
+        if self.name is None:
+            said = f"no hello within {timeout:.0f} s; closing (a client says hello first)"
+        else:
+            said = (f"no message within {timeout:.0f} s (pings and pongs do not count); closing (a client stays "
+                    f"connected by sending one, list_tables say, more often than that)")
+        self.send_message(m.Error("idle_timeout", said))
         self.close_soon(CLOSE_POLICY if self.name is None else CLOSE_GOING_AWAY, "idle timeout")
         self._reader_scope.cancel()
 

@@ -21,6 +21,12 @@ const FIRST_PAUSE = 500;        // ms before connecting again after the first fa
 const LONGEST_PAUSE = 10000;
 const STEADY_MS = 3000;         // a connection up this long after its welcome: the pause is reset
                                 // (a redirect hop, or a node that welcomes and drops, is far shorter)
+// The server closes a connection that sends no message for 600 s (docs/PROTOCOL.md
+// "Connection lifetime"; WebSocket pings do not count, and a page cannot send one): a page
+// with nothing to say for KEEPALIVE_MS (a spectator, a player waiting for a table to fill or
+// for a long turn) sends list_tables, as the terminal client does (headless/core.py).
+export const KEEPALIVE_MS = 240000;
+const KEEPALIVE_LOOK_MS = 30000;  // how often the page looks whether it was silent that long
 
 export class Connection {
   constructor({ name, onMessage, onState }) {
@@ -34,6 +40,10 @@ export class Connection {
     this.welcome = null;
     this.node = null;             // the cluster node this page was sent to; null: the page's own server
     this.resend = null;           // the message to send again once that node says welcome
+    this.lastSent = 0;            // performance.now() of the last message sent
+    this.keepalive = setInterval(() => {
+      if (this.ready && performance.now() - this.lastSent >= KEEPALIVE_MS) this.send({ type: "list_tables" });
+    }, KEEPALIVE_LOOK_MS);
   }
 
   url() {
@@ -116,6 +126,7 @@ export class Connection {
   send(msg) {
     if (this.ws === null || this.ws.readyState !== WebSocket.OPEN) return false;
     this.ws.send(encode(msg));
+    this.lastSent = performance.now();
     return true;
   }
 
@@ -134,6 +145,7 @@ export class Connection {
 
   close() {
     this.stopped = true;
+    clearInterval(this.keepalive);
     if (this.ws) this.ws.close(1000, "bye");
   }
 }
