@@ -35,8 +35,8 @@ MAX_CONNECTIONS = 5000          # serve --max-connections, unless the open-file 
 RATE_LIMIT = 50.0               # messages a second per connection (serve --rate-limit)
 KEEP_FINISHED = 3600.0          # seconds a finished table stays listed and watchable
 WAITING_EXPIRY = 600.0          # seconds a table waiting for players may have nobody at it (inf: never)
-ABANDONED_EXPIRY = 86400.0      # seconds a game in play may have nobody at it (inf: never): a day, the
-                                # longest turn timer a table may set, so a slow game's players come back
+ABANDONED_EXPIRY = 86400.0      # seconds a game in play may have nobody at it (inf: never): a day, so
+                                # a slow game's players can come back to it the next day
 MAX_WAITING_PER_ADDRESS = 4     # tables waiting for players, or in play with nobody at them, that one
                                 # address may have created (0: no cap)
 LIST_REFRESH = 1.0              # seconds a list_tables answer may be reused when only seqs changed
