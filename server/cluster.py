@@ -15,8 +15,8 @@ their arbiters, and answers every client. What it adds to a single server:
   passed is adopted on the spot (on demand); one whose owner stopped heartbeating while
   its lease still runs is adopted as soon as the lease passes (the request waits for it,
   at most one lease). A table that has ended is answered here from its row, never
-  redirected (``no_such_table``: expired waiting, or over and forgotten by its owner,
-  which then clears its lobby entry); only a game over that a live owner still lists
+  redirected (``no_such_table``: expired waiting or given up in play, or over and
+  forgotten by its owner, which then clears its lobby entry); only a game over that a live owner still lists
   (holds, watchable) is redirected there.
 - **Adoption**: every ADOPT_EVERY (1 s) a node with room adopts unfinished tables whose
   lease has passed (or that have no owner: a node that stopped cleanly gave them up),

@@ -7,7 +7,8 @@ Schema (created with CREATE TABLE IF NOT EXISTS at start, ``PgStore.ensure_schem
     wt_nodes   one row a node: its public URL, heartbeat, load and capacity
     wt_tables  one row a table: its game, its owner node, the owner's lease (epoch and
                lease_until), whether it is finished, since when and how it ended (its game
-               over, or expired waiting for players), its lobby entry and its bots
+               over, or expired: waiting for players, or given up in play), its lobby
+               entry and its bots
     wt_records (table_id, n, data): record ``n`` of a table's log, ``data`` exactly the
                bytes of that .wlog frame (n 0 is the header): the rows in n order ARE
                the .wlog file (``load_records``, `wildtable export`)
