@@ -2,10 +2,13 @@
 and ended with it (issue #25; server/own_thread.py says why): never in the Trio thread,
 never in Trio's thread cache; a job's error reaches its caller; a job handed over is
 never abandoned: a caller cancelled meanwhile waits for its end and its result, and is
-cancelled at its next checkpoint."""
+cancelled at its next checkpoint. Where there is an eventfd, the thread is woken through
+it (rung without the GIL: server/own_thread.py says why), and it is closed with the
+thread."""
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -102,3 +105,22 @@ async def test_jobs_run_one_after_another_in_the_order_given():
                 nursery.start_soon(run_sync, seen.append, i)
                 await trio.testing.wait_all_tasks_blocked()    # each handed over before the next
     assert seen == list(range(20))
+
+
+@pytest.mark.skipif(not hasattr(os, "eventfd"), reason="an eventfd: Linux")
+async def test_each_job_rings_the_threads_eventfd_which_ends_with_it(monkeypatch):
+    rung: list[int] = []
+    ring = os.eventfd_write
+
+    def noted(fd: int, value: int) -> None:
+        rung.append(fd)
+        ring(fd, value)
+
+    monkeypatch.setattr(os, "eventfd_write", noted)
+    async with own_thread() as run_sync:
+        for i in range(5):
+            assert await run_sync(lambda x: 2 * x, i) == 2 * i
+    assert len(rung) == 6 and len(set(rung)) == 1      # five jobs and the stop, one eventfd
+    if Path("/proc/self/fd").exists():      # closed with the thread (its number not an eventfd now)
+        where = Path(f"/proc/self/fd/{rung[0]}")
+        assert not where.exists() or os.readlink(where) != "anon_inode:[eventfd]"
