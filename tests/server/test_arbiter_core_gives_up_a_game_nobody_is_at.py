@@ -30,10 +30,6 @@ def _left(settings: dict, at: float = 100.0, of=game):
     return core, tokens
 
 
-def test_the_default_is_a_day():
-    assert DEFAULT == 86400.0
-
-
 def test_a_game_without_timers_that_nobody_is_at_is_given_up_after_the_expiry():
     core, _ = _left({"turn_timer": 0})
     assert core.deadline(102.0) == (102.0 + DEFAULT, EXPIRE)
