@@ -47,7 +47,10 @@ MIN_PLAYERS = 2   # docs/DECISIONS.md "Go Fish Wildcard": "2 to 6 players"
 MAX_PLAYERS = 6
 #: 2: the dealer is drawn by lot unless the host chose one (setting dealer, default -1);
 #: version 1 (a log without "rules" in its header) had seat 0 deal by default.
-RULES_VERSION = 2
+#: 3: turn_timer at most a day (86400 s), as Go Wild!'s and Run Wild's timers; a log of
+#: version 2 or 1 replays with the longer timer it was played with.
+RULES_VERSION = 3
+MAX_TURN_TIMER = 86400.0      # seconds, from rules version 3
 
 RANKS = ("A", "2", "3", "4", "5", "6", "7", "8", "9", "10", "J", "Q", "K")
 SUITS = ("C", "D", "H", "S")
@@ -205,6 +208,9 @@ def new_table(config: TableConfig) -> State:
     if version == 1:
         defaults["dealer"] = 0       # rules version 1: seat 0 dealt unless the host chose
     s = merge_settings(defaults, config.settings, _CHECKS)
+    if version >= 3 and s["turn_timer"] > MAX_TURN_TIMER:
+        raise IllegalAction("bad_settings", f"setting 'turn_timer': must be 0 (off) or a number of seconds up to "
+                                            f"{MAX_TURN_TIMER:g}, not {s['turn_timer']!r}.")
     if s["dealer"] >= n or (version == 1 and s["dealer"] < 0):
         raise IllegalAction("bad_settings", f"setting 'dealer': seat {s['dealer']} does not exist at a table "
                                             f"of {n}; choose 0 to {n - 1}, or -1 to draw the dealer by lot.")

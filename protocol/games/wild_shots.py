@@ -32,7 +32,11 @@ NAME = "wild-shots"
 TITLE = "Wild Shots"
 MIN_PLAYERS = 2   # docs/DECISIONS.md "Wild Shots": 2 to 4 players.
 MAX_PLAYERS = 4
-RULES_VERSION = 1   # the version a log's header names (protocol/engine.py)
+# the version a log's header names (protocol/engine.py). 2: turn_timer at most a day
+# (86400 s), as Go Wild!'s and Run Wild's timers; a log of version 1 replays with the
+# longer timer it was played with.
+RULES_VERSION = 2
+MAX_TURN_TIMER = 86400.0      # seconds, from rules version 2
 
 N_CARDS = len(data.SUITS) * len(data.VALUES)   # 40
 HAND = data.HAND_SIZE
@@ -227,8 +231,11 @@ def new_table(config: TableConfig) -> State:
     n = config.seats
     if type(n) is not int or not MIN_PLAYERS <= n <= MAX_PLAYERS:
         raise IllegalAction("bad_settings", f"Wild Shots is for {MIN_PLAYERS} to {MAX_PLAYERS} players, not {n}.")
-    rules_version(config, RULES_VERSION)
+    version = rules_version(config, RULES_VERSION)
     s = merge_settings(default_settings(), config.settings, _CHECKS)
+    if version >= 2 and s["turn_timer"] > MAX_TURN_TIMER:
+        raise IllegalAction("bad_settings", f"setting 'turn_timer': must be 0 (no timer) or a number of seconds up "
+                                            f"to {MAX_TURN_TIMER:g}, not {s['turn_timer']!r}")
     if s["first_player"] >= n:
         raise IllegalAction("bad_settings", f"setting 'first_player': there is no seat {s['first_player']} "
                                             f"at a table of {n}; use -1 (chance) or 0..{n - 1}")
