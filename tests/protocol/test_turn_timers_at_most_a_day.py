@@ -1,6 +1,6 @@
 """Every game's timers are at most a day (86400 s): Go Wild! and Run Wild capped theirs,
 Wild Shots and Go Fish Wildcard took any finite `turn_timer` (1e300 s showed as a
-countdown of 1e+297 s). Capped from their rules versions 2 and 3 (docs/RULES.md "Rules
+countdown of "1e+300 s"). Capped from their rules versions 2 and 3 (docs/RULES.md "Rules
 versions"), so a log of an older version, played with a longer timer, still replays."""
 
 from __future__ import annotations
