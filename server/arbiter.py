@@ -50,6 +50,7 @@ _SEATING = (JoinReq, RejoinReq, SpectateReq)     # the requests whose whereabout
 
 _STATUS_RANK = {"waiting": 0, "playing": 1, "over": 2}    # list_tables keeps waiting tables first
 _NO_STATE = object()
+_NO_DEADLINE = (math.inf, None)
 
 
 def _new_token() -> str:
@@ -254,18 +255,19 @@ class Arbiter:
         if self.started and self.empty_since_at is not None:
             self.empty_since_at += paused_for
 
-    def _empty_for_good(self, now: float, expiry: float) -> float:
-        """When the table is to be forgotten (``expiry`` s after the last one left it), or
-        inf while someone is at it: the clock starts as the last one goes (every change of
-        who is at the table is followed by this call, through the shell's ``wake``)."""
+    def _expiry(self, now: float, expiry: float) -> tuple[float, Any]:
+        """(when the table is to be forgotten, EXPIRE): ``expiry`` s after the last one
+        left it; no deadline while someone is at it. The clock starts as the last one goes
+        (every change of who is at the table is followed by this call, through the shell's
+        ``wake``)."""
         if expiry == math.inf:
-            return math.inf
+            return _NO_DEADLINE
         if self.at:
             self.empty_since_at = None
-            return math.inf
+            return _NO_DEADLINE
         if self.empty_since_at is None:       # nobody is at it from now on
             self.empty_since_at = now
-        return self.empty_since_at + expiry
+        return self.empty_since_at + expiry, EXPIRE
 
     def deadline(self, now: float) -> tuple[float, Any]:
         """When the table must act by itself, and why: the engine's timeout (its move),
@@ -274,22 +276,22 @@ class Arbiter:
         if self.finished:
             return self.evict_at, EVICT
         if not self.started:
-            gone = self._empty_for_good(now, self.waiting_expiry)
-            return (gone, EXPIRE) if gone != math.inf else (math.inf, None)
+            return self._expiry(now, self.waiting_expiry)
         if self._blocked():
-            return math.inf, None       # timers stop while the disk is full (storage_resumed), or for good
+            return _NO_DEADLINE         # timers stop while the disk is full (storage_resumed), or for good
         # a game in play nobody is at is given up after abandoned_expiry: its timers
         # may be off (turn_timer 0), and then nothing else would ever end it
-        gone = self._empty_for_good(now, self.abandoned_expiry)
+        gone = self._expiry(now, self.abandoned_expiry)
         # the engine's timeout of this state: asked once a state (states are immutable
         # values; deadline is asked two or three times an intent)
         state = self.state
         if state is not self._timeout_of:
             self._timeout_of, self._timeout = state, self.game.timeout_action(state)
         t = self._timeout
-        if t is None or self.last_activity is None or gone < self.last_activity + t.seconds:
-            return (gone, EXPIRE) if gone != math.inf else (math.inf, None)
-        return self.last_activity + t.seconds, t
+        if t is None or self.last_activity is None:
+            return gone
+        due = self.last_activity + t.seconds
+        return gone if gone[0] < due else (due, t)
 
     def wake(self, now: float, facts: Facts | None = None) -> tuple[float, Any]:
         """When the shell must look again (and the deadline's reason): the deadline, or
