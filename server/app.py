@@ -44,6 +44,7 @@ from .interfaces import LogSink, Store
 from .local_tables import DATA_DIR_MODE, EXPIRED_DIR, FINISHED_DIR, LOG_SUFFIX
 from .logwriter import ROOM_ERRNOS, StorageFailed
 from .metrics import Metrics
+from .open_tables import OpenTables
 from .opsport import OpsPort
 from .prober import Prober
 from .timers import Timers
@@ -111,6 +112,7 @@ class Server:
         self.limits = config.limits()
         self.version = __version__
         self.tables: dict[str, Table] = {}
+        self.open_tables: OpenTables[Table] = OpenTables()     # the counts create_table checks (server/open_tables.py)
         self._creating = AddressCounts()        # tables being created (counted against max_tables), by address
         self.connections: set[Connection] = set()
         self.port: int | None = None
@@ -212,12 +214,12 @@ class Server:
         address = peer_address(owner)
         cap = self.config.max_waiting_per_address
         if address is not None and cap:
-            mine = [t.id for t in self.tables.values() if t.owner == address and t.counts_against_owner]
+            mine = [t.id for t in self.open_tables.owned_by(address) if t.counts_against_owner]
             if len(mine) + self._creating.of(address) >= cap:
                 raise IllegalAction("too_many_waiting_tables", self._too_many_waiting(mine))
         # tables still being created count too: the log file is made in a thread, and
         # creates arriving meanwhile must not all pass the cap
-        open_tables = sum(1 for t in self.tables.values() if not t.finished) + self._creating.total
+        open_tables = len(self.open_tables) + self._creating.total
         if open_tables >= self.config.max_tables:
             raise IllegalAction("too_many_tables", f"this server holds at most {self.config.max_tables} open tables; join an existing one or try later")
         created = datetime.datetime.fromtimestamp(self.world.wall(), datetime.timezone.utc).isoformat(timespec="seconds")
@@ -265,6 +267,7 @@ class Server:
         table.clock = self.world.clock
         table.timers = self.timers
         self.tables[table.id] = table
+        self.open_tables.started(table)
         self._lobby_changed()
         assert self._tables_nursery is not None     # (tables start once run() opened it)
         self._tables_nursery.start_soon(table.run)
@@ -279,6 +282,7 @@ class Server:
                     on_lobby=self._lobby_changed, on_lease_lost=self._lease_lost)
 
     def _finished(self, table: Table) -> None:
+        self.open_tables.finished(table)
         o = table.game.outcome(table.state)
         log.info("table %s finished after %d records: scores %s, winners %s", table.id, table.seq, list(o.scores), list(o.winners), extra=about(table=table.id))
 
@@ -289,6 +293,7 @@ class Server:
         ends, its log file closed."""
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+        self.open_tables.forgotten(table)
         self._lobby_changed()
         for c in self.connections:
             if c.route is table:        # so that nothing keeps the forgotten table in memory
@@ -313,6 +318,7 @@ class Server:
         cluster serves it now). Nothing it did not commit was acknowledged."""
         if self.tables.get(table.id) is table:
             del self.tables[table.id]
+        self.open_tables.forgotten(table)
         self._lobby_changed()
         self.metrics.leases_lost += 1
         if self.cluster is not None:

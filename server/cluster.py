@@ -205,7 +205,7 @@ class Cluster:
         return self.server.config.max_tables + self.server.config.max_connections // 4
 
     def open_tables(self) -> int:
-        return sum(1 for t in self.server.tables.values() if not t.finished)
+        return len(self.server.open_tables)
 
     def room(self) -> bool:
         return self.open_tables() < self.server.config.max_tables

@@ -184,6 +184,21 @@ class Checker:
 _NONE = object()
 
 
+def count_problems(server, node: str) -> list[str]:
+    """The counts a node keeps of its open tables (server/open_tables.py) against a walk
+    over every table it holds: a table started, finished, forgotten or stepped down from
+    (a lease lost) and not counted so would let --max-tables or an address's share drift."""
+    walked = [t for t in server.tables.values() if not t.finished]
+    out = []
+    if len(server.open_tables) != len(walked):
+        out.append(f"{node} counts {len(server.open_tables)} open table(s), holds {len(walked)}")
+    for address in {t.owner for t in walked if t.owner is not None}:
+        kept = [t.id for t in server.open_tables.owned_by(address)]
+        if kept != [t.id for t in walked if t.owner == address]:
+            out.append(f"{node} counts {kept} as {address}'s open tables")
+    return out
+
+
 def check(data: bytes, seen: list, when: str) -> list[str]:
     """What is wrong with ``data`` as a whole, replayed from its start (a Checker of its own)."""
     return Checker().check(data, seen, when)

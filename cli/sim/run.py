@@ -336,6 +336,10 @@ class World:
                     self.violation(f"{p.name} was told play is paused (the disk full) and never that it resumed "
                                    f"({QUIET:g} s after the disk had room)")
             self.check_log("at the end")
+            for node in getattr(self, "nodes", [self.node]):
+                if node.server is not None:
+                    for v in check.count_problems(node.server, node.name):
+                        self.violation(v)
             self.seq = max((c.seq for c in self.clients()), default=0)
             nursery.cancel_scope.cancel()
 

@@ -21,6 +21,7 @@ from wildtable.server.cluster import Cluster
 from wildtable.server.config import ConfigError, ServerConfig
 from wildtable.server.forwarded import TrustedProxies
 from wildtable.server.main import server_config
+from wildtable.server.open_tables import OpenTables
 from wildtable.server.world import RealWorld
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,6 +139,7 @@ class _Server:
     def __init__(self, seed):
         self.config = ServerConfig(seed=seed)
         self.tables: dict = {}
+        self.open_tables = OpenTables()
         self.connections: set = set()
         self.storage = _Storage()
         self.world = RealWorld()        # the cluster waits through its world's clock
