@@ -1,11 +1,12 @@
 """Tables kept as log files in the data dir (no --store): recovery at start, a new table's
 file, moving a forgotten table's log to finished/ or expired/, and the waiting tables'
-stamps at shutdown (docs/ARCHITECTURE.md, "Recovery"). One of the two places the
+stamps and makers at shutdown (docs/ARCHITECTURE.md, "Recovery"). One of the two places the
 tables' logs live (server/storage.py chooses); the other is server/store_tables.py."""
 
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 from functools import partial
@@ -32,6 +33,10 @@ LOG_SUFFIX = ".wlog"
 FINISHED_DIR = "finished"     # where the logs of finished games go once the server forgets them
 EXPIRED_DIR = "expired"       # where the logs of waiting tables that expired go
 DATA_DIR_MODE = 0o700         # the logs hold every shuffle: nobody else may read them
+# who made each table not finished (the address --max-waiting-per-address counts it
+# against), written at shutdown and read at start: the logs never hold an address (they
+# are replayed and shared), so without it a restart made every such table nobody's
+OWNERS_FILE = "owners.json"
 
 
 def waiting(seq: int, seats: int, seat_records: list) -> bool:
@@ -113,8 +118,36 @@ class LocalTables:
         self.server.nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
     async def close(self) -> None:
-        """The log writer is done: stamp the tables not finished."""
+        """The log writer is done: stamp the tables not finished, and keep who made them."""
         self._stamp_unfinished()
+        self._save_owners()
+
+    def _save_owners(self) -> None:
+        """At shutdown, DATA_DIR/owners.json: {table id: the address that made it} of the
+        tables not finished (0600, as the logs: addresses are personal data). The next
+        start counts each against its address again (after a crash: those of the last
+        clean shutdown; a table made since then counts against nobody)."""
+        owners = {t.id: t.owner for t in self.server.tables.values() if not t.finished and t.owner is not None}
+        path = self.data_dir / OWNERS_FILE
+        tmp = path.with_name(path.name + ".tmp")
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w") as f:
+                json.dump(owners, f)
+            os.replace(tmp, path)
+        except OSError as e:
+            log.warning("cannot write %s (%s): after this restart the tables not finished count against no address's "
+                        "--max-waiting-per-address", path, e.strerror or e)
+
+    def _owners(self) -> dict[str, str]:
+        """owners.json as the last shutdown wrote it ({} if there is none or it is not such a map)."""
+        try:
+            data = json.loads((self.data_dir / OWNERS_FILE).read_text())
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
 
     def _stamp_unfinished(self) -> None:
         """At shutdown, a table still waiting for players or in play gets its log's mtime
@@ -165,6 +198,7 @@ class LocalTables:
         has passed since it finished; one that finished longer ago has its log moved to
         finished/, which recovery does not read, so start-up does not grow with history."""
         server, config = self.server, self.server.config
+        owners = self._owners()
         tables = []
         archived = expired = 0
         widened = []
@@ -218,7 +252,8 @@ class LocalTables:
             logfile = LogFile(path) if over else LogFile.reopen(path, contents.good_length)
             table = Table(h.table, result.game, h.seats, dict(h.settings), result.state, logfile, self.writer,
                           seq=result.seq, seat_records=seat_records, finished_ago=finished_ago,
-                          empty_for=empty_for, log_format=h.format, **server.table_kw())
+                          empty_for=empty_for, log_format=h.format, owner=None if over else owners.get(h.table),
+                          **server.table_kw())
             tables.append(table)
         if archived:
             log.info("moved the logs of %d game(s) finished over %g s ago to %s/", archived, config.keep_finished,

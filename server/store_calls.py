@@ -92,15 +92,16 @@ class PgStore:
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
 
     # ------------------------------------------------------------ tables
-    def create_table_row(self, table_id: str, game: str, header: bytes) -> PgLog:
+    def create_table_row(self, table_id: str, game: str, header: bytes, creator: str | None = None) -> PgLog:
         """A new table owned by this node (epoch 1, its lease from now) with its header
-        record (n 0), in one transaction. psycopg's UniqueViolation if the id is taken."""
+        record (n 0), in one transaction; ``creator``: the address that made it. psycopg's
+        UniqueViolation if the id is taken."""
         with self.connection() as conn, conn.transaction():
-            conn.execute("INSERT INTO wt_tables (table_id, game, owner, epoch, lease_until) "
-                         "VALUES (%s, %s, %s, 1, clock_timestamp() + %s::interval)",
-                         (table_id, game, self.node_id, self._ttl()))
+            conn.execute("INSERT INTO wt_tables (table_id, game, owner, epoch, lease_until, creator) "
+                         "VALUES (%s, %s, %s, 1, clock_timestamp() + %s::interval, %s)",
+                         (table_id, game, self.node_id, self._ttl(), creator))
             conn.execute("INSERT INTO wt_records (table_id, n, data) VALUES (%s, 0, %s)", (table_id, header))
-        return PgLog(table_id, 1, 1)
+        return PgLog(table_id, 1, 1, creator=creator)
 
     def table_exists(self, table_id: str) -> bool:
         with self.connection() as conn:
@@ -199,12 +200,12 @@ class PgStore:
                     "UPDATE wt_tables SET owner = %(me)s, epoch = epoch + 1, "
                     "lease_until = clock_timestamp() + %(ttl)s::interval "
                     "WHERE table_id = %(t)s AND NOT finished AND (owner IS NULL OR owner = %(me)s "
-                    "OR lease_until < clock_timestamp()) RETURNING epoch",
+                    "OR lease_until < clock_timestamp()) RETURNING epoch, creator",
                     {"me": self.node_id, "ttl": self._ttl(), "t": table_id}).fetchone()
                 if row is None:
                     return None
                 n = conn.execute("SELECT count(*) FROM wt_records WHERE table_id = %s", (table_id,)).fetchone()[0]
-        return PgLog(table_id, row[0], n)
+        return PgLog(table_id, row[0], n, creator=row[1])
 
     def renew(self) -> dict[str, int]:
         """Extend every lease this node still holds; {table_id: epoch} of those. A table it

@@ -197,6 +197,7 @@ class PgLog:
     epoch: int
     next_n: int
     lost: bool = False          # a commit was fenced out: every later one is refused at once
+    creator: str | None = None  # the address that made the table (None: unknown), as the store keeps it
 
     @property
     def name(self) -> str:

@@ -46,6 +46,9 @@ ADDED_COLUMNS = (
     # how it ended: its game 'over', or 'expired' waiting for players (no game to replay);
     # NULL: not finished, or marked finished before this column, which counts as over
     ("wt_tables", "ended", "text CHECK (ended IN ('over', 'expired'))"),
+    # the address that made it (--max-waiting-per-address: a node that adopts the table
+    # counts it against that address, as its maker did); NULL: unknown, or before this column
+    ("wt_tables", "creator", "text"),
 )
 # one schema at a time: CREATE TABLE IF NOT EXISTS run by two nodes at once can still
 # collide in the catalog, so ensure_schema holds this advisory lock while it runs

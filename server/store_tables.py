@@ -81,7 +81,7 @@ class StoreTables:
         """A new table whose log is in the store (its row and header, owned by this node)."""
         store, server = self.store, self.server
         def create() -> Table:
-            return Table.create(tid, game, seats, dict(settings), partial(store.create_table_row, tid, game.NAME),
+            return Table.create(tid, game, seats, dict(settings), partial(store.create_table_row, tid, game.NAME, creator=address),
                                 self.writer, created, name, owner=address, **server.table_kw())
         for attempt in range(ID_ATTEMPTS):
             try:
@@ -140,7 +140,7 @@ class StoreTables:
         h = contents.header
         return Table(tid, result.game, h.seats, dict(h.settings), result.state, handle, self.writer,
                      seq=result.seq, seat_records=seat_records, finished_ago=finished_ago, log_format=h.format,
-                     **self.server.table_kw())
+                     owner=handle.creator, **self.server.table_kw())
 
     def _finished_from_store(self) -> list[Table]:
         """(In a worker thread, at start.) This node's tables whose game ended under

@@ -45,6 +45,7 @@ class Row:
     ended: str | None = None
     entry: bytes | None = None
     bots: bytes | None = None
+    creator: str | None = None
 
 
 @attrs.define
@@ -169,15 +170,15 @@ class SimStore:
         return self.db.now() + self.lease_seconds
 
     # ------------------------------------------------------------ tables
-    def create_table_row(self, table_id: str, game: str, header: bytes) -> PgLog:
+    def create_table_row(self, table_id: str, game: str, header: bytes, creator: str | None = None) -> PgLog:
         db = self.db
         if table_id in db.tables:
             raise KeyError(f"duplicate key table_id={table_id}")
         db._order += 1
-        db.tables[table_id] = Row(game, self.node_id, 1, self._new(), db.now(), db._order)
+        db.tables[table_id] = Row(game, self.node_id, 1, self._new(), db.now(), db._order, creator=creator)
         db.records[table_id] = [header]
         db.written.append(Written(table_id, 0, self.node_id, 1, db.now()))
-        return PgLog(table_id, 1, 1)
+        return PgLog(table_id, 1, 1, creator=creator)
 
     def table_exists(self, table_id: str) -> bool:
         return table_id in self.db.tables
@@ -250,7 +251,7 @@ class SimStore:
                                                 or row.lease_until < now):
             return None
         row.owner, row.epoch, row.lease_until = self.node_id, row.epoch + 1, self._new()
-        return PgLog(table_id, row.epoch, len(self.db.records[table_id]))
+        return PgLog(table_id, row.epoch, len(self.db.records[table_id]), creator=row.creator)
 
     def renew(self) -> dict[str, int]:
         now = self.db.now()

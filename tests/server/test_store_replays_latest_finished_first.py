@@ -50,7 +50,7 @@ OLD_TABLES = """CREATE TABLE wt_tables (
 
 
 async def test_a_store_made_before_finished_at_gets_it_at_start(tmp_path, pg_dsn):
-    # wt_tables as the first stores made it (no finished_at, no ended)
+    # wt_tables as the first stores made it (no finished_at, no ended, no creator)
     with psycopg.connect(pg_dsn, autocommit=True, connect_timeout=10) as conn:
         conn.execute(OLD_TABLES)
     with trio.fail_after(40):
@@ -60,6 +60,9 @@ async def test_a_store_made_before_finished_at_gets_it_at_start(tmp_path, pg_dsn
             assert kind == ("timestamp with time zone",)
             (kind,) = await query(pg_dsn, "SELECT data_type FROM information_schema.columns "
                                           "WHERE table_name = 'wt_tables' AND column_name = 'ended'")
+            assert kind == ("text",)
+            (kind,) = await query(pg_dsn, "SELECT data_type FROM information_schema.columns "
+                                          "WHERE table_name = 'wt_tables' AND column_name = 'creator'")
             assert kind == ("text",)
             older = await play_out_with_a_refusal(url)
             newer = await play_out_with_a_refusal(url, names=("cy", "dee"))
