@@ -1,7 +1,7 @@
 """Tables kept as log files in the data dir (no --store): recovery at start, a new table's
-file, moving a forgotten table's log to finished/ or expired/, and the waiting tables'
-stamps and makers at shutdown (docs/ARCHITECTURE.md, "Recovery"). One of the two places the
-tables' logs live (server/storage.py chooses); the other is server/store_tables.py."""
+file, moving a forgotten table's log to finished/ or expired/, and the unfinished tables'
+stamps and makers at shutdown (docs/ARCHITECTURE.md, "Recovery"). One of the two places
+the tables' logs live (server/storage.py chooses); the other is server/store_tables.py."""
 
 from __future__ import annotations
 
@@ -136,6 +136,10 @@ class LocalTables:
                 json.dump(owners, f)
             os.replace(tmp, path)
         except OSError as e:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
             log.warning("cannot write %s (%s): after this restart the tables not finished count against no address's "
                         "--max-waiting-per-address", path, e.strerror or e)
 

@@ -4,8 +4,8 @@
 finished: `--max-tables`) and which of the asking address's tables count against its
 `--max-waiting-per-address`. Both were a walk over every table the server holds, and it
 holds a finished table for `--keep-finished` (an hour by default): the walk grew with
-every game played in the last hour, and at 4,000 players it was 3.4% of the Trio thread.
-Here a table is counted when it starts, uncounted when it finishes and when it is
+every game played in the last hour (0.8 ms a create with 10,000 tables held, on the
+event loop, refused creates too). Here a table is counted when it starts, uncounted when it finishes and when it is
 forgotten (evicted, or its lease lost), so each answer costs what it counts.
 """
 
@@ -48,11 +48,12 @@ class OpenTables(Generic[T]):
     def finished(self, table: T) -> None:
         """Its game ended, or it is forgotten: it counts against nothing any more."""
         self._open.discard(table)
-        owned = self._owned.get(table.owner) if table.owner is not None else None
-        if owned is not None:
+        owner = table.owner
+        owned = self._owned.get(owner) if owner is not None else None
+        if owner is not None and owned is not None:
             owned.pop(table, None)
             if not owned:
-                del self._owned[table.owner]   # type: ignore[arg-type]  # (not None: owned was found by it)
+                del self._owned[owner]
 
     forgotten = finished
 

@@ -74,6 +74,17 @@ async def test_a_broken_owners_file_makes_the_tables_nobodys_and_the_server_star
             # (each clean shutdown writes the file anew from what the server holds)
 
 
+async def test_an_owners_file_that_cannot_be_written_is_said_and_the_shutdown_ends(tmp_path, caplog):
+    data = tmp_path / "data"
+    with trio.fail_after(60):
+        async with running_server(ServerConfig(data_dir=data)) as (server, url):
+            assert isinstance(await _make(url, HERE), m.TableCreated)
+            (data / OWNERS_FILE).mkdir()        # in the way: the file cannot replace it
+    said = [r.getMessage() for r in caplog.records if OWNERS_FILE in r.getMessage()]
+    assert said and "count against no address" in said[0], said
+    assert not (data / (OWNERS_FILE + ".tmp")).exists(), "its temporary file is not left behind"
+
+
 async def test_a_node_that_adopts_a_table_counts_it_against_its_maker(tmp_path, pg_dsn):
     """Two nodes at the default lease; one address makes as many waiting tables as the
     default cap allows on n1, which shuts down (its leases given up): n2 adopts them and
