@@ -50,7 +50,8 @@ Cards are typed as shown: 7H, 10S, QD, AC (a star marks a wild card: JD*). A ran
 Ask a player for a rank you hold: ask p2 for 7s. If a card of that rank reaches you and
 makes three of a kind without wilds, place it (place 7 7 7) to ask again, or end.
 In place, a rank picks your lowest card of it and W picks a wild: place K K W.
-Sets you can still make are placed for you when your turn ends. Click a card to type it."""
+Sets you can still make are placed for you when your turn ends. In the full-screen
+client, click a card to type it."""
 
 _FILLER = {"for", "from", "any", "some", "the", "a", "an", "of", "to", "seat", "player", "please", "and"}
 _CARD_RE = re.compile(r"^(A|[2-9]|10|T|J|Q|K)([CDHS])$")

@@ -52,7 +52,8 @@ The largest set wins the trick (ties: whoever played first); tricks 1, 2, 3 of a
 are worth 1, 2, 3 points, and the winner of a round's first trick is the Wild One.
 Only the Wild One may add wilds to a colour set, no more wilds than colour cards:
 play 2 blue 2 wild. Anyone else may slough wilds (slough 2): they never win.
-Click a colour in your hand to type it. The first to 20 points wins."""
+The first to the table's target wins (20 points unless the table set another).
+In the full-screen client, click a colour in your hand to type it."""
 
 NAMES = COLOURS + ("wild",)
 _LETTERS = "ryobgw"
