@@ -43,7 +43,15 @@ def go_wild_move(p, warmed_up: bool) -> None:
 
 
 def wild_shots_move(p, warmed_up: bool) -> None:
-    p.click_and_wait('.hand [data-playable="true"]')
+    """A playable card; once warmed up, the lowest (a card's value is its id % 10 + 1, and
+    the highest of the led suit or trump wins): the bot takes the trick and leads the next,
+    which our turn then shows (as Go Wild!'s move, above)."""
+    if not warmed_up:
+        p.click_and_wait('.hand [data-playable="true"]')
+        return
+    cards = [int(c) for c in p.page.eval_on_selector_all(
+        '.hand [data-playable="true"]', "(els) => els.map((e) => e.dataset.card)")]
+    p.click_and_wait(f'.hand [data-card="{min(cards, key=lambda c: (c % 10, c))}"]')
 
 
 def go_fish_move(p, warmed_up: bool) -> None:
