@@ -55,9 +55,9 @@ ALIASES = {"d": "draw", "r": "ready", "m": "meld", "a": "add", "t": "take", "s":
 HELP = """\
 Cards are typed as shown: B6 is blue 6 (colours B G Y R P), W a wild, W=5 a wild as 5,
 D3 a Draw-3. Melds are typed m1, m2, ... as shown on the table (in the full-screen
-client, click a card or a meld to type it). Wild values are guessed when they can be (a set's number; a run's
-gap or next number): write W=5 to choose. Anything the server refuses is shown
-with its reason next to your command."""
+client, click a card or a meld to type it). Wild values are guessed when they can be
+(a set's number; a run's gap or next number): write W=5 to choose. Anything the server
+refuses is shown with its reason next to your command."""
 
 _COLOUR_LETTERS = "BGYRP"
 _STYLES = {
