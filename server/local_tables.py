@@ -1,7 +1,8 @@
 """Tables kept as log files in the data dir (no --store): recovery at start, a new table's
-file, moving a forgotten table's log to finished/ or expired/, and the unfinished tables'
-stamps and makers at shutdown (docs/ARCHITECTURE.md, "Recovery"). One of the two places
-the tables' logs live (server/storage.py chooses); the other is server/store_tables.py."""
+file, moving a forgotten table's log to finished/ or expired/, the unfinished tables'
+stamps at shutdown and their makers (owners.json) kept (docs/ARCHITECTURE.md,
+"Recovery"). One of the two places the tables' logs live (server/storage.py chooses); the
+other is server/store_tables.py."""
 
 from __future__ import annotations
 
@@ -37,6 +38,9 @@ DATA_DIR_MODE = 0o700         # the logs hold every shuffle: nobody else may rea
 # against), written at shutdown and read at start: the logs never hold an address (they
 # are replayed and shared), so without it a restart made every such table nobody's
 OWNERS_FILE = "owners.json"
+# while serving it is written again (in a worker thread) at most this often, when tables
+# were made or forgotten since: after a crash it is at most that stale
+OWNERS_EVERY = 10.0
 
 
 def waiting(seq: int, seats: int, seat_records: list) -> bool:
@@ -73,6 +77,8 @@ class LocalTables:
 
     def __init__(self, server: Server):
         self.server = server
+        self._owners_changed = False        # a table made or forgotten since owners.json was written
+        self._owners_warned = False         # its last write failed, and the log said so
         config = server.config
         self.data_dir = server.data_dir
         writer = LogWriter(config.durability, max_open=config.max_open_logs, disk=server.world.disk,
@@ -89,7 +95,18 @@ class LocalTables:
         return await self.server.world.run_sync(self.recover)
 
     async def serving(self, host: str, port: int, nursery: trio.Nursery) -> None:
-        """Once listening: nothing more (a node of a cluster joins it here)."""
+        """Once listening: owners.json kept up to date (a node of a cluster joins it here)."""
+        nursery.start_soon(self._keep_owners)
+
+    async def _keep_owners(self) -> None:
+        """Every OWNERS_EVERY seconds, owners.json written again if tables were made or
+        forgotten since (in a worker thread: the write and its fsync)."""
+        world = self.server.world
+        while True:
+            await world.clock.sleep(OWNERS_EVERY)
+            if self._owners_changed:
+                self._owners_changed = False
+                await world.run_sync(self._write_owners, self.server.open_tables.owners())
 
     async def resume_bots(self) -> None:
         self.server.bots.resume()
@@ -107,41 +124,54 @@ class LocalTables:
                      address: str | None) -> Table:
         """A new table with its log file (made in a worker thread)."""
         server = self.server
-        return await server.world.run_sync(
+        table = await server.world.run_sync(
             lambda: Table.create(tid, game, seats, dict(settings), partial(LogFile.create, self.data_dir / (tid + LOG_SUFFIX)),
                                  self.writer, created, name, owner=address, **server.table_kw()))
+        if address is not None:
+            self._owners_changed = True
+        return table
 
     def forget(self, table: Table, where: str) -> None:
         """Move a forgotten table's log out of the way of recovery (to ``where``)."""
         log.info("table %s forgotten (%s, nobody at it); its log goes to %s/", table.id, ended_as(table), where,
                  extra=about(table=table.id))
+        if table.owner is not None:
+            self._owners_changed = True
         self.server.nursery.start_soon(self._move_out, table.id, table.logfile.path, where)
 
     async def close(self) -> None:
         """The log writer is done: stamp the tables not finished, and keep who made them."""
         self._stamp_unfinished()
-        self._save_owners()
+        self._write_owners(self.server.open_tables.owners())
 
-    def _save_owners(self) -> None:
-        """At shutdown, DATA_DIR/owners.json: {table id: the address that made it} of the
-        tables not finished (0600, as the logs: addresses are personal data). The next
-        start counts each against its address again (after a crash: those of the last
-        clean shutdown; a table made since then counts against nobody)."""
-        owners = {t.id: t.owner for t in self.server.tables.values() if not t.finished and t.owner is not None}
+    def _write_owners(self, owners: dict[str, str]) -> None:
+        """DATA_DIR/owners.json: {table id: the address that made it} of the tables not
+        finished (0600, as the logs: addresses are personal data), written whole and
+        fsynced, then put in place; at shutdown, and while serving (_keep_owners). The
+        next start counts each against its address again (after a crash: as of the last
+        write, at most OWNERS_EVERY seconds before; a table made since counts against
+        nobody). A failed write is said once, until one succeeds."""
         path = self.data_dir / OWNERS_FILE
         tmp = path.with_name(path.name + ".tmp")
         try:
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
             with os.fdopen(fd, "w") as f:
                 json.dump(owners, f)
+                f.flush()
+                os.fsync(f.fileno())
             os.replace(tmp, path)
         except OSError as e:
             try:
                 os.unlink(tmp)
             except OSError:
                 pass
-            log.warning("cannot write %s (%s): after this restart the tables not finished count against no address's "
-                        "--max-waiting-per-address", path, e.strerror or e)
+            if not self._owners_warned:
+                self._owners_warned = True
+                log.warning("cannot write %s (%s): after a restart the tables not finished may count against no "
+                            "address's --max-waiting-per-address (tried again as tables come and go)", path,
+                            e.strerror or e)
+            return
+        self._owners_warned = False
 
     def _owners(self) -> dict[str, str]:
         """owners.json as the last shutdown wrote it ({} if there is none or it is not such a map)."""
@@ -164,7 +194,7 @@ class LocalTables:
             since = t.empty_since()
             when = wall - max(0.0, now - since) if since is not None else wall
             try:
-                os.utime(t.logfile.path, (when, when))
+                self.server.world.disk.stamp(t.logfile.path, when)
             except OSError:
                 pass            # gone or not ours: recovery counts from its last write
 
@@ -232,7 +262,7 @@ class LocalTables:
             st = path.stat()
             # how long ago it finished, or since anyone was at a table not finished (the
             # server stamps those at shutdown): its log was last written then
-            age = max(0.0, server.world.wall() - st.st_mtime)
+            age = max(0.0, server.world.wall() - server.world.disk.mtime(path))
             finished_ago = empty_for = 0.0
             if over:
                 finished_ago = age

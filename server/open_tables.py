@@ -20,6 +20,7 @@ class Counted(Protocol):
     @property
     def finished(self) -> bool: ...
 
+    id: str
     owner: str | None
 
 
@@ -56,6 +57,10 @@ class OpenTables(Generic[T]):
                 del self._owned[owner]
 
     forgotten = finished
+
+    def owners(self) -> dict[str, str]:
+        """{table id: its maker's address} of every open table with a maker."""
+        return {t.id: address for address, owned in self._owned.items() for t in owned}
 
     def owned_by(self, address: str) -> list[T]:
         """The address's open tables, oldest first."""

@@ -66,6 +66,10 @@ class Disk(Protocol):
     def sync_all(self, fds: list[int]) -> int: ...
     def close(self, fd: int) -> None: ...
     def probe(self, path: os.PathLike, size: int) -> None: ...
+    # when a log was last written, on the world's wall clock (World.wall), and setting it:
+    # recovery takes a table's age from it, the shutdown stamps it (server/local_tables.py)
+    def mtime(self, path: os.PathLike) -> float: ...
+    def stamp(self, path: os.PathLike, when: float) -> None: ...
 
 
 class Clock(Protocol):
@@ -146,6 +150,12 @@ class OsDisk:
         finally:
             os.close(fd)
             os.unlink(path)
+
+    def mtime(self, path) -> float:
+        return os.stat(path).st_mtime
+
+    def stamp(self, path, when: float) -> None:
+        os.utime(path, (when, when))
 
 
 class RealWorld:

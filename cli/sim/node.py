@@ -27,6 +27,14 @@ from .pause import NodeClock
 EPOCH = 1_800_000_000.0      # the simulated wall clock: this Unix time at Trio's time 0
 
 
+def sim_wall() -> float:
+    """The simulated wall clock (SimWorld.wall); EPOCH outside a run."""
+    try:
+        return EPOCH + trio.current_time()
+    except RuntimeError:
+        return EPOCH
+
+
 class SimDisk:
     """The log writer's disk (server/world.py, Disk). Bytes go to real files (in memory
     on tmpfs, where there is one), but the disk counts, per file, how much was synced.
@@ -40,8 +48,14 @@ class SimDisk:
     room: ext4 and XFS reserve a write's blocks when it is written (an fsync that fails
     stops the real server whatever its errno: server/logwriter.py)."""
 
-    def __init__(self, rng: random.Random):
+    def __init__(self, rng: random.Random, wall=None, times: dict[str, float] | None = None):
         self.rng = rng
+        # when each file was last written or stamped, on the simulated wall clock (``wall``):
+        # the real files' mtimes are real time, weeks from the simulated one, and every
+        # table recovered after a crash looked older than its expiry (kept by the node
+        # across its lives in ``times``)
+        self.wall = wall or sim_wall
+        self.times: dict[str, float] = {} if times is None else times
         self.paths: dict[int, str] = {}
         self.size: dict[str, int] = {}
         self.synced: dict[str, int] = {}
@@ -88,6 +102,7 @@ class SimDisk:
                 raise OSError(errno.ENOSPC, "No space left on device")
             data = data[:self.room]
         n = os.write(fd, data)
+        self.times[self.paths[fd]] = self.wall()
         if self.room is not None:
             self.room -= n
         # the file's end as the OS has it (the writer cuts a group the disk had no room
@@ -122,6 +137,18 @@ class SimDisk:
         self._alive()
         if self.room is not None and self.room < size:
             raise OSError(errno.ENOSPC, "No space left on device")
+
+    def mtime(self, path) -> float:
+        """When ``path`` was last written or stamped, simulated; a file this node never
+        wrote through its disk (a log made with its header only, LogFile.create) counts as
+        written now: it is never taken for older than it is."""
+        os.stat(path)           # (FileNotFoundError as the OS's)
+        return self.times.get(str(path), self.wall())
+
+    def stamp(self, path, when: float) -> None:
+        self._alive()
+        os.stat(path)
+        self.times[str(path)] = when
 
     def crash(self) -> dict[str, int]:
         """Lose what was not synced; returns the bytes lost per file."""
@@ -191,6 +218,7 @@ class Node:
         self.config = config             # the server's settings (its data dir too)
         self.server: Server | None = None
         self.disk: SimDisk | None = None
+        self.mtimes: dict[str, float] = {}     # its disk's record of when each file was written (SimDisk.times)
         self._scope: trio.CancelScope | None = None
         self._done = trio.Event()
         self.clock = NodeClock(name)     # this incarnation's (a new one each start)
@@ -206,7 +234,7 @@ class Node:
         return "t%08x" % self.rng.getrandbits(32)
 
     async def start(self, nursery: trio.Nursery) -> None:
-        self.disk = SimDisk(random.Random(self.rng.getrandbits(64)))
+        self.disk = SimDisk(random.Random(self.rng.getrandbits(64)), times=self.mtimes)
         self.lives += 1
         self.clock = self.net.clocks[self.name] = NodeClock(self.name)
         sink: LogSink[Any] | None = None
