@@ -46,6 +46,7 @@ async def test_a_killed_nodes_tables_are_adopted_and_every_game_ends(tmp_path, p
                 over_before: set[str] = set()       # games that ended before the kill
                 moving: list[str] = []              # the killed node's tables still in play
                 adopted_at = {}
+                killed_seq: dict[str, int] = {}     # each doomed table's last seq in the store as n2 died
                 victim = nodes[1]
                 doomed = [t for t in tables if home[t] == "n2"]
 
@@ -60,6 +61,11 @@ async def test_a_killed_nodes_tables_are_adopted_and_every_game_ends(tmp_path, p
                         seen_before[t] = p.mirror.seq
                         if p.mirror.over is not None:
                             over_before.add(t)
+                        if t in doomed:
+                            # the killed node's players send nothing until its bot has acted at
+                            # the adopter: a player dealt a lucky hand went out first once (a
+                            # loaded CI run), and the game ended before the bot was back
+                            p.hold = trio.Event()
                     victim.signal(signal.SIGKILL)
                     killed = trio.current_time()
                     # a game that ended at n2 as the kill came (its game_over sent, the table
@@ -67,10 +73,10 @@ async def test_a_killed_nodes_tables_are_adopted_and_every_game_ends(tmp_path, p
                     # back) is over in the store as n2 left it: it did not move (nobody adopts
                     # before the lease has passed)
                     for t in doomed:
-                        if t not in over_before:
-                            left = replay(await stored_log(pg_dsn, t))
-                            if left.game.outcome(left.state).over:
-                                over_before.add(t)
+                        left = replay(await stored_log(pg_dsn, t))
+                        killed_seq[t] = left.seq
+                        if t not in over_before and left.game.outcome(left.state).over:
+                            over_before.add(t)
                     with trio.fail_after(ADOPTED_WITHIN + NOISE + 5):
                         while True:
                             over_before.update(t for (t,) in await query(
@@ -83,6 +89,18 @@ async def test_a_killed_nodes_tables_are_adopted_and_every_game_ends(tmp_path, p
                                 if t not in adopted_at and now[t][0] in ("n1", "n3") and now[t][1] > 1:
                                     adopted_at[t] = trio.current_time() - killed
                             await trio.sleep(0.1)
+                    # the server-run bots go on at the adopter: an action of each moved
+                    # table's bot after n2's last record (n2 is dead: only the adopter writes)
+                    with trio.move_on_after(30):
+                        for t in moving:
+                            while not _bot_acted_after(await stored_log(pg_dsn, t), killed_seq[t]):
+                                await trio.sleep(0.1)
+                    for t in moving:
+                        assert _bot_acted_after(await stored_log(pg_dsn, t), killed_seq[t]), \
+                            f"{t}: the bot stopped (no action of its own at the adopter in 30 s)"
+                    for p in people:
+                        if p.hold is not None:
+                            p.hold.set()
 
                 async with trio.open_nursery() as n:
                     n.start_soon(kill_mid_round)
@@ -123,10 +141,14 @@ async def test_a_killed_nodes_tables_are_adopted_and_every_game_ends(tmp_path, p
                     assert rejoined, f"{p.name} at table {t} never took its seat back"
                     assert p.url != victim.url and p.trail[-1] in (nodes[0].url, nodes[2].url)
                     # the server-run bot went on at the adopter
-                    back = logs[t][rejoined[-1]].seq
-                    assert any(r.seat == 1 and r.by == "player" and r.seq > back
-                               for r in contents.records if type(r) is ActionAccepted), f"{t}: the bot stopped"
+                    assert _bot_acted_after(contents, killed_seq[t]), f"{t}: the bot stopped"
                 elif t not in doomed:
                     assert not rejoined, f"{p.name} at table {t} (node {home[t]}) lost its connection"
             for t in moving:
                 assert f"table {t} adopted" in (nodes[0].log + nodes[2].log)
+
+
+def _bot_acted_after(contents, seq: int) -> bool:
+    """The bot (seat 1) had an action of its own accepted after ``seq``."""
+    return any(type(r) is ActionAccepted and r.seat == 1 and r.by == "player" and r.seq > seq
+               for r in contents.records)
