@@ -39,10 +39,8 @@ without one (a bots.json of an older server) counts against no address.
 from __future__ import annotations
 
 import importlib
-import json
 import logging
 import math
-import os
 import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +52,7 @@ from wildtable.protocol.errors import IllegalAction
 
 from .cpu_pool import BrokenProcessPool, pool_of
 from .forwarded import Address, AddressCounts, peer_address
+from .jsonfile import read_json, replace_json
 from .wire import ws_url
 from .oplog import Throttled, about
 
@@ -124,19 +123,11 @@ class BotBook:
         self.on_change = on_change
 
     def load(self) -> list[dict]:
-        try:
-            data = json.loads(self.path.read_text())
-        except (OSError, ValueError):
-            return []
-        return valid_entries(data)
+        return valid_entries(read_json(self.path))
 
     def _save(self, entries: list[dict]) -> None:
-        tmp = self.path.with_name(self.path.name + ".tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as f:
-                json.dump(entries, f)
-            os.replace(tmp, self.path)
+            replace_json(self.path, entries)
         except OSError as e:
             log.warning("cannot write %s (%s): bots seated by the server will not come back after a restart",
                         self.path, e.strerror or e)

@@ -7,7 +7,6 @@ other is server/store_tables.py."""
 from __future__ import annotations
 
 import errno
-import json
 import logging
 import os
 from functools import partial
@@ -21,6 +20,7 @@ from wildtable.protocol.logfmt import SeatClaimed, read_log
 from wildtable.protocol.replay import replay
 
 from .interfaces import LogSink
+from .jsonfile import read_json, replace_json
 from .logwriter import LOG_MODE, LogFile, LogWriter, fsync_dir
 from .table import Table
 from .oplog import about
@@ -152,19 +152,9 @@ class LocalTables:
         write, at most OWNERS_EVERY seconds before; a table made since counts against
         nobody). A failed write is said once, until one succeeds."""
         path = self.data_dir / OWNERS_FILE
-        tmp = path.with_name(path.name + ".tmp")
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w") as f:
-                json.dump(owners, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
+            replace_json(path, owners, durable=True)
         except OSError as e:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
             if not self._owners_warned:
                 self._owners_warned = True
                 log.warning("cannot write %s (%s): after a restart the tables not finished may count against no "
@@ -174,11 +164,8 @@ class LocalTables:
         self._owners_warned = False
 
     def _owners(self) -> dict[str, str]:
-        """owners.json as the last shutdown wrote it ({} if there is none or it is not such a map)."""
-        try:
-            data = json.loads((self.data_dir / OWNERS_FILE).read_text())
-        except (OSError, ValueError):
-            return {}
+        """owners.json as last written ({} if there is none or it is not such a map)."""
+        data = read_json(self.data_dir / OWNERS_FILE)
         if not isinstance(data, dict):
             return {}
         return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
