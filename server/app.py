@@ -295,9 +295,6 @@ class Server:
             del self.tables[table.id]
         self.open_tables.forgotten(table)
         self._lobby_changed()
-        for c in self.connections:
-            if c.route is table:        # so that nothing keeps the forgotten table in memory
-                c.route = None
         where = FINISHED_DIR if table.finished else EXPIRED_DIR
         # until its log is moved or marked (in a thread), no_table knows it from here
         self._moving[table.id] = where
@@ -323,9 +320,6 @@ class Server:
         self.metrics.leases_lost += 1
         if self.cluster is not None:
             self.cluster.stepped_down(table)    # its bots here stop first: the adopter runs them
-        for c in self.connections:
-            if c.route is table:
-                c.route = None
         audience = [s.conn for s in table.seats if s.conn is not None] + list(table.spectators)
         log.warning("table %s: this node lost its lease (another node owns it now, or it passed): stepped down, "
                     "%d connection(s) told to connect again", table.id, len(audience), extra=about(table=table.id))

@@ -7,6 +7,7 @@ reconnect and resync from a snapshot."""
 from __future__ import annotations
 
 import logging
+import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -127,7 +128,10 @@ class Connection:
         self.limit = RateLimit(cfg.rate_limit, cfg.rate_burst)
         self.slow = False
         self.closed = False          # set once both tasks are done: tables must not seat it any more
-        self.route = None            # the table this connection last sent a request to
+        # the table this connection last sent a request to, weakly: a table the server
+        # forgets is not kept by the connections that once spoke to it, and forgetting
+        # one walks none of them (a node losing its store drops every table at once)
+        self._route: weakref.ref | None = None
         self._reader_scope = trio.CancelScope()
         self._connected_at = self._last_heard = trio.current_time()
         # Fair order (server/fairorder.py): what this connection's intents can be credited
@@ -460,16 +464,25 @@ class Connection:
     async def _answer_intent(self, message) -> None:
         """Answer an intent here, yet after the answers to this connection's earlier
         intents: through the table they went to, if any (every intent: one answer, in order)."""
-        if self.route is not None:
+        route = self.route
+        if route is not None:
             try:
-                await self.route.submit(self, ReplyReq(self.link, message))
+                await route.submit(self, ReplyReq(self.link, message))
                 return
             except (trio.ClosedResourceError, trio.BrokenResourceError):
                 pass                # the table is shutting down
         self.send_message(message)
 
+    @property
+    def route(self):
+        """The table this connection last sent a request to (None: none, or forgotten)."""
+        ref = self._route
+        return None if ref is None else ref()
+
     async def _submit(self, table, req) -> None:
-        self.route = table
+        ref = self._route
+        if ref is None or ref() is not table:
+            self._route = weakref.ref(table)
         try:
             try:
                 table.inbox_send.send_nowait((self, req))    # Table.submit's common case, without its coroutine
@@ -477,7 +490,7 @@ class Connection:
                 await table.submit(self, req)               # a full inbox: wait for room
         except (trio.ClosedResourceError, trio.BrokenResourceError):
             # its arbiter has ended: a finished table just forgotten, or a server stopping
-            self.route = None
+            self._route = None
             raise IllegalAction("no_such_table", f"table {table.id!r} is closed (its game is over, or the server "
                                 "is stopping); list_tables shows the open ones") from None
 
