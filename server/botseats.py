@@ -42,6 +42,7 @@ import importlib
 import logging
 import math
 import socket
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +75,7 @@ MAX_BOTS = 24
 # default still leave the last 8 of MAX_BOTS to everyone else
 MAX_BOTS_PER_ADDRESS = 8
 BOT_ADDRESS = "server-bot"   # what the server's own bots' connections are called in logs (Peer.remote)
+BOTS_CODE = "wildtable.headless.bots"     # what _load_code imports (its strategies, its levels)
 SWEEP = 30.0        # seconds between looks for bots left alone at a table waiting for players
 BOT_SEARCHES = 1    # expert bots' searches under way at once, server-wide (in the search processes)
 
@@ -200,11 +202,13 @@ class BotHost:
         """Import the bots' code (headless/bots.py, the games' strategies, the levels) the
         first time a bot is wanted, in a worker thread. Imported in the event loop, it
         stalled every table of the server for 0.5 s, over 1 s on a loaded machine, and a
-        node of a cluster with a short lease lost its tables to another node for it."""
+        node of a cluster with a short lease lost its tables to another node for it.
+        Imported already (another server of the process, a test): no thread."""
         if self._code is None:
             self._code = trio.Event()
             try:
-                await trio.to_thread.run_sync(importlib.import_module, "wildtable.headless.bots")
+                if BOTS_CODE not in sys.modules:
+                    await trio.to_thread.run_sync(importlib.import_module, BOTS_CODE)
             finally:
                 self._code.set()        # (a failed import fails again, with its error, where it is used)
         await self._code.wait()
