@@ -13,9 +13,11 @@ from __future__ import annotations
 import pytest
 import trio
 
+from mockclockkit import OneThreadWorld
 from hostilekit import (Gone, Raw, Sockets, ends_within, port_of, refused_503, said_hello, serve_process,
                         steady_player, under_attack, upgraded)
 from serverkit import server_config
+from wildtable.server.listener import HANDSHAKE_TIMEOUT
 
 HALF = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"     # and no more
 
@@ -69,6 +71,27 @@ async def test_a_handshake_that_does_not_complete_is_closed_after_the_timeout(tm
             # not before its time: the timeout is the handshake's whole life
             assert trio.current_time() - started >= 0.9
             (await said_hello(port)).close()
+
+
+async def test_a_handshake_that_does_not_complete_is_closed_at_the_default_timeout(tmp_path, autojump_clock):
+    """As above at serve's default (10 s), on trio's mock clock, which jumps to the next
+    deadline whenever every task waits (the kernel hands loopback data over as it is sent,
+    and the server's blocking calls run in the task: OneThreadWorld): each closed 10 s
+    after it connected, not before."""
+    assert server_config(tmp_path).handshake_timeout == HANDSHAKE_TIMEOUT == 10.0
+    async with under_attack(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url, port):
+        async def closed_after(raw: Raw, opened: float) -> None:
+            with raw:
+                await ends_within(raw, HANDSHAKE_TIMEOUT + 1, f"in its handshake (timeout {HANDSHAKE_TIMEOUT:g} s)")
+            assert HANDSHAKE_TIMEOUT <= trio.current_time() - opened <= HANDSHAKE_TIMEOUT + 0.05
+
+        async with trio.open_nursery() as n:
+            for i in range(4):
+                opened = trio.current_time()
+                raw = await (half_open(port, "127.0.0.2") if i % 2 else Raw.open(port, source="127.0.0.2"))
+                n.start_soon(closed_after, raw, opened)
+                await trio.sleep(3.0)       # each on its own clock: 0, 3, 6, 9 s
+        (await said_hello(port)).close()
 
 
 async def test_200_half_open_handshakes_leave_the_server_responsive(tmp_path):

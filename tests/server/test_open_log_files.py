@@ -22,9 +22,11 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import (
     FORMAT_VERSION, ActionAccepted, Header, SeatClaimed, encode_record, read_log,
 )
+from wildtable.server.logwriter import LOG_IDLE
 from wildtable.server.table import token_hash
 
 from hostilekit import steady_player_process
+from mockclockkit import OneThreadWorld
 from proc import LineReader
 from serverkit import create, ready_all, reply_to, running_server, seated, server_config
 from waitkit import wait_until
@@ -220,3 +222,42 @@ async def test_an_idle_table_closes_its_log_and_opens_it_again_for_its_next_reco
                            if type(r) is ActionAccepted and r.action == {"kind": "ready"}]
                 assert len(readies) == 2
                 assert server.writer.opens > opens          # opened again to write them
+
+
+async def test_an_idle_log_is_closed_at_the_default_and_opened_again(tmp_path, autojump_clock):
+    """As above at the default (LOG_IDLE, 60 s), on trio's mock clock with the log writer
+    in the task (OneThreadWorld): open 59 s after the table's last write, closed at 60 s,
+    opened again for the next record. Run Wild with the ready timer off: nothing is
+    written while the two players wait (reading, so that they answer pings)."""
+    async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
+        assert server.writer.idle == LOG_IDLE == 60.0
+        async with seated(url, "run-wild", 2, {"ready_timeout": 0}) as (tid, conns, _), trio.open_nursery() as n:
+            heard: list[list] = [[], []]
+            for c, into in zip(conns, heard):
+                n.start_soon(read_into, c, into)
+            t = server.tables[tid]
+            written = t.logfile.last_write          # the deal's records, on trio's clock
+            assert t.logfile.fd >= 0
+            await trio.sleep_until(written + LOG_IDLE - 1)
+            assert t.logfile.fd >= 0, "closed before LOG_IDLE"
+            await wait_until(lambda: t.logfile.fd < 0, step=0.01, timeout=2, what="closed at LOG_IDLE")
+            assert written + LOG_IDLE <= trio.current_time() <= written + LOG_IDLE + 0.05
+            opens = server.writer.opens
+            for i, c in enumerate(conns):
+                await c.send(m.Intent(900 + i, {"kind": "ready"}))
+            await wait_until(lambda: all(answers_of(h) for h in heard), step=0.01, what="both readies answered")
+            assert [type(answers_of(h)[0]) for h in heard] == [m.Accepted, m.Accepted], heard
+            readies = [r for r in read_log(t.logfile.path.read_bytes()).records
+                       if type(r) is ActionAccepted and r.action == {"kind": "ready"}]
+            assert len(readies) == 2 and server.writer.opens == opens + 1
+            n.cancel_scope.cancel()
+
+
+async def read_into(conn, into: list) -> None:
+    """Every message ``conn`` receives, into ``into`` (pings are answered as it reads)."""
+    while True:
+        into.append(await conn.receive())
+
+
+def answers_of(heard: list) -> list:
+    return [x for x in heard if isinstance(x, (m.Accepted, m.Rejected))]

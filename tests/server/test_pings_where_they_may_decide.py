@@ -14,7 +14,8 @@ from wildtable.server import connection
 from wildtable.server.fairorder import Reach
 
 from serverkit import running_server
-from test_prober import InlineWorld, seated_at_a_fair_table
+from mockclockkit import InlineWorld
+from test_prober import seated_at_a_fair_table
 
 QUICK = connection.PROBE_FIRST[1] + 1       # the ping on sitting down and the quick ones after it
 

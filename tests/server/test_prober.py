@@ -15,8 +15,8 @@ from wsproto.events import CloseConnection, Ping
 from wildtable.protocol import messages as m
 from wildtable.server import connection, prober
 from wildtable.server.prober import Prober
-from wildtable.server.world import RealWorld
 
+from mockclockkit import InlineWorld
 from rawclient import RawClient
 from serverkit import running_server
 
@@ -141,16 +141,6 @@ async def seated_at_a_fair_table(url: str, name: str) -> RawClient:
     assert isinstance(created, m.TableCreated), created
     await c.send(m.Join(created.table, 0))
     return c
-
-
-class InlineWorld(RealWorld):
-    """The real world, but its blocking calls (the log's fsyncs, the data dir's probe) run
-    in the task, not in a worker thread: trio's mock clock must not jump while one works
-    (it jumps whenever every task waits, and a task waiting for a thread waits)."""
-
-    async def run_sync(self, fn, *args):
-        await trio.lowlevel.checkpoint()
-        return fn(*args)
 
 
 async def mute_seat_closed(tmp_path, **runs_on) -> tuple[float, float]:

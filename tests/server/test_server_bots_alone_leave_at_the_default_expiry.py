@@ -5,15 +5,14 @@ beside tests/client/test_bots_outlive_their_player.py's, which shorten it to 1 s
 A real server on real sockets (its bots over their socketpairs) on trio's mock clock,
 which jumps to the next deadline whenever every task waits: the kernel hands loopback
 and socketpair data over as it is sent, before the clock can jump, and the log's writes
-run in the task (``InlineWorld``), so the 20 minutes take no wall time. Only what the
-server reads is polled, once a simulated second. The bots' code is imported here, before
+run in the task (tests/mockclockkit.py), so the 20 minutes take no wall time. Only what
+the server reads is polled, once a simulated second. The bots' code is imported here, before
 the clock is mocked: the server then seats its first bot without a worker thread, and
 the clock cannot jump while one imports it (it did, past ann's wait for her bots)."""
 
 from __future__ import annotations
 
 import json
-from contextlib import asynccontextmanager
 
 import trio
 
@@ -23,22 +22,14 @@ from wildtable.protocol import messages as m
 from wildtable.server import botseats
 from wildtable.server.config import WAITING_EXPIRY
 
+from mockclockkit import OneThreadWorld
 from serverkit import create, join, running_server, server_config
-from test_prober import InlineWorld
 from waitkit import wait_until
 
 # how late after its time a bot's leave may come: the sweep looks every SWEEP seconds, and
 # counts the time alone from its first look (so up to two periods), and a second more for
 # the leave's own round trip
 LATE = 2 * botseats.SWEEP + 1.0
-
-
-class OneThreadWorld(InlineWorld):
-    """InlineWorld whose log writer has no thread of its own either (as the simulator's)."""
-
-    @asynccontextmanager
-    async def own_thread(self):
-        yield self.run_sync
 
 
 async def seated_with_bots_and_gone(url: str, seats: int, bots: int, **settings) -> tuple[str, float]:
