@@ -8,7 +8,10 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
+from wildtable.server.connection import SEND_TIMEOUT
+from wildtable.server.wire import CLOSE_FLUSH
 
+from mockclockkit import OneThreadWorld
 from scripted import play_all_to_end
 from serverkit import running_server, seated, server_config, unread_spectator
 from waitkit import wait_until
@@ -89,3 +92,26 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_pat
                     assert closed.code == 1008
                 assert "hello_first" in codes and codes[-1] == "idle_timeout"
                 assert 0.9 <= trio.current_time() - t0 < 5
+
+
+async def test_a_peer_that_stops_taking_bytes_is_closed_at_the_default_send_timeout(tmp_path, autojump_clock):
+    """As above at the default send timeout (10 s), on trio's mock clock with the server's
+    blocking calls in the task (tests/mockclockkit.py): closed once its socket took nothing
+    for 10 s, neither before (it joined 10 s or more before) nor later than that after the
+    game's last frame waited for it, and the close frame's own flush (2 s: it cannot go
+    out to a peer that takes nothing) after that."""
+    assert server_config(tmp_path).send_timeout == SEND_TIMEOUT == 10.0
+    async with running_server(server_config(tmp_path / "data", outbox=1_000_000), world=OneThreadWorld()) as (server, url):
+        async with seated(url, "run-wild", 2) as (table, conns, joined):
+            async with unread_spectator(url, table, "stuck"):
+                joined_at = trio.current_time()
+                [theirs] = [c for c in server.connections if c.name == "stuck"]
+                results = await play_all_to_end(conns, joined, timeout=80)
+                ended = trio.current_time()
+                assert len(results) == 2 and all(r.over is not None for r in results)
+                await wait_until(lambda: theirs not in server.connections,
+                                 timeout=SEND_TIMEOUT + 5, step=0.01, what="the stuck spectator closed")
+                closed = trio.current_time()
+                assert theirs.closed and not theirs.slow
+                assert closed - joined_at >= SEND_TIMEOUT and closed <= ended + SEND_TIMEOUT + CLOSE_FLUSH + 0.05, \
+                    (joined_at, ended, closed)
