@@ -8,7 +8,7 @@ import trio
 from wildtable.headless.net import connect
 from wildtable.headless.wire import ConnectionClosed, open_socket
 from wildtable.protocol import messages as m
-from wildtable.server.connection import SEND_TIMEOUT
+from wildtable.server.connection import HELLO_TIMEOUT, SEND_TIMEOUT
 from wildtable.server.wire import CLOSE_FLUSH
 
 from mockclockkit import OneThreadWorld
@@ -115,3 +115,26 @@ async def test_a_peer_that_stops_taking_bytes_is_closed_at_the_default_send_time
                 assert theirs.closed and not theirs.slow
                 assert closed - joined_at >= SEND_TIMEOUT and closed <= ended + SEND_TIMEOUT + CLOSE_FLUSH + 0.05, \
                     (joined_at, ended, closed)
+
+
+async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open_at_the_default(tmp_path, autojump_clock):
+    """As above at the default hello timeout (10 s), on trio's mock clock: a client
+    sending list_tables every second and never a hello is closed 10 s after it connected
+    (every 0.3 s, its 21st refused frame would close it first, at 6 s: MAX_BAD_FRAMES)."""
+    assert server_config(tmp_path).hello_timeout == HELLO_TIMEOUT == 10.0
+    async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
+        t0 = trio.current_time()
+        async with open_socket(url) as ws:
+            codes = []
+            try:
+                while True:
+                    await ws.send_message(m.encode(m.ListTables()))
+                    with trio.move_on_after(1.0):
+                        while True:
+                            reply = m.decode(await ws.get_message())
+                            if isinstance(reply, m.Error):
+                                codes.append(reply.code)
+            except ConnectionClosed as closed:
+                assert closed.code == 1008
+            assert "hello_first" in codes and codes[-1] == "idle_timeout"
+            assert HELLO_TIMEOUT <= trio.current_time() - t0 <= HELLO_TIMEOUT + 0.05
