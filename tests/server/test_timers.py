@@ -16,6 +16,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server.timers import FAR, Timers
 
+from mockclockkit import OneThreadWorld
 from serverkit import answer, create, join, running_server, server_config
 from waitkit import wait_until
 
@@ -84,3 +85,26 @@ async def test_a_reminder_for_a_deadline_moved_later_does_not_expire_a_table_ear
                 await trio.sleep_until(left + expiry - 0.4)
                 assert table in server.tables, "expired at the deadline it had before someone sat down"
                 await wait_until(lambda: table not in server.tables, what="the table expired at its second deadline")
+
+
+async def test_a_reminder_moved_later_does_not_expire_a_table_early_at_the_default(tmp_path, autojump_clock):
+    """As above at the default --waiting-expiry (600 s), on trio's mock clock: made and
+    left waiting, sat at and left 300 s later, the table is there at 600 s and expires
+    600 s after it was left, not before."""
+    expiry = server_config(tmp_path).waiting_expiry
+    assert expiry == 600.0
+    async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
+        async with connect(url, "ann") as ann:
+            created = trio.current_time()
+            table = await create(ann, "run-wild", 2)
+        await trio.sleep_until(created + expiry / 2)
+        async with connect(url, "ann") as ann:
+            await join(ann, table, 0)
+            await ann.send(m.Leave())
+            assert isinstance(await answer(ann), m.Left)
+        left = trio.current_time()
+        await trio.sleep_until(created + expiry + 1)
+        assert table in server.tables, "expired at the deadline it had before someone sat down"
+        await wait_until(lambda: table not in server.tables, step=0.01, timeout=expiry,
+                         what="the table expired at its second deadline")
+        assert left + expiry <= trio.current_time() <= left + expiry + 0.05
