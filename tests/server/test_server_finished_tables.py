@@ -14,6 +14,7 @@ from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
+from mockclockkit import OneThreadWorld
 from serverkit import answer, check_views, create, get, info, join, replay_by_seq, reply_to, running_server, server_config
 from waitkit import wait_until
 
@@ -198,6 +199,43 @@ async def test_a_finished_table_is_kept_while_anyone_is_at_it(tmp_path, keep):
                 # sent its last request there)
                 gc.collect()
                 assert held() is None, gc.get_referrers(held())
+
+
+async def test_a_finished_table_is_kept_while_anyone_is_at_it_at_the_default(tmp_path, autojump_clock):
+    """As above at the default --keep-finished (an hour), on trio's mock clock: watched
+    for two minutes past the hour, still held; once its spectator leaves, forgotten at the
+    next look, which comes a minute after the last at most (``Arbiter.hold_again``)."""
+    keep = server_config(tmp_path).keep_finished
+    assert keep == 3600.0
+    async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
+        async with connect(url, "wes") as wes:
+            table, _, over = await play_out(url, watcher=wes)
+            ended = trio.current_time()
+            heard: list = []
+            async with trio.open_nursery() as n:
+                n.start_soon(read_into, wes, heard)         # (so that it answers pings)
+                n.start_soon(keep_alive, wes)
+                await trio.sleep_until(ended + keep + 120)
+                assert table in server.tables and server.tables[table].spectators
+                await wes.send(m.Leave())
+                left = trio.current_time()
+                await wait_until(lambda: table not in server.tables, step=0.01, timeout=61, what="forgotten")
+                assert trio.current_time() <= left + 60 + 0.05
+                assert any(isinstance(x, m.Left) for x in heard)
+                n.cancel_scope.cancel()
+        await _until_forgotten(server, table)
+
+
+async def read_into(conn, into: list) -> None:
+    while True:
+        into.append(await conn.receive())
+
+
+async def keep_alive(conn) -> None:
+    """A message every 5 minutes, as a client at a table does (the idle timeout is 10)."""
+    while True:
+        await trio.sleep(300)
+        await conn.send(m.ListTables())
 
 
 async def test_at_start_a_game_that_finished_long_ago_is_moved_not_loaded(tmp_path):
