@@ -14,7 +14,9 @@ import trio
 
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
+from wildtable.server.config import LIST_REFRESH
 
+from mockclockkit import OneThreadWorld
 from serverkit import answer, create, join, running_server, server_config
 
 TABLES = 300
@@ -85,3 +87,24 @@ async def test_seqs_alone_refresh_the_list_after_list_refresh(tmp_path):
                 await ann.receive_until(lambda x: isinstance(x, m.Accepted))
                 while (await _list(bob)).tables[0]["seq"] != server.tables[t].seq:
                     await trio.sleep(0.05)
+
+
+async def test_seqs_alone_refresh_the_list_at_the_default(tmp_path, autojump_clock):
+    """As above at the default (1 s), on trio's mock clock: a list built, then a move
+    (a seq, no lobby fact); the lists asked meanwhile show the old seq until 1 s after that
+    build, and the new one from then on."""
+    assert server_config(tmp_path).list_refresh == LIST_REFRESH == 1.0
+    async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
+        async with connect(url, "ann") as ann, connect(url, "bob") as bob:
+            t = await create(ann, "run-wild", 2)
+            await join(ann, t, 0)
+            await join(bob, t, 1)
+            before = (await _list(bob)).tables[0]["seq"]
+            built = trio.current_time()
+            await ann.send(m.Intent(1, {"kind": "ready"}))
+            await ann.receive_until(lambda x: isinstance(x, m.Accepted))
+            assert server.tables[t].seq == before + 1
+            while (await _list(bob)).tables[0]["seq"] == before:
+                assert trio.current_time() < built + LIST_REFRESH + 0.05, "not refreshed after list_refresh"
+                await trio.sleep(0.01)
+            assert trio.current_time() >= built + LIST_REFRESH - 0.01, "refreshed for a seq alone before list_refresh"
