@@ -1,0 +1,122 @@
+"""Tables that end on a cluster, at serve's default times (docs/PROTOCOL.md, "Clusters";
+docs/ARCHITECTURE.md, "Bounded resources"), in the simulator: two or three real nodes on
+the simulated store (wildtable/sim), each at `ServerConfig()`'s defaults. The real-
+PostgreSQL tests of the same (tests/server/test_cluster_ended_tables.py,
+test_store_finished_table_forgotten_quietly.py) shorten --waiting-expiry, --keep-finished
+and the lease to a second or so; here a simulated hour costs seconds.
+
+- A table waiting for players that nobody is at expires 600 s after it was made, on its
+  owner, and every node then says it expired (the store's row), with no redirect.
+- A game played out and left is held for the hour (--keep-finished) and forgotten
+  then; its lease passed long before (a finished table's lease is not renewed), and its
+  forgetting is not taken for a lost lease: nothing is logged as one, no commit counted
+  as fenced out. Every node then says it is over and where its replay is."""
+
+from __future__ import annotations
+
+import logging
+import random
+
+import trio
+
+from wildtable.protocol import messages as m
+from wildtable.server.config import KEEP_FINISHED, WAITING_EXPIRY
+from wildtable.sim.cluster import ClusterWorld
+from wildtable.sim.players import Client
+
+from simkit import joined, simulate
+
+SLACK = 2.0         # seconds either side of a deadline: the arbiter's wake-up, a store call or two
+
+
+def owner_of(world: ClusterWorld, table: str):
+    (owner,) = [n for n in world.nodes if n.server is not None and table in n.server.tables]
+    return owner
+
+
+async def told_at(world: ClusterWorld, node: str, table: str, seed: int) -> m.Error:
+    """What a client connected to ``node`` is told when it asks to spectate ``table``."""
+    c = Client(world, f"asker{seed}", random.Random(seed))
+    c.at = node
+    assert await c.connect() and c.at == node
+    c.send(m.Spectate(table))
+    while True:
+        got = await c.next()
+        if type(got) in (m.Error, m.Redirect, m.Spectating):
+            c.end.close()
+            assert type(got) is m.Error, got
+            return got
+
+
+async def gone_from(node, table: str, until: float) -> None:
+    with trio.move_on_at(until):
+        while table in node.server.tables or table in node.server._moving:
+            await trio.sleep(0.5)
+    assert table not in node.server.tables, f"{table} still held at {trio.current_time():.1f} s"
+
+
+def cluster_world(tmp_path, game: str, settings: dict) -> ClusterWorld:
+    world = ClusterWorld(7, tmp_path, set())
+    world.game, world.seats, world.settings = game, 2, settings
+    for node in world.nodes:
+        assert node.config.waiting_expiry == WAITING_EXPIRY and node.config.keep_finished == KEEP_FINISHED
+    return world
+
+
+def test_a_waiting_table_nobody_is_at_expires_at_the_default_and_every_node_says_so(tmp_path):
+    async def main():
+        world = cluster_world(tmp_path, "go-wild", {})
+        async with trio.open_nursery() as nursery:
+            world.nursery = nursery
+            nursery.start_soon(world.net.loop.run)
+            await world.start_nodes(nursery)
+            made = trio.current_time()
+            await world.create_table()
+            table = world.table_id
+            owner = owner_of(world, table)
+            await trio.sleep_until(made + WAITING_EXPIRY - SLACK)
+            assert table in owner.server.tables, "expired before --waiting-expiry"
+            await gone_from(owner, table, made + WAITING_EXPIRY + SLACK)
+            for i, node in enumerate(world.nodes):
+                said = await told_at(world, node.name, table, 100 + i)
+                assert said.code == "no_such_table" and "expired" in said.message, (node.name, said)
+            nursery.cancel_scope.cancel()
+    simulate(main)
+
+
+def test_a_finished_game_is_held_an_hour_then_forgotten_quietly_and_every_node_says_it_is_over(tmp_path, caplog):
+    caplog.set_level(logging.INFO, logger="wildtable.server")
+
+    async def main():
+        # Go Wild! to one point, played out by its turn timer (the game's settings are not
+        # what this test is about)
+        world = cluster_world(tmp_path, "go-wild", {"turn_timer": 0.01, "target": 1})
+        async with trio.open_nursery() as nursery:
+            world.nursery = nursery
+            nursery.start_soon(world.net.loop.run)
+            await world.start_nodes(nursery)
+            await world.create_table()
+            table = world.table_id
+            players = [await joined(world, name, seed) for name, seed in (("ann", 1), ("bob", 2))]
+            while type(await players[0].next()) is not m.GameOver:
+                pass
+            for p in players:
+                p.end.close()
+            owner = owner_of(world, table)
+            t = owner.server.tables[table]
+            assert t.finished
+            left = trio.current_time()
+            await trio.sleep_until(left + KEEP_FINISHED - SLACK)
+            assert table in owner.server.tables, "forgotten before --keep-finished"
+            await gone_from(owner, table, left + KEEP_FINISHED + SLACK)
+            await trio.sleep(10)            # its release goes through the writer after it is forgotten
+            assert owner.server.metrics.fenced_commits == 0 and owner.server.metrics.leases_lost == 0
+            for i, node in enumerate(world.nodes):
+                said = await told_at(world, node.name, table, 200 + i)
+                assert said.code == "no_such_table" and "is over" in said.message and "/replay/" in said.message, \
+                    (node.name, said)
+            nursery.cancel_scope.cancel()
+    simulate(main)
+    said = [r.getMessage() for r in caplog.records if r.name == "wildtable.server"]
+    assert any("forgotten (finished, nobody at it)" in s for s in said), said[-20:]
+    assert not [s for s in said if "lease lost" in s or "lost its lease" in s], said
