@@ -20,7 +20,9 @@ import random
 import trio
 
 from wildtable.protocol import messages as m
+from wildtable.server.cluster import ADOPT_EVERY
 from wildtable.server.config import KEEP_FINISHED, WAITING_EXPIRY
+from wildtable.server.store_pg import LEASE_SECONDS
 from wildtable.sim.cluster import ClusterWorld
 from wildtable.sim.players import Client
 
@@ -120,3 +122,43 @@ def test_a_finished_game_is_held_an_hour_then_forgotten_quietly_and_every_node_s
     said = [r.getMessage() for r in caplog.records if r.name == "wildtable.server"]
     assert any("forgotten (finished, nobody at it)" in s for s in said), said[-20:]
     assert not [s for s in said if "lease lost" in s or "lost its lease" in s], said
+
+
+def test_a_node_stopped_cleanly_hands_its_table_over_well_within_the_default_lease(tmp_path, caplog):
+    """`serve` stopped (SIGTERM's path: Server.shutdown) gives up its tables' leases; the
+    other node adopts the table at its next look, within ADOPT_EVERY (1 s) and a store call
+    or two, not once the lease (5 s by default, renewed every third of it) that a node
+    killed leaves to pass has passed. The
+    real-PostgreSQL test of it (tests/server/test_cluster_handover.py) runs a 1.5 s lease,
+    which a handover that waited the lease out would pass too."""
+    caplog.set_level(logging.INFO, logger="wildtable.server")
+
+    async def main():
+        world = cluster_world(tmp_path, "go-wild", {})
+        assert all(n.config.lease_seconds == LEASE_SECONDS == 5.0 for n in world.nodes)
+        async with trio.open_nursery() as nursery:
+            world.nursery = nursery
+            nursery.start_soon(world.net.loop.run)
+            await world.start_nodes(nursery)
+            await world.create_table()
+            table = world.table_id
+            players = [await joined(world, name, seed) for name, seed in (("ann", 1), ("bob", 2))]
+            owner = owner_of(world, table)
+            for p in players:       # gone first: the shutdown's goodbye then waits for nobody
+                p.end.close()
+            while owner.server.connections:
+                await trio.sleep(0.01)
+            began = trio.current_time()
+            await owner.server.shutdown("handover test")
+            await owner.stopped()
+            others = [n for n in world.nodes if n is not owner]
+            with trio.move_on_after(LEASE_SECONDS):
+                while not any(table in n.server.tables for n in others):
+                    await trio.sleep(0.01)
+            took = trio.current_time() - began
+            # the lease, renewed every third of it, would pass 3.3 s after the stop at the soonest
+            assert took <= ADOPT_EVERY + 0.5, f"adopted {took:.2f} s after the stop began"
+            nursery.cancel_scope.cancel()
+    simulate(main)
+    said = [r.getMessage() for r in caplog.records if r.name == "wildtable.server"]
+    assert any("gave up the leases of 1 table(s)" in s for s in said), said[-20:]
