@@ -1,6 +1,7 @@
 """A table the server forgets is let go by the connections that once spoke to it, though
-they stay connected, and forgetting it walks none of them (server/connection.py
-``route``: a weak reference; a node losing its store forgets every table at once)."""
+they stay connected (server/connection.py ``route``: a weak reference, so that forgetting
+a table need not walk every connection to clear it; a node losing its store forgets every
+table at once)."""
 
 from __future__ import annotations
 
