@@ -416,10 +416,14 @@ class LogWriter:
         self.disk.close(fd)
 
     def _close_idle(self, now: float) -> None:
-        """Close the files nothing was written to for ``idle`` seconds (oldest first)."""
+        """Close the files nothing was written to for ``idle`` seconds (oldest first): due
+        by the very sum ``_idle_deadline`` waits for. (``now - last_write < idle`` said
+        "not yet" at that deadline when the sum rounded down, 0.7 + 0.1 for one, and the
+        writer woke again at once for ever: on trio's mock clock, which cannot move while
+        a task runs, it spun without end.)"""
         while self._open:
             log = next(iter(self._open))
-            if now - log.last_write < self.idle:
+            if now < log.last_write + self.idle:
                 break
             self._close_file(log)
 
@@ -475,7 +479,8 @@ class LogWriter:
                         break
                     group = fill_group(self._recv, [first] if first is not None else [])
                     now = trio.current_time()
-                    sync = any(c.sync for c in group) or (periodic and now - last_sync >= BATCH_FSYNC)
+                    # due by the very sum ``wake`` waited for (``_close_idle`` says why)
+                    sync = any(c.sync for c in group) or (periodic and now >= last_sync + BATCH_FSYNC)
                     t0 = time.perf_counter()
                     if not await self._write(group, sync, now):
                         break          # closed while the disk was full: nothing more is written
