@@ -271,5 +271,7 @@ class StoreTables:
                 if released:
                     log.info("gave up the leases of %d table(s) in the store", released)
         await self.cluster.leave()
-        await trio.to_thread.run_sync(self.store.close)
+        # through the world (a worker thread; inline in the simulator, whose clock would
+        # jump while a thread of its own ran)
+        await self.server.world.run_sync(self.store.close)
 
