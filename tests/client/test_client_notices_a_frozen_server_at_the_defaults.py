@@ -51,7 +51,7 @@ class Relay:
         finally:
             await dst.aclose()
 
-    async def _handle(self, client: trio.SocketStream) -> None:
+    async def handle(self, client: trio.SocketStream) -> None:
         await self.thawed.wait()        # a stopped process accepts nothing either
         async with client, await trio.open_tcp_stream("127.0.0.1", self.target) as server:
             async with trio.open_nursery() as n:
@@ -64,7 +64,7 @@ async def relayed(url: str):
     """A Relay to ``url``'s server; yield (its ws:// URL, the relay)."""
     relay = Relay(int(url.rsplit(":", 1)[1]))
     async with trio.open_nursery() as n:
-        [listener] = await n.start(partial(trio.serve_tcp, relay._handle, 0, host="127.0.0.1"))
+        [listener] = await n.start(partial(trio.serve_tcp, relay.handle, 0, host="127.0.0.1"))
         yield f"ws://127.0.0.1:{listener.socket.getsockname()[1]}", relay
         n.cancel_scope.cancel()
 

@@ -13,11 +13,12 @@ from __future__ import annotations
 import pytest
 import trio
 
-from mockclockkit import OneThreadWorld
+from wildtable.server.listener import HANDSHAKE_TIMEOUT
+
 from hostilekit import (Gone, Raw, Sockets, ends_within, port_of, refused_503, said_hello, serve_process,
                         steady_player, under_attack, upgraded)
+from mockclockkit import OneThreadWorld
 from serverkit import server_config
-from wildtable.server.listener import HANDSHAKE_TIMEOUT
 
 HALF = b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"     # and no more
 
