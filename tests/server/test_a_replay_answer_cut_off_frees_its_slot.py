@@ -17,6 +17,7 @@ import trio
 from wildtable.protocol.engine import game
 from wildtable.protocol.logfmt import encode_record
 from wildtable.selfplay import play
+from wildtable.server.listener import HANDSHAKE_TIMEOUT
 from wildtable.server.replay_process import REPLAY_TIMEOUT
 from wildtable.server.replays import OneLog, ReplayRefused, Replays
 
@@ -79,5 +80,26 @@ async def test_an_answer_over_its_time_is_503_and_frees_the_process_for_the_next
                 await _busy(proc)
                 status, body = await replays.answer("/replay/t1.json", "step=7")
             assert status == 503 and "many replay steps" in json.loads(body)["error"]
+    finally:
+        replays.close()
+
+
+async def test_an_answer_over_the_default_time_is_503_before_the_listener_cuts_the_request(tmp_path):
+    """As above at the default (REPLAY_TIMEOUT, 8 s), on the real clock (the work is in
+    another process): cut off after 8 s, soon enough that the 503 goes out before the
+    listener gives up on the HTTP request (its handshake timeout, 10 s)."""
+    assert REPLAY_TIMEOUT == 8.0 and REPLAY_TIMEOUT < HANDSHAKE_TIMEOUT
+    replays = Replays(OneLog("t1", tmp_path / "t1.wlog", DATA))
+    proc = replays.process
+    try:
+        with trio.fail_after(30):
+            status, _ = await replays.answer("/replay/t1.json", "step=4")      # the process up
+            assert status == 200 and proc.timeout == REPLAY_TIMEOUT
+            began = trio.current_time()
+            with pytest.raises(ReplayRefused) as cut:
+                await proc.serve(lambda: proc.call(time.sleep, 3600))
+            took = trio.current_time() - began
+            assert cut.value.status == 503 and "took over 8 s" in cut.value.message, cut.value.message
+            assert REPLAY_TIMEOUT <= took < HANDSHAKE_TIMEOUT, took
     finally:
         replays.close()
