@@ -176,17 +176,34 @@ class Connection:
         backlog grows past the bound in frames or in bytes)."""
         cfg = self.server.config
         if waiting > cfg.outbox or (waiting > 1 and self.peer.backlog_bytes > cfg.outbox_bytes):
-            self.slow = True
-            log.warning("closing slow consumer %s (%s): %d frames, %d bytes waiting (at most %d, %d)", self.peer.remote,
-                        self.name, waiting, self.peer.backlog_bytes, cfg.outbox, cfg.outbox_bytes, extra=about(peer=self.peer.remote))
-            # not "send what is queued first": it cannot keep up, so stop now and let its
-            # table forget it at once; it may reconnect and resync from a snapshot
-            self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
-            self.peer.drop_backlog()
-            self._stop_writing()
-            self._scope.cancel()
+            self._close_slow(f"{waiting} frames, {self.peer.backlog_bytes} bytes waiting (at most {cfg.outbox}, "
+                             f"{cfg.outbox_bytes})")
             return
         self._ring()
+
+    def _close_slow(self, why: str) -> None:
+        """Close a slow consumer (1013). Not "send what is queued first": it cannot keep
+        up, so stop now and let its table forget it at once; it may reconnect and resync
+        from a snapshot."""
+        self.slow = True
+        log.warning("closing slow consumer %s (%s): %s", self.peer.remote, self.name, why, extra=about(peer=self.peer.remote))
+        self._close = (CLOSE_TRY_LATER, "slow consumer: reconnect to resync")
+        self.peer.drop_backlog()
+        self._stop_writing()
+        self._scope.cancel()
+
+    def _ping_overdue(self) -> None:
+        """A ping unanswered for PONG_TIMEOUT. With frames still waiting for this peer in
+        its backlog, the ping waits behind them (and behind what fills the kernel's buffers
+        before them): the peer is reading, too slowly, and is closed as the slow consumer
+        it is (1013), not told "no answer to ping" (at the default timers a reader of a
+        few kB/s at a busy table was, with 1001:
+        tests/server/test_slow_readers_at_the_default_timers.py). Else it is gone: 1001."""
+        if self.peer.backlog:
+            self._close_slow(f"a ping waited {PONG_TIMEOUT:g} s behind {self.peer.backlog} frames, "
+                             f"{self.peer.backlog_bytes} bytes it had not taken")
+        else:
+            self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
 
     def _ring(self) -> None:
         """Wake the writer task: frames wait in the peer's backlog."""
@@ -337,7 +354,7 @@ class Connection:
                         with clock.fail_after(PONG_TIMEOUT):
                             self._rtt(await self.peer.ping())
                     except trio.TooSlowError:
-                        self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
+                        self._ping_overdue()
                         return
                     except wire.ConnectionClosed:
                         return
@@ -370,7 +387,7 @@ class Connection:
         else:
             self._measure(self.reach.ping)      # the kernel's bound, pong or no pong
             if waiting is not None and now - waiting > PONG_TIMEOUT:
-                self.close_soon(CLOSE_GOING_AWAY, "no answer to ping")
+                self._ping_overdue()
                 self._probe_over = True
         if self._probe_over:
             self._probe_wake.set()
