@@ -42,7 +42,6 @@ import importlib
 import logging
 import math
 import socket
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -200,15 +199,16 @@ class BotHost:
 
     async def _load_code(self) -> None:
         """Import the bots' code (headless/bots.py, the games' strategies, the levels) the
-        first time a bot is wanted, in a worker thread. Imported in the event loop, it
-        stalled every table of the server for 0.5 s, over 1 s on a loaded machine, and a
-        node of a cluster with a short lease lost its tables to another node for it.
-        Imported already (another server of the process, a test): no thread."""
+        first time a bot is wanted, through the world's ``run_sync`` (a worker thread;
+        inline where the world runs every blocking call inline, as the simulator's and the
+        mock-clock tests' do, whose clock would jump while a thread of its own ran).
+        Imported in the event loop, it stalled every table of the server for 0.5 s, over 1 s
+        on a loaded machine, and a node of a cluster with a short lease lost its tables to
+        another node for it."""
         if self._code is None:
             self._code = trio.Event()
             try:
-                if BOTS_CODE not in sys.modules:
-                    await trio.to_thread.run_sync(importlib.import_module, BOTS_CODE)
+                await self.server.world.run_sync(importlib.import_module, BOTS_CODE)
             finally:
                 self._code.set()        # (a failed import fails again, with its error, where it is used)
         await self._code.wait()

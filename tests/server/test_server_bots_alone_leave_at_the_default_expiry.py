@@ -6,9 +6,9 @@ A real server on real sockets (its bots over their socketpairs) on trio's mock c
 which jumps to the next deadline whenever every task waits: the kernel hands loopback
 and socketpair data over as it is sent, before the clock can jump, and the log's writes
 run in the task (tests/mockclockkit.py), so the 20 minutes take no wall time. Only what
-the server reads is polled, once a simulated second. The bots' code is imported here, before
-the clock is mocked: the server then seats its first bot without a worker thread, and
-the clock cannot jump while one imports it (it did, past ann's wait for her bots)."""
+the server reads is polled, once a simulated second. The server's first bot imports the
+bots' code through the world too (server/botseats.py): in a thread of its own it let the
+clock jump past ann's wait for her bots, 1 run in 5."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ import json
 
 import trio
 
-import wildtable.headless.bots  # noqa: F401  (imported before the clock is mocked: see above)
 from wildtable.headless.net import connect
 from wildtable.protocol import messages as m
 from wildtable.server import botseats
