@@ -7,7 +7,6 @@ reconnect and resync from a snapshot."""
 from __future__ import annotations
 
 import logging
-import weakref
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,8 @@ from .world import Transport
 from .oplog import about
 
 if TYPE_CHECKING:
+    import weakref
+
     from .app import Server
 
 log = logging.getLogger("wildtable.server")
@@ -497,9 +498,7 @@ class Connection:
         return None if ref is None else ref()
 
     async def _submit(self, table, req) -> None:
-        ref = self._route
-        if ref is None or ref() is not table:
-            self._route = weakref.ref(table)
+        self._route = table.ref
         try:
             try:
                 table.inbox_send.send_nowait((self, req))    # Table.submit's common case, without its coroutine

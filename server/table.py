@@ -139,6 +139,9 @@ class Table:
         self.lease_lost = False
         self._run_scope = trio.CancelScope()
         self._remind_at = math.inf             # the earliest wake-up asked of the timers task
+        # what a connection keeps of the table it last sent a request to (its route,
+        # server/connection.py): made once, so each request only assigns it
+        self.ref = weakref.ref(self)
 
     # ------------------------------------------------------------ creation / recovery
     @classmethod
