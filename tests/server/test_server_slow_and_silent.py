@@ -78,20 +78,27 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open(tmp_pat
             # before the connect: the server's clock for it starts at its accept, which a
             # loaded machine may take a while to reach (the handshake after it too)
             t0 = trio.current_time()
-            async with open_socket(url) as ws:
-                codes = []
-                try:
+            codes, close = await refused_until_closed(url, 0.3)
+            assert close == 1008
+            assert "hello_first" in codes and codes[-1] == "idle_timeout"
+            assert 0.9 <= trio.current_time() - t0 < 5
+
+
+async def refused_until_closed(url: str, every: float) -> tuple[list[str], int]:
+    """A client that sends list_tables every ``every`` s and never a hello, until the
+    server closes it: (the codes of the errors it was sent, the close code)."""
+    async with open_socket(url) as ws:
+        codes = []
+        try:
+            while True:
+                await ws.send_message(m.encode(m.ListTables()))
+                with trio.move_on_after(every):
                     while True:
-                        await ws.send_message(m.encode(m.ListTables()))
-                        with trio.move_on_after(0.3):
-                            while True:
-                                reply = m.decode(await ws.get_message())
-                                if isinstance(reply, m.Error):
-                                    codes.append(reply.code)
-                except ConnectionClosed as closed:
-                    assert closed.code == 1008
-                assert "hello_first" in codes and codes[-1] == "idle_timeout"
-                assert 0.9 <= trio.current_time() - t0 < 5
+                        reply = m.decode(await ws.get_message())
+                        if isinstance(reply, m.Error):
+                            codes.append(reply.code)
+        except ConnectionClosed as closed:
+            return codes, closed.code
 
 
 async def test_a_peer_that_stops_taking_bytes_is_closed_at_the_default_send_timeout(tmp_path, autojump_clock):
@@ -124,17 +131,7 @@ async def test_frames_that_are_not_a_hello_do_not_keep_a_connection_open_at_the_
     assert server_config(tmp_path).hello_timeout == HELLO_TIMEOUT == 10.0
     async with running_server(server_config(tmp_path / "data"), world=OneThreadWorld()) as (server, url):
         t0 = trio.current_time()
-        async with open_socket(url) as ws:
-            codes = []
-            try:
-                while True:
-                    await ws.send_message(m.encode(m.ListTables()))
-                    with trio.move_on_after(1.0):
-                        while True:
-                            reply = m.decode(await ws.get_message())
-                            if isinstance(reply, m.Error):
-                                codes.append(reply.code)
-            except ConnectionClosed as closed:
-                assert closed.code == 1008
-            assert "hello_first" in codes and codes[-1] == "idle_timeout"
-            assert HELLO_TIMEOUT <= trio.current_time() - t0 <= HELLO_TIMEOUT + 0.05
+        codes, close = await refused_until_closed(url, 1.0)
+        assert close == 1008
+        assert "hello_first" in codes and codes[-1] == "idle_timeout"
+        assert HELLO_TIMEOUT <= trio.current_time() - t0 <= HELLO_TIMEOUT + 0.05
