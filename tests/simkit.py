@@ -14,6 +14,7 @@ import trio
 import trio.testing
 
 from wildtable.protocol import messages as m
+from wildtable.sim.cluster import ClusterWorld
 from wildtable.sim.pause import SPAWNS
 from wildtable.sim.players import Client
 from wildtable.sim.run import World
@@ -29,7 +30,22 @@ def simulate(main: Callable[[], Awaitable[None]]) -> None:
 async def one_node(data: Path, game: str, seats: int, settings: dict[str, Any], seed: int = 1) -> AsyncIterator[World]:
     """A node serving ``data`` (its ServerConfig: serve's defaults) and one table of
     ``game`` on it, made by a host who then hangs up (``world.table_id``)."""
-    world = World(seed, data, set())
+    async with _serving(World(seed, data, set()), game, seats, settings) as world:
+        yield world
+
+
+@asynccontextmanager
+async def cluster_nodes(data: Path, game: str, seats: int, settings: dict[str, Any],
+                        seed: int = 7) -> AsyncIterator[ClusterWorld]:
+    """As ``one_node``, with two or three nodes (as the seed draws) on the simulated
+    store, each at serve's defaults; the host makes the table where the cluster places
+    it (``world.nodes``)."""
+    async with _serving(ClusterWorld(seed, data, set()), game, seats, settings) as world:
+        yield world
+
+
+@asynccontextmanager
+async def _serving(world, game: str, seats: int, settings: dict[str, Any]):
     world.game, world.seats, world.settings = game, seats, settings
     async with trio.open_nursery() as nursery:
         world.nursery = nursery
@@ -50,10 +66,12 @@ async def joined(world: World, name: str, seed: int) -> Client:
     return c
 
 
-async def held_then_forgotten(world: World, since: float, seconds: float, slack: float, what: str) -> None:
-    """The node still holds the world's table ``slack`` s before ``since + seconds``
-    (simulated time), and forgets it (its log put away) within ``slack`` s after."""
-    server, table = world.node.server, world.table_id
+async def held_then_forgotten(world: World, since: float, seconds: float, slack: float, what: str,
+                              node=None) -> None:
+    """The node (``node``, else the world's first) still holds the world's table
+    ``slack`` s before ``since + seconds`` (simulated time), and forgets it (its log put
+    away) within ``slack`` s after."""
+    server, table = (node or world.node).server, world.table_id
     await trio.sleep_until(since + seconds - slack)
     assert table in server.tables, f"forgotten {slack:g} s before {what} ({seconds:g} s) had passed"
     with trio.move_on_at(since + seconds + slack):

@@ -26,7 +26,7 @@ from wildtable.server.store_pg import LEASE_SECONDS
 from wildtable.sim.cluster import ClusterWorld
 from wildtable.sim.players import Client
 
-from simkit import joined, simulate
+from simkit import cluster_nodes, held_then_forgotten, joined, simulate
 
 SLACK = 2.0         # seconds either side of a deadline: the arbiter's wake-up, a store call or two
 
@@ -50,39 +50,22 @@ async def told_at(world: ClusterWorld, node: str, table: str, seed: int) -> m.Er
             return got
 
 
-async def gone_from(node, table: str, until: float) -> None:
-    with trio.move_on_at(until):
-        while table in node.server.tables or table in node.server._moving:
-            await trio.sleep(0.5)
-    assert table not in node.server.tables, f"{table} still held at {trio.current_time():.1f} s"
-
-
-def cluster_world(tmp_path, game: str, settings: dict) -> ClusterWorld:
-    world = ClusterWorld(7, tmp_path, set())
-    world.game, world.seats, world.settings = game, 2, settings
+def at_the_defaults(world: ClusterWorld) -> None:
     for node in world.nodes:
         assert node.config.waiting_expiry == WAITING_EXPIRY and node.config.keep_finished == KEEP_FINISHED
-    return world
 
 
 def test_a_waiting_table_nobody_is_at_expires_at_the_default_and_every_node_says_so(tmp_path):
     async def main():
-        world = cluster_world(tmp_path, "go-wild", {})
-        async with trio.open_nursery() as nursery:
-            world.nursery = nursery
-            nursery.start_soon(world.net.loop.run)
-            await world.start_nodes(nursery)
+        async with cluster_nodes(tmp_path, "go-wild", 2, {}) as world:      # made, never joined
+            at_the_defaults(world)
             made = trio.current_time()
-            await world.create_table()
             table = world.table_id
-            owner = owner_of(world, table)
-            await trio.sleep_until(made + WAITING_EXPIRY - SLACK)
-            assert table in owner.server.tables, "expired before --waiting-expiry"
-            await gone_from(owner, table, made + WAITING_EXPIRY + SLACK)
+            await held_then_forgotten(world, made, WAITING_EXPIRY, SLACK, "--waiting-expiry",
+                                      node=owner_of(world, table))
             for i, node in enumerate(world.nodes):
                 said = await told_at(world, node.name, table, 100 + i)
                 assert said.code == "no_such_table" and "expired" in said.message, (node.name, said)
-            nursery.cancel_scope.cancel()
     simulate(main)
 
 
@@ -92,12 +75,8 @@ def test_a_finished_game_is_held_an_hour_then_forgotten_quietly_and_every_node_s
     async def main():
         # Go Wild! to one point, played out by its turn timer (the game's settings are not
         # what this test is about)
-        world = cluster_world(tmp_path, "go-wild", {"turn_timer": 0.01, "target": 1})
-        async with trio.open_nursery() as nursery:
-            world.nursery = nursery
-            nursery.start_soon(world.net.loop.run)
-            await world.start_nodes(nursery)
-            await world.create_table()
+        async with cluster_nodes(tmp_path, "go-wild", 2, {"turn_timer": 0.01, "target": 1}) as world:
+            at_the_defaults(world)
             table = world.table_id
             players = [await joined(world, name, seed) for name, seed in (("ann", 1), ("bob", 2))]
             while type(await players[0].next()) is not m.GameOver:
@@ -108,16 +87,13 @@ def test_a_finished_game_is_held_an_hour_then_forgotten_quietly_and_every_node_s
             t = owner.server.tables[table]
             assert t.finished
             left = trio.current_time()
-            await trio.sleep_until(left + KEEP_FINISHED - SLACK)
-            assert table in owner.server.tables, "forgotten before --keep-finished"
-            await gone_from(owner, table, left + KEEP_FINISHED + SLACK)
+            await held_then_forgotten(world, left, KEEP_FINISHED, SLACK, "--keep-finished", node=owner)
             await trio.sleep(10)            # its release goes through the writer after it is forgotten
             assert owner.server.metrics.fenced_commits == 0 and owner.server.metrics.leases_lost == 0
             for i, node in enumerate(world.nodes):
                 said = await told_at(world, node.name, table, 200 + i)
                 assert said.code == "no_such_table" and "is over" in said.message and "/replay/" in said.message, \
                     (node.name, said)
-            nursery.cancel_scope.cancel()
     simulate(main)
     said = [r.getMessage() for r in caplog.records if r.name == "wildtable.server"]
     assert any("forgotten (finished, nobody at it)" in s for s in said), said[-20:]
@@ -134,13 +110,9 @@ def test_a_node_stopped_cleanly_hands_its_table_over_well_within_the_default_lea
     caplog.set_level(logging.INFO, logger="wildtable.server")
 
     async def main():
-        world = cluster_world(tmp_path, "go-wild", {})
-        assert all(n.config.lease_seconds == LEASE_SECONDS == 5.0 for n in world.nodes)
-        async with trio.open_nursery() as nursery:
-            world.nursery = nursery
-            nursery.start_soon(world.net.loop.run)
-            await world.start_nodes(nursery)
-            await world.create_table()
+        async with cluster_nodes(tmp_path, "go-wild", 2, {}) as world:
+            at_the_defaults(world)
+            assert all(n.config.lease_seconds == LEASE_SECONDS == 5.0 for n in world.nodes)
             table = world.table_id
             players = [await joined(world, name, seed) for name, seed in (("ann", 1), ("bob", 2))]
             owner = owner_of(world, table)
@@ -158,7 +130,6 @@ def test_a_node_stopped_cleanly_hands_its_table_over_well_within_the_default_lea
             took = trio.current_time() - began
             # the lease, renewed every third of it, would pass 3.3 s after the stop at the soonest
             assert took <= ADOPT_EVERY + 0.5, f"adopted {took:.2f} s after the stop began"
-            nursery.cancel_scope.cancel()
     simulate(main)
     said = [r.getMessage() for r in caplog.records if r.name == "wildtable.server"]
     assert any("gave up the leases of 1 table(s)" in s for s in said), said[-20:]
