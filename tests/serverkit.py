@@ -228,6 +228,14 @@ def check_views(msgs: list, log: Replayed, seat: int | None, *, wire: bool = Fal
     return updates
 
 
+async def read_into(conn: Connection, into: list) -> None:
+    """(trio's clock, message) of every message ``conn`` receives, into ``into``, until
+    cancelled: a client left reading in the background (and so answering pings)."""
+    while True:
+        msg = await conn.receive()
+        into.append((trio.current_time(), msg))
+
+
 async def answer(conn: Connection, types=(m.Error, m.Joined, m.Spectating, m.Left)):
     """The next lobby answer (an error, joined, spectating or left), skipping table traffic."""
     return await conn.receive_until(lambda x: isinstance(x, types))

@@ -21,7 +21,7 @@ from wildtable.protocol.logfmt import ActionAccepted, read_log
 from wildtable.protocol.replay import replay
 
 from mockclockkit import OneThreadWorld
-from serverkit import running_server, seated, server_config
+from serverkit import read_into, running_server, seated, server_config
 
 SILENT_FOR = 370.0      # seconds two seated players say nothing: six turn timers, two Run Wild rounds
 EXACT = 0.05            # the mock clock runs no late: a deadline's move comes at it
@@ -45,13 +45,6 @@ async def silent_table(tmp_path, game: str) -> tuple[list, dict[int, float], boo
             contents = read_log(t.logfile.path.read_bytes())
             arrived = {msg.seq: when for when, msg in heard[0] if isinstance(msg, m.Update)}
             return list(contents.records), arrived, replay(contents).state == t.state
-
-
-async def read_into(conn, into: list) -> None:
-    """(trio's clock, message) of every message ``conn`` receives."""
-    while True:
-        msg = await conn.receive()
-        into.append((trio.current_time(), msg))
 
 
 def since_last_update(r, arrived: dict[int, float]) -> float:

@@ -28,7 +28,7 @@ from wildtable.server.table import token_hash
 from hostilekit import steady_player_process
 from mockclockkit import OneThreadWorld
 from proc import LineReader
-from serverkit import create, ready_all, reply_to, running_server, seated, server_config
+from serverkit import create, read_into, ready_all, reply_to, running_server, seated, server_config
 from waitkit import wait_until
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts file handles in /proc")
@@ -253,11 +253,5 @@ async def test_an_idle_log_is_closed_at_the_default_and_opened_again(tmp_path, a
             n.cancel_scope.cancel()
 
 
-async def read_into(conn, into: list) -> None:
-    """Every message ``conn`` receives, into ``into`` (pings are answered as it reads)."""
-    while True:
-        into.append(await conn.receive())
-
-
 def answers_of(heard: list) -> list:
-    return [x for x in heard if isinstance(x, (m.Accepted, m.Rejected))]
+    return [x for _, x in heard if isinstance(x, (m.Accepted, m.Rejected))]

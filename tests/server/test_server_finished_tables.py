@@ -15,7 +15,8 @@ from wildtable.protocol import messages as m
 from wildtable.protocol.logfmt import read_log
 
 from mockclockkit import OneThreadWorld
-from serverkit import answer, check_views, create, get, info, join, replay_by_seq, reply_to, running_server, server_config
+from serverkit import (answer, check_views, create, get, info, join, read_into, replay_by_seq, reply_to, running_server,
+                       server_config)
 from waitkit import wait_until
 
 # Go Wild! to one point, played by the turn timer: over in a few dozen records
@@ -221,14 +222,9 @@ async def test_a_finished_table_is_kept_while_anyone_is_at_it_at_the_default(tmp
                 left = trio.current_time()
                 await wait_until(lambda: table not in server.tables, step=0.01, timeout=61, what="forgotten")
                 assert trio.current_time() <= left + 60 + 0.05
-                assert any(isinstance(x, m.Left) for x in heard)
+                assert any(isinstance(x, m.Left) for _, x in heard)
                 n.cancel_scope.cancel()
         await _until_forgotten(server, table)
-
-
-async def read_into(conn, into: list) -> None:
-    while True:
-        into.append(await conn.receive())
 
 
 async def keep_alive(conn) -> None:
