@@ -5,8 +5,9 @@ finished: `--max-tables`) and which of the asking address's tables count against
 `--max-waiting-per-address`. Both were a walk over every table the server holds, and it
 holds a finished table for `--keep-finished` (an hour by default): the walk grew with
 every game played in the last hour (0.8 ms a create with 10,000 tables held, on the
-event loop, refused creates too). Here a table is counted when it starts, uncounted when it finishes and when it is
-forgotten (evicted, or its lease lost), so each answer costs what it counts.
+event loop, refused creates too). Here a table is counted when it starts, uncounted when
+it finishes and when it is forgotten (evicted, or its lease lost), so each answer costs
+what it counts.
 """
 
 from __future__ import annotations
@@ -50,8 +51,10 @@ class OpenTables(Generic[T]):
         """Its game ended, or it is forgotten: it counts against nothing any more."""
         self._open.discard(table)
         owner = table.owner
-        owned = self._owned.get(owner) if owner is not None else None
-        if owner is not None and owned is not None:
+        if owner is None:
+            return
+        owned = self._owned.get(owner)
+        if owned is not None:
             owned.pop(table, None)
             if not owned:
                 del self._owned[owner]

@@ -177,7 +177,7 @@ class SimWorld:
         self.clock = self.gated = clock
 
     def wall(self) -> float:
-        return EPOCH + trio.current_time()
+        return sim_wall()
 
     async def run_sync(self, fn, *args):
         await trio.lowlevel.checkpoint()
